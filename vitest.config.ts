@@ -1,0 +1,31 @@
+import { defineConfig } from 'vitest/config';
+
+// Two projects: fast unit/integration tests next to the code, and the scenario suite (which shares one embedded lab).
+export default defineConfig({
+  test: {
+    pool: 'forks',
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    teardownTimeout: 30_000,
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['system/**/*.test.ts', 'lab/**/*.test.ts', 'scripts/**/*.test.ts', 'bench/**/*.test.ts'],
+          pool: 'forks',
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        test: {
+          name: 'scenarios',
+          include: ['scenarios/**/*.test.ts'],
+          pool: 'forks',
+          testTimeout: 180_000,
+          hookTimeout: 300_000,
+        },
+      },
+    ],
+  },
+});
