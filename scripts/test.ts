@@ -1,9 +1,10 @@
 // `npm test`: runs every vitest project (unit tests and the scenarios), writes JSON and JUnit results to
 // reports/<run-id>/, and ends with the `N passed, N failed` line that CI reads. Extra args go to vitest.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { renderHtmlSummary } from '../lab/report/html.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const runId = process.env.GWLAB_RUN_ID ?? new Date().toISOString().replace(/[:.]/g, '-');
@@ -41,6 +42,10 @@ if (existsSync(jsonFile)) {
   failed = (res.numFailedTests ?? 0) + (res.numFailedTestSuites ?? 0);
   // A suite that fails to load counts once; a run that fails with no failed test (e.g. an unhandled error) counts once.
   if (code !== 0 && failed === 0) failed = 1;
+  // Scenario failure hooks record their artifact folders in artifacts/index.json (full test name → folder).
+  const indexFile = join(outDir, 'artifacts', 'index.json');
+  const artifacts = existsSync(indexFile) ? JSON.parse(readFileSync(indexFile, 'utf8')) : {};
+  writeFileSync(join(outDir, 'summary.html'), renderHtmlSummary(res, { runId, root, artifacts }));
 } else {
   failed = 1;
 }

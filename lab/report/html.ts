@@ -1,0 +1,101 @@
+// A self-contained HTML summary of a test run (no external assets), built from vitest's JSON report.
+import { relative } from 'node:path';
+
+export interface VitestAssertion {
+  ancestorTitles: string[];
+  fullName: string;
+  title: string;
+  status: string;
+  duration?: number | null;
+  failureMessages: string[];
+}
+
+export interface VitestFile {
+  name: string;
+  status: string;
+  message?: string;
+  startTime: number;
+  endTime: number;
+  assertionResults: VitestAssertion[];
+}
+
+export interface VitestJson {
+  numPassedTests: number;
+  numFailedTests: number;
+  numPendingTests?: number;
+  numTotalTests: number;
+  startTime: number;
+  success: boolean;
+  testResults: VitestFile[];
+}
+
+export interface SummaryOptions {
+  runId: string;
+  root: string;
+  /** Artifact folder (relative to the report) per failed test's full name. */
+  artifacts?: Record<string, string>;
+}
+
+const esc = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+// ANSI colour codes from assertion messages would show as garbage in a browser.
+const stripAnsi = (s: string) => s.replace(/\u001b\[[0-9;]*m/g, '');
+
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+export function renderHtmlSummary(report: VitestJson, opts: SummaryOptions): string {
+  const files = [...report.testResults].sort((a, b) => a.name.localeCompare(b.name));
+  const wall = Math.max(0, ...files.map((f) => f.endTime)) - report.startTime;
+  const rows = files
+    .map((f) => {
+      const name = relative(opts.root, f.name);
+      const tests = f.assertionResults
+        .map((t) => {
+          const art = opts.artifacts?.[t.fullName];
+          const fail = t.failureMessages.length
+            ? `<pre class="fail">${esc(stripAnsi(t.failureMessages.join('\n')).slice(0, 4000))}</pre>`
+            : '';
+          return `<tr class="${esc(t.status)}"><td class="st">${esc(t.status)}</td><td>${esc(
+            [...t.ancestorTitles, t.title].join(' › '),
+          )}${fail}${art ? `<div><a href="${esc(art)}/">artifacts</a></div>` : ''}</td><td class="num">${
+            t.duration != null ? formatDuration(t.duration) : '-'
+          }</td></tr>`;
+        })
+        .join('\n');
+      const fileMsg = f.message ? `<pre class="fail">${esc(stripAnsi(f.message).slice(0, 4000))}</pre>` : '';
+      return `<tbody><tr class="file ${esc(f.status)}"><th colspan="2">${esc(name)}${fileMsg}</th><th class="num">${formatDuration(
+        f.endTime - f.startTime,
+      )}</th></tr>\n${tests}</tbody>`;
+    })
+    .join('\n');
+  const failed = report.numFailedTests;
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>gwlab run ${esc(opts.runId)}</title>
+<style>
+body{font:14px system-ui,sans-serif;margin:2em;color:#222}
+h1{font-size:1.4em}
+table{border-collapse:collapse;width:100%}
+td,th{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}
+.num{text-align:right;white-space:nowrap}
+.st{width:5em}
+tr.file th{background:#f3f3f3}
+tr.passed .st{color:#17803d}
+tr.failed .st,tr.file.failed th{color:#b42318}
+tr.skipped .st,tr.pending .st{color:#777}
+pre.fail{white-space:pre-wrap;background:#fff4f2;padding:6px;margin:4px 0;font-size:12px}
+.summary span{margin-right:1.5em}
+</style></head><body>
+<h1>gwlab run ${esc(opts.runId)}</h1>
+<p class="summary"><span><b>${report.numPassedTests}</b> passed</span><span><b>${failed}</b> failed</span><span>${
+    report.numPendingTests ?? 0
+  } skipped</span><span>wall time ${formatDuration(wall)}</span><span>started ${esc(new Date(report.startTime).toISOString())}</span></p>
+<table><thead><tr><th>status</th><th>test</th><th class="num">time</th></tr></thead>
+${rows}
+</table></body></html>
+`;
+}
