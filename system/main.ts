@@ -1,0 +1,52 @@
+// The system image's entry point: `main.ts <component> [args...]`. Each component lives in system/<component>/main.ts
+// and is imported only when asked for, so a component that does not load (or is not built yet) cannot break the others.
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+export const COMPONENTS = ['controlplane', 'proxy', 'sampleapp', 'extauth'] as const;
+export type Component = (typeof COMPONENTS)[number];
+
+const USAGE = `usage: main.ts <component> [args...]
+  component: ${COMPONENTS.join(' | ')}
+  the remaining args go to the component unchanged (try: main.ts <component> --help)`;
+
+export function isComponent(name: string | undefined): name is Component {
+  return (COMPONENTS as readonly string[]).includes(name ?? '');
+}
+
+export async function dispatch(argv: string[]): Promise<number | undefined> {
+  const [name, ...rest] = argv;
+  if (name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(USAGE + '\n');
+    return 0;
+  }
+  if (!isComponent(name)) {
+    const what = name === undefined ? 'no component given' : `unknown component ${JSON.stringify(name)}`;
+    process.stderr.write(`${what}\n${USAGE}\n`);
+    return 2;
+  }
+  const entry = new URL(`./${name}/main.ts`, import.meta.url);
+  if (!existsSync(fileURLToPath(entry))) {
+    process.stderr.write(`component ${name} is not built yet: ${fileURLToPath(entry)} does not exist\n`);
+    return 1;
+  }
+  const mod = (await import(entry.href)) as { main?: (args: string[]) => Promise<void> };
+  if (typeof mod.main !== 'function') {
+    process.stderr.write(`component ${name}: ${fileURLToPath(entry)} does not export main(args)\n`);
+    return 1;
+  }
+  await mod.main(rest);
+  // The component keeps running as long as it holds open handles (servers, watches); it exits itself on signals.
+  return undefined;
+}
+
+if (import.meta.main) {
+  try {
+    const code = await dispatch(process.argv.slice(2));
+    if (code !== undefined) process.exitCode = code;
+  } catch (err) {
+    const component = process.argv[2];
+    process.stderr.write(`${component}: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  }
+}
