@@ -1,0 +1,169 @@
+// Authentication: bearer tokens only. Three kinds:
+// - the lab admin token (pki/admin-token): user `gwlab-admin`, group system:masters, bypasses RBAC;
+// - privileged in-process identities (controllers), created at run time, also system:masters, never written to disk;
+// - service-account tokens: RS256 JWTs in the shape of Kubernetes' bound tokens, signed with pki/sa.key. They are
+//   accepted while they have not expired and their service account (and bound pod, if any) still exists with the
+//   same uid; RBAC applies to them.
+// JWT is a three-part base64url format over node:crypto's RSA signatures; a library would add nothing but a dependency.
+import { createHash, createPrivateKey, createPublicKey, randomBytes, sign, timingSafeEqual, verify } from 'node:crypto';
+
+export const ISSUER = 'https://kubernetes.default.svc.cluster.local';
+
+export interface UserInfo {
+  username: string;
+  uid?: string;
+  groups: string[];
+  extra?: Record<string, string[]>;
+}
+
+export interface TokenOptions {
+  /** Lifetime; default one year, so pod processes of a long-running lab never need a refresh. */
+  expirationSeconds?: number;
+  audiences?: string[];
+  /** Binds the token to a pod: it stops working when that pod (name and uid) is gone. */
+  boundObject?: { kind: 'Pod' | 'Secret'; name: string; uid: string };
+}
+
+export interface IssuedToken {
+  token: string;
+  expirationTimestamp: string;
+}
+
+type Lookup = (namespace: string, name: string) => { uid: string } | undefined;
+
+const b64 = (b: Buffer | string) => Buffer.from(b).toString('base64url');
+
+export function isPrivileged(u: UserInfo): boolean {
+  return u.groups.includes('system:masters');
+}
+
+export class Authenticator {
+  private readonly key;
+  private readonly pub;
+  private readonly kid: string;
+  private readonly adminToken: Buffer;
+  private readonly privileged = new Map<string, UserInfo>();
+  private readonly verified = new Map<string, { claims: Claims; user: UserInfo }>();
+  private readonly lookupServiceAccount: Lookup;
+  private readonly lookupPod: Lookup;
+
+  constructor(opts: {
+    saKeyPem: string;
+    saPubPem: string;
+    adminToken: string;
+    lookupServiceAccount: Lookup;
+    lookupPod: Lookup;
+  }) {
+    this.key = createPrivateKey(opts.saKeyPem);
+    this.pub = createPublicKey(opts.saPubPem);
+    this.kid = b64(
+      createHash('sha256')
+        .update(this.pub.export({ type: 'spki', format: 'der' }))
+        .digest(),
+    );
+    this.adminToken = Buffer.from(opts.adminToken);
+    this.lookupServiceAccount = opts.lookupServiceAccount;
+    this.lookupPod = opts.lookupPod;
+  }
+
+  /** A token for an in-process privileged identity (e.g. `system:controller:garbage-collector`). */
+  issuePrivilegedToken(username: string): string {
+    const token = `gwlab-internal.${randomBytes(24).toString('base64url')}`;
+    this.privileged.set(token, { username, groups: ['system:masters', 'system:authenticated'] });
+    return token;
+  }
+
+  issueServiceAccountToken(namespace: string, name: string, opts: TokenOptions = {}): IssuedToken {
+    const now = Math.floor(Date.now() / 1000);
+    const exp = now + (opts.expirationSeconds ?? 365 * 24 * 3600);
+    const sa = this.lookupServiceAccount(namespace, name);
+    const k8s: Claims['kubernetes.io'] = { namespace, serviceaccount: { name, uid: sa?.uid ?? '' } };
+    if (opts.boundObject?.kind === 'Pod') k8s.pod = { name: opts.boundObject.name, uid: opts.boundObject.uid };
+    const claims: Claims = {
+      aud: opts.audiences?.length ? opts.audiences : [ISSUER],
+      exp,
+      iat: now,
+      nbf: now,
+      iss: ISSUER,
+      jti: randomBytes(16).toString('hex'),
+      sub: `system:serviceaccount:${namespace}:${name}`,
+      'kubernetes.io': k8s,
+    };
+    const head = b64(JSON.stringify({ alg: 'RS256', kid: this.kid, typ: 'JWT' }));
+    const body = b64(JSON.stringify(claims));
+    const sig = b64(sign('sha256', Buffer.from(`${head}.${body}`), this.key));
+    return { token: `${head}.${body}.${sig}`, expirationTimestamp: new Date(exp * 1000).toISOString() };
+  }
+
+  /** The user behind an `Authorization` header value, or undefined (→ 401). */
+  authenticate(authorization: string | undefined): UserInfo | undefined {
+    if (!authorization) return undefined;
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (!m) return undefined;
+    const token = m[1];
+    const tb = Buffer.from(token);
+    if (tb.length === this.adminToken.length && timingSafeEqual(tb, this.adminToken)) {
+      return { username: 'gwlab-admin', groups: ['system:masters', 'system:authenticated'] };
+    }
+    const p = this.privileged.get(token);
+    if (p) return p;
+    return this.authenticateJwt(token);
+  }
+
+  private authenticateJwt(token: string): UserInfo | undefined {
+    let entry = this.verified.get(token);
+    if (!entry) {
+      const parts = token.split('.');
+      if (parts.length !== 3) return undefined;
+      let claims: Claims;
+      try {
+        const head = JSON.parse(Buffer.from(parts[0], 'base64url').toString());
+        if (head.alg !== 'RS256') return undefined;
+        if (!verify('sha256', Buffer.from(`${parts[0]}.${parts[1]}`), this.pub, Buffer.from(parts[2], 'base64url')))
+          return undefined;
+        claims = JSON.parse(Buffer.from(parts[1], 'base64url').toString());
+      } catch {
+        return undefined;
+      }
+      const ns = claims['kubernetes.io']?.namespace;
+      const sa = claims['kubernetes.io']?.serviceaccount?.name;
+      if (claims.iss !== ISSUER || !ns || !sa || claims.sub !== `system:serviceaccount:${ns}:${sa}`) return undefined;
+      const user: UserInfo = {
+        username: claims.sub,
+        uid: claims['kubernetes.io'].serviceaccount.uid || undefined,
+        groups: ['system:serviceaccounts', `system:serviceaccounts:${ns}`, 'system:authenticated'],
+      };
+      const pod = claims['kubernetes.io'].pod;
+      if (pod) user.extra = { 'authentication.kubernetes.io/pod-name': [pod.name] };
+      entry = { claims, user };
+      if (this.verified.size > 10_000) this.verified.clear();
+      this.verified.set(token, entry);
+    }
+    const { claims, user } = entry;
+    const now = Date.now() / 1000;
+    if (claims.exp < now || claims.nbf > now + 60) return undefined;
+    const k = claims['kubernetes.io'];
+    const sa = this.lookupServiceAccount(k.namespace, k.serviceaccount.name);
+    if (!sa || (k.serviceaccount.uid && sa.uid !== k.serviceaccount.uid)) return undefined;
+    if (k.pod) {
+      const pod = this.lookupPod(k.namespace, k.pod.name);
+      if (!pod || pod.uid !== k.pod.uid) return undefined;
+    }
+    return user;
+  }
+}
+
+interface Claims {
+  aud: string[];
+  exp: number;
+  iat: number;
+  nbf: number;
+  iss: string;
+  jti: string;
+  sub: string;
+  'kubernetes.io': {
+    namespace: string;
+    serviceaccount: { name: string; uid: string };
+    pod?: { name: string; uid: string };
+  };
+}

@@ -1,0 +1,324 @@
+// The API server's storage, in the style of k3s's kine: one global revision counter is the resourceVersion of every
+// object, the watch cursor and the optimistic-concurrency check. Each write appends one row to an SQLite log
+// (node:sqlite, WAL mode) before it is acknowledged, so acknowledged writes survive a SIGKILL of the process (the WAL
+// is in the OS page cache once the statement returns; synchronous=NORMAL guards against process death, not power loss).
+// Current objects live in memory for fast list/get; the most recent events are kept in memory for watches, and the
+// log is compacted so it keeps at least `keepRevisions` revisions (≥ 1,000) plus the latest row of every live key.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
+
+export type K8sObject = {
+  apiVersion?: string;
+  kind?: string;
+  metadata: {
+    name?: string;
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+    generation?: number;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    [k: string]: any;
+  };
+  [k: string]: any;
+};
+
+export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface StoreEvent {
+  rev: number;
+  type: EventType;
+  bucket: string;
+  key: string;
+  obj: K8sObject;
+  /** The object before this event (for selector transitions in watches); absent when unknown. */
+  prev?: K8sObject;
+}
+
+export interface StoreOptions {
+  /** SQLite file; omitted = memory only (tests of pure logic). */
+  file?: string;
+  /** Events kept in memory for watches to resume from (default 10,000; at least 1,000). */
+  historySize?: number;
+  /** Revisions the log keeps when compacting (default 10,000). */
+  keepRevisions?: number;
+}
+
+type Bucket = { objects: Map<string, K8sObject>; sorted?: string[] };
+
+/** `ns/name` for namespaced objects, `name` for cluster-scoped ones. Sorting keys gives Kubernetes' list order. */
+export function objectKey(namespace: string | undefined, name: string): string {
+  return namespace ? `${namespace}/${name}` : name;
+}
+
+export class Store {
+  private rev = 0;
+  private readonly buckets = new Map<string, Bucket>();
+  private history: StoreEvent[] = [];
+  private historyStart = 0;
+  /** Watches can resume from any revision ≥ this one. */
+  private oldestResumable = 0;
+  private readonly historySize: number;
+  private readonly keepRevisions: number;
+  private readonly db?: DatabaseSync;
+  private insert?: StatementSync;
+  private writesSinceCompact = 0;
+  private readonly listeners = new Map<string, Set<(ev: StoreEvent) => void>>();
+
+  constructor(opts: StoreOptions = {}) {
+    this.historySize = Math.max(1000, opts.historySize ?? 10_000);
+    this.keepRevisions = Math.max(1000, opts.keepRevisions ?? 10_000);
+    if (opts.file) {
+      mkdirSync(dirname(opts.file), { recursive: true });
+      this.db = new DatabaseSync(opts.file);
+      this.db.exec(`
+        PRAGMA journal_mode = WAL;
+        PRAGMA synchronous = NORMAL;
+        CREATE TABLE IF NOT EXISTS log (
+          rev INTEGER PRIMARY KEY,
+          bucket TEXT NOT NULL,
+          key TEXT NOT NULL,
+          deleted INTEGER NOT NULL,
+          value TEXT NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS log_key ON log (bucket, key, rev);
+        CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
+      `);
+      this.insert = this.db.prepare('INSERT INTO log (rev, bucket, key, deleted, value) VALUES (?, ?, ?, ?, ?)');
+      this.load();
+    }
+  }
+
+  private load(): void {
+    const db = this.db!;
+    const metaRev = db.prepare("SELECT v FROM meta WHERE k = 'compactedRev'").get() as { v: string } | undefined;
+    const maxRow = db.prepare('SELECT MAX(rev) AS m FROM log').get() as { m: number | null };
+    this.rev = Math.max(Number(metaRev?.v ?? 0), maxRow.m ?? 0);
+    const latest = db
+      .prepare(
+        'SELECT l.rev, l.bucket, l.key, l.deleted, l.value FROM log l JOIN (SELECT bucket, key, MAX(rev) AS m FROM log GROUP BY bucket, key) x ON l.bucket = x.bucket AND l.key = x.key AND l.rev = x.m WHERE l.deleted = 0',
+      )
+      .all() as unknown as Row[];
+    for (const r of latest) this.bucket(r.bucket).objects.set(r.key, JSON.parse(r.value));
+    // Rebuild the watch history from the tail of the log, so watches from before a restart resume.
+    const from = Math.max(0, this.rev - this.historySize);
+    const rows = db
+      .prepare('SELECT rev, bucket, key, deleted, value FROM log WHERE rev > ? ORDER BY rev')
+      .all(from) as unknown as Row[];
+    const prevStmt = db.prepare(
+      'SELECT deleted, value FROM log WHERE bucket = ? AND key = ? AND rev < ? ORDER BY rev DESC LIMIT 1',
+    );
+    const lastSeen = new Map<string, K8sObject | null>();
+    for (const r of rows) {
+      const id = `${r.bucket}\u0000${r.key}`;
+      let prev = lastSeen.get(id);
+      if (prev === undefined) {
+        const p = prevStmt.get(r.bucket, r.key, r.rev) as { deleted: number; value: string } | undefined;
+        prev = p && !p.deleted ? JSON.parse(p.value) : null;
+      }
+      const obj: K8sObject = r.deleted ? JSON.parse(r.value) : this.current(r.bucket, r.key, r.rev, r.value);
+      const type: EventType = r.deleted ? 'DELETED' : prev ? 'MODIFIED' : 'ADDED';
+      this.history.push({ rev: r.rev, type, bucket: r.bucket, key: r.key, obj, prev: prev ?? undefined });
+      lastSeen.set(id, r.deleted ? null : obj);
+    }
+    this.oldestResumable = rows.length ? rows[0].rev - 1 : this.rev;
+  }
+
+  /** The in-memory object when it is this revision (shares memory with the history), else the parsed row. */
+  private current(bucket: string, key: string, rev: number, value: string): K8sObject {
+    const o = this.buckets.get(bucket)?.objects.get(key);
+    if (o && o.metadata.resourceVersion === String(rev)) return o;
+    return JSON.parse(value);
+  }
+
+  private bucket(name: string): Bucket {
+    let b = this.buckets.get(name);
+    if (!b) {
+      b = { objects: new Map() };
+      this.buckets.set(name, b);
+    }
+    return b;
+  }
+
+  revision(): number {
+    return this.rev;
+  }
+
+  /** The oldest resourceVersion a watch can start from without 410 Expired. */
+  oldestRevision(): number {
+    return this.oldestResumable;
+  }
+
+  get(bucket: string, key: string): K8sObject | undefined {
+    return this.buckets.get(bucket)?.objects.get(key);
+  }
+
+  count(bucket: string): number {
+    return this.buckets.get(bucket)?.objects.size ?? 0;
+  }
+
+  /** Objects of a bucket in key order, optionally only one namespace's. */
+  list(bucket: string, namespace?: string): K8sObject[] {
+    const b = this.buckets.get(bucket);
+    if (!b) return [];
+    if (!b.sorted) b.sorted = [...b.objects.keys()].sort();
+    let keys = b.sorted;
+    if (namespace) {
+      const prefix = `${namespace}/`;
+      const start = lowerBound(keys, prefix);
+      let end = start;
+      while (end < keys.length && keys[end].startsWith(prefix)) end++;
+      keys = keys.slice(start, end);
+    }
+    const out: K8sObject[] = new Array(keys.length);
+    for (let i = 0; i < keys.length; i++) out[i] = b.objects.get(keys[i])!;
+    return out;
+  }
+
+  /** Keys of a bucket in order (for continue tokens). */
+  sortedKeys(bucket: string): string[] {
+    const b = this.buckets.get(bucket);
+    if (!b) return [];
+    if (!b.sorted) b.sorted = [...b.objects.keys()].sort();
+    return b.sorted;
+  }
+
+  /** Bucket names that hold at least one object. */
+  bucketNames(): string[] {
+    return [...this.buckets.entries()].filter(([, b]) => b.objects.size > 0).map(([n]) => n);
+  }
+
+  /**
+   * Writes `obj` (create or update) or deletes the key. The object gets the new revision as its resourceVersion and
+   * must not be mutated afterwards by anyone (it is shared with readers and the watch history).
+   */
+  put(bucket: string, key: string, obj: K8sObject): StoreEvent {
+    const b = this.bucket(bucket);
+    const prev = b.objects.get(key);
+    const rev = this.rev + 1;
+    obj.metadata.resourceVersion = String(rev);
+    this.persist(rev, bucket, key, 0, obj);
+    this.rev = rev;
+    if (!prev) b.sorted = undefined;
+    b.objects.set(key, obj);
+    return this.emit({ rev, type: prev ? 'MODIFIED' : 'ADDED', bucket, key, obj, prev });
+  }
+
+  remove(bucket: string, key: string, finalObj?: K8sObject): StoreEvent | undefined {
+    const b = this.buckets.get(bucket);
+    const prev = b?.objects.get(key);
+    if (!b || !prev) return undefined;
+    const rev = this.rev + 1;
+    const obj: K8sObject = finalObj ?? { ...prev, metadata: { ...prev.metadata } };
+    obj.metadata.resourceVersion = String(rev);
+    this.persist(rev, bucket, key, 1, obj);
+    this.rev = rev;
+    b.objects.delete(key);
+    b.sorted = undefined;
+    return this.emit({ rev, type: 'DELETED', bucket, key, obj, prev });
+  }
+
+  private persist(rev: number, bucket: string, key: string, deleted: number, obj: K8sObject): void {
+    if (!this.insert) return;
+    this.insert.run(rev, bucket, key, deleted, JSON.stringify(obj));
+    if (++this.writesSinceCompact >= 1000) {
+      this.writesSinceCompact = 0;
+      this.compactLog();
+    }
+  }
+
+  private emit(ev: StoreEvent): StoreEvent {
+    this.history.push(ev);
+    if (this.history.length - this.historyStart > this.historySize) {
+      this.historyStart++;
+      // Amortised trimming of the array.
+      if (this.historyStart > this.historySize) {
+        this.history = this.history.slice(this.historyStart);
+        this.historyStart = 0;
+      }
+      this.oldestResumable = this.history[this.historyStart].rev - 1;
+    }
+    const ls = this.listeners.get(ev.bucket);
+    if (ls) for (const l of ls) l(ev);
+    const all = this.listeners.get('*');
+    if (all) for (const l of all) l(ev);
+    return ev;
+  }
+
+  /** Events of `bucket` (or all, with '*') after revision `rev`, or 'expired' when history no longer has them. */
+  since(bucket: string, rev: number): StoreEvent[] | 'expired' {
+    if (rev < this.oldestResumable) return 'expired';
+    const out: StoreEvent[] = [];
+    const h = this.history;
+    // Binary search the first event with ev.rev > rev.
+    let lo = this.historyStart;
+    let hi = h.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (h[mid].rev <= rev) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let i = lo; i < h.length; i++) if (bucket === '*' || h[i].bucket === bucket) out.push(h[i]);
+    return out;
+  }
+
+  subscribe(bucket: string, fn: (ev: StoreEvent) => void): () => void {
+    let s = this.listeners.get(bucket);
+    if (!s) {
+      s = new Set();
+      this.listeners.set(bucket, s);
+    }
+    s.add(fn);
+    return () => s.delete(fn);
+  }
+
+  /** Drops log rows older than `keepRevisions` that are not the latest of a live key. */
+  compactLog(): void {
+    if (!this.db) return;
+    const cutoff = this.rev - this.keepRevisions;
+    if (cutoff <= 0) return;
+    this.db.exec('BEGIN');
+    try {
+      this.db
+        .prepare('DELETE FROM log WHERE rev <= ? AND rev NOT IN (SELECT MAX(rev) FROM log GROUP BY bucket, key)')
+        .run(cutoff);
+      this.db.prepare('DELETE FROM log WHERE rev <= ? AND deleted = 1').run(cutoff);
+      this.db.prepare("INSERT OR REPLACE INTO meta (k, v) VALUES ('compactedRev', ?)").run(String(this.rev));
+      this.db.exec('COMMIT');
+    } catch (e) {
+      this.db.exec('ROLLBACK');
+      throw e;
+    }
+  }
+
+  /** Rows in the durable log (for tests and the benchmark). */
+  logRows(): number {
+    if (!this.db) return 0;
+    return (this.db.prepare('SELECT COUNT(*) AS n FROM log').get() as { n: number }).n;
+  }
+
+  close(): void {
+    this.listeners.clear();
+    if (this.db?.isOpen) this.db.close();
+  }
+}
+
+interface Row {
+  rev: number;
+  bucket: string;
+  key: string;
+  deleted: number;
+  value: string;
+}
+
+function lowerBound(a: string[], x: string): number {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (a[mid] < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
