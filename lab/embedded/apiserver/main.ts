@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import { LogRegistry, parseLevel } from '../../../system/shared/log.ts';
 import { DEFAULT_LAB_NAME } from '../../state.ts';
+import { startApiMachinery } from '../controllers/apimachinery.ts';
 import { startApiServer } from './index.ts';
 
 const { values } = parseArgs({
@@ -24,7 +25,9 @@ const server = await startApiServer({
   port: values.port ? Number(values.port) : undefined,
   logRegistry: logs,
 });
-const controllers: { stop(): Promise<void> } | undefined = undefined;
+const controllers = values['no-controllers']
+  ? undefined
+  : await startApiMachinery(server.kubeConfig({ user: 'system:kube-controller-manager' }), logs);
 process.stdout.write(`export KUBECONFIG=${server.kubeconfigPath}\n`);
 let stopping = false;
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
