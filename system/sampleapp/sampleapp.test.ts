@@ -404,7 +404,7 @@ describe('small endpoints', () => {
 describe('access log', () => {
   it('writes one JSON line per request', async () => {
     const before = accessLines.length;
-    await request('/status/201?x=1', { headers: { 'user-agent': 'probe/1' } });
+    await request('/status/201?x=1', { headers: { 'user-agent': 'probe/1 "q" \\' } });
     await request('/headers');
     await waitFor(() => accessLines.length === before + 2);
     const [first, second] = accessLines.slice(before).map((l) => JSON.parse(l));
@@ -417,7 +417,7 @@ describe('access log', () => {
       status: 201,
       bytes: 0,
       client_ip: '127.0.0.1',
-      user_agent: 'probe/1',
+      user_agent: 'probe/1 "q" \\',
     });
     expect(typeof first.duration_ms).toBe('number');
     expect(new Date(first.ts).toISOString()).toBe(first.ts);
