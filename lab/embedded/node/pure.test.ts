@@ -1,0 +1,81 @@
+// Pure helpers of the node agent: search-path expansion, $(VAR) expansion, address pools, the hook's rewriters.
+import { describe, expect, it } from 'vitest';
+import { searchCandidates } from './dns-names.ts';
+import { expandVars } from './expand.ts';
+import { pathMapper } from './hook-fs.ts';
+import { netRewriter } from './hook-net.ts';
+import { AddressPool } from './ipam.ts';
+import { type PodRuntimeConfig, podSearchPath } from './runtime-config.ts';
+
+describe('search path', () => {
+  const opts = { search: podSearchPath('ns'), ndots: 5, clusterDomain: 'cluster.local' };
+  it('tries search domains first for short names, as given first for cluster FQDNs and absolute names', () => {
+    expect(searchCandidates('svc', opts).map((c) => c.fqdn)).toEqual([
+      'svc.ns.svc.cluster.local',
+      'svc.svc.cluster.local',
+      'svc.cluster.local',
+      'svc',
+    ]);
+    expect(searchCandidates('svc', opts).map((c) => c.cluster)).toEqual([true, true, true, false]);
+    expect(searchCandidates('svc.other.svc.cluster.local', opts)[0]).toEqual({
+      fqdn: 'svc.other.svc.cluster.local',
+      cluster: true,
+    });
+    expect(searchCandidates('Example.COM.', opts)).toEqual([{ fqdn: 'example.com', cluster: false }]);
+    expect(searchCandidates('a.b.c.d.e.f', opts)[0]).toEqual({ fqdn: 'a.b.c.d.e.f', cluster: false });
+  });
+});
+
+describe('$(VAR) expansion', () => {
+  const env: Record<string, string> = { A: 'x', EMPTY: '' };
+  const look = (n: string) => env[n];
+  it('follows Kubernetes rules', () => {
+    expect(expandVars('$(A)-$(EMPTY)-$(B)', look)).toBe('x--$(B)');
+    expect(expandVars('$$(A) $$ $x $(A', look)).toBe('$(A) $ $x $(A');
+  });
+});
+
+describe('address pool', () => {
+  it('allocates without reuse until release, skipping reserved and claim addresses', () => {
+    const pool = new AddressPool(130, ['127.130.0.1']);
+    expect(pool.allocate()).toBe('127.130.0.2');
+    expect(pool.allocate()).toBe('127.130.0.3');
+    pool.release('127.130.0.2');
+    expect(pool.claim('127.130.0.4')).toBe(true);
+    expect(pool.allocate()).toBe('127.130.0.5');
+    expect(pool.contains('127.131.0.1')).toBe(false);
+  });
+});
+
+describe('hook rewriters', () => {
+  const cfg = {
+    pod: { ip: '127.64.0.9' },
+    portShift: { below: 1024, offset: 8000, octets: [64, 128] },
+  } as unknown as PodRuntimeConfig;
+  const rw = netRewriter(cfg);
+  it('maps local addresses to the pod IP and shifts low ports on lab ranges only', () => {
+    expect(rw.dest('127.0.0.1')).toBe('127.64.0.9');
+    expect(rw.dest('::1')).toBe('127.64.0.9');
+    expect(rw.dest('127.128.0.5')).toBe('127.128.0.5');
+    expect(rw.listenHost(undefined)).toBe('127.64.0.9');
+    expect(rw.listenHost('::')).toBe('127.64.0.9');
+    expect(rw.listenHost('localhost')).toBe('127.64.0.9');
+    expect(rw.listenHost('127.64.0.9')).toBe('127.64.0.9');
+    expect(rw.port('127.128.0.5', 80)).toBe(8080);
+    expect(rw.port('127.64.0.9', 8080)).toBe(8080);
+    expect(rw.port('127.0.0.53', 53)).toBe(53);
+  });
+  it('maps mountPaths by longest prefix, for strings, URLs and Buffers', () => {
+    const map = pathMapper([
+      { mountPath: '/etc/envoy', hostPath: '/s/vol/cfg' },
+      { mountPath: '/etc/envoy/extra/', hostPath: '/s/vol/extra' },
+    ]);
+    expect(map('/etc/envoy/envoy.yaml')).toBe('/s/vol/cfg/envoy.yaml');
+    expect(map('/etc/envoy')).toBe('/s/vol/cfg');
+    expect(map('/etc/envoy/extra/x')).toBe('/s/vol/extra/x');
+    expect(map('/etc/envoyx')).toBe('/etc/envoyx');
+    expect(map('relative/etc/envoy')).toBe('relative/etc/envoy');
+    expect(map(new URL('file:///etc/envoy/a'))).toBe('/s/vol/cfg/a');
+    expect(map(Buffer.from('/etc/envoy/b'))).toBe('/s/vol/cfg/b');
+  });
+});
