@@ -1,0 +1,222 @@
+// Typed helpers over @kubernetes/client-node that work on every backend: connect, server-side apply of YAML, reads,
+// deletes, and waits on conditions (with the observedGeneration check kubectl wait makes).
+import {
+  CoreV1Api,
+  KubeConfig,
+  type KubernetesObject,
+  KubernetesObjectApi,
+  PatchStrategy,
+} from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
+import { type WaitOptions, waitFor } from './wait.ts';
+
+export interface Condition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+  observedGeneration?: number;
+  lastTransitionTime?: string;
+}
+
+export type KObj = KubernetesObject & { spec?: any; status?: any; [k: string]: any };
+
+export const FIELD_MANAGER = 'gwlab';
+
+export function parseYamlDocs(text: string): KObj[] {
+  const docs: KObj[] = [];
+  for (const d of parseAllDocuments(text)) {
+    if (d.errors.length) throw new Error(`invalid YAML: ${d.errors[0].message}`);
+    const v = d.toJS();
+    if (v && typeof v === 'object') {
+      if (v.kind === 'List' && Array.isArray(v.items)) docs.push(...v.items);
+      else docs.push(v);
+    }
+  }
+  return docs;
+}
+
+/** `apiextensions CRDs first, then namespaces, then the rest`, so one multi-document apply works in one pass. */
+function applyOrder(o: KObj): number {
+  if (o.kind === 'CustomResourceDefinition') return 0;
+  if (o.kind === 'Namespace') return 1;
+  return 2;
+}
+
+export class Kube {
+  readonly kc: KubeConfig;
+  readonly objects: KubernetesObjectApi;
+  readonly core: CoreV1Api;
+
+  constructor(kc: KubeConfig) {
+    this.kc = kc;
+    this.objects = KubernetesObjectApi.makeApiClient(kc);
+    this.core = kc.makeApiClient(CoreV1Api);
+  }
+
+  static fromFile(kubeconfig: string, context?: string): Kube {
+    const kc = new KubeConfig();
+    kc.loadFromFile(kubeconfig);
+    if (context) kc.setCurrentContext(context);
+    return new Kube(kc);
+  }
+
+  /** Server-side apply of every document (CRDs and namespaces first; each CRD waited on until Established). */
+  async apply(input: string | KObj | KObj[], opts: { namespace?: string; force?: boolean } = {}): Promise<KObj[]> {
+    const docs = typeof input === 'string' ? parseYamlDocs(input) : Array.isArray(input) ? input : [input];
+    const ordered = docs.map((d, i) => ({ d, i })).sort((a, b) => applyOrder(a.d) - applyOrder(b.d) || a.i - b.i);
+    const out: KObj[] = [];
+    for (const { d } of ordered) {
+      const obj = structuredClone(d);
+      if (opts.namespace && !obj.metadata?.namespace && !isClusterScoped(obj.kind)) {
+        obj.metadata = { ...obj.metadata, namespace: opts.namespace };
+      }
+      // managedFields and status are not part of an apply configuration.
+      delete obj.metadata?.managedFields;
+      const applied = (await this.objects.patch(
+        obj,
+        undefined,
+        undefined,
+        FIELD_MANAGER,
+        opts.force ?? true,
+        PatchStrategy.ServerSideApply,
+      )) as KObj;
+      if (obj.kind === 'CustomResourceDefinition') await this.waitForCrd(obj.metadata!.name!);
+      out.push(applied);
+    }
+    return out;
+  }
+
+  async get(apiVersion: string, kind: string, name: string, namespace?: string): Promise<KObj | undefined> {
+    try {
+      return (await this.objects.read({ apiVersion, kind, metadata: { name, namespace } })) as KObj;
+    } catch (err) {
+      if (statusCode(err) === 404) return undefined;
+      throw err;
+    }
+  }
+
+  async list(apiVersion: string, kind: string, namespace?: string, labelSelector?: string): Promise<KObj[]> {
+    const l = await this.objects.list(
+      apiVersion,
+      kind,
+      namespace,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      labelSelector,
+    );
+    return l.items as KObj[];
+  }
+
+  /** Deletes the documents (reverse apply order); absent ones are fine. */
+  async delete(input: string | KObj | KObj[], opts: { wait?: boolean; timeoutMs?: number } = {}): Promise<void> {
+    const docs = typeof input === 'string' ? parseYamlDocs(input) : Array.isArray(input) ? input : [input];
+    const ordered = [...docs].sort((a, b) => applyOrder(b) - applyOrder(a));
+    for (const d of ordered) {
+      try {
+        await this.objects.delete(d, undefined, undefined, undefined, undefined, 'Background');
+      } catch (err) {
+        if (statusCode(err) !== 404) throw err;
+      }
+    }
+    if (opts.wait) {
+      for (const d of ordered) {
+        await waitFor(
+          `${d.kind} ${d.metadata?.namespace ? d.metadata.namespace + '/' : ''}${d.metadata?.name} to be deleted`,
+          async () => ({ ok: !(await this.get(d.apiVersion!, d.kind!, d.metadata!.name!, d.metadata?.namespace)) }),
+          { timeoutMs: opts.timeoutMs ?? 60_000 },
+        );
+      }
+    }
+  }
+
+  async waitForCrd(name: string, opts: WaitOptions = {}): Promise<void> {
+    await this.waitForCondition('apiextensions.k8s.io/v1', 'CustomResourceDefinition', name, undefined, 'Established', {
+      ...opts,
+      checkGeneration: false,
+    });
+  }
+
+  /**
+   * Waits until `status.conditions` (or, for Gateway API route/policy statuses, any `status.parents[]`/`ancestors[]`
+   * entry) has `type` with `status`, and — as kubectl wait does — observedGeneration ≥ generation when set.
+   */
+  async waitForCondition(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    namespace: string | undefined,
+    type: string,
+    opts: WaitOptions & { status?: string; reason?: string; checkGeneration?: boolean } = {},
+  ): Promise<KObj> {
+    const want = opts.status ?? 'True';
+    return waitFor(
+      `${kind} ${namespace ? namespace + '/' : ''}${name} condition ${type}=${want}${opts.reason ? ` (${opts.reason})` : ''}`,
+      async () => {
+        const o = await this.get(apiVersion, kind, name, namespace);
+        if (!o) return { ok: false, seen: 'not found' };
+        const conds = allConditions(o);
+        const c = conds.find((x) => x.type.toLowerCase() === type.toLowerCase());
+        const genOk =
+          opts.checkGeneration === false ||
+          c?.observedGeneration === undefined ||
+          c.observedGeneration >= (o.metadata?.generation ?? 0);
+        const ok = !!c && c.status === want && (!opts.reason || c.reason === opts.reason) && genOk;
+        return { ok, value: o, seen: conds.length ? conds : (o.status ?? 'no status') };
+      },
+      { timeoutMs: opts.timeoutMs ?? 60_000, intervalMs: opts.intervalMs ?? 200 },
+    );
+  }
+
+  /** Waits for a Deployment to be rolled out (the checks of `kubectl rollout status`). */
+  async waitForRollout(name: string, namespace: string, opts: WaitOptions = {}): Promise<KObj> {
+    return waitFor(
+      `deployment ${namespace}/${name} rollout`,
+      async () => {
+        const d = await this.get('apps/v1', 'Deployment', name, namespace);
+        if (!d) return { ok: false, seen: 'not found' };
+        const s = d.status ?? {};
+        const want = d.spec?.replicas ?? 1;
+        const ok =
+          (d.metadata?.generation ?? 0) <= (s.observedGeneration ?? 0) &&
+          (s.updatedReplicas ?? 0) >= want &&
+          (s.replicas ?? 0) <= (s.updatedReplicas ?? 0) &&
+          (s.availableReplicas ?? 0) >= (s.updatedReplicas ?? 0);
+        return { ok, value: d, seen: s };
+      },
+      { timeoutMs: opts.timeoutMs ?? 90_000, intervalMs: opts.intervalMs ?? 200 },
+    );
+  }
+}
+
+export function allConditions(o: KObj): Condition[] {
+  const s = o.status ?? {};
+  const out: Condition[] = [...(s.conditions ?? [])];
+  for (const p of s.parents ?? []) out.push(...(p.conditions ?? []));
+  for (const a of s.ancestors ?? []) out.push(...(a.conditions ?? []));
+  return out;
+}
+
+const CLUSTER_SCOPED = new Set([
+  'Namespace',
+  'Node',
+  'CustomResourceDefinition',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'GatewayClass',
+  'PersistentVolume',
+  'StorageClass',
+]);
+
+export function isClusterScoped(kind: string | undefined): boolean {
+  return !!kind && CLUSTER_SCOPED.has(kind);
+}
+
+export function statusCode(err: unknown): number | undefined {
+  const e = err as { code?: number; statusCode?: number; body?: any };
+  if (typeof e?.code === 'number') return e.code;
+  if (typeof e?.statusCode === 'number') return e.statusCode;
+  return undefined;
+}
