@@ -1,0 +1,67 @@
+// The control plane's install manifest: schema-valid objects with the contract's identifiers.
+import { readFileSync } from 'node:fs';
+import { GatewayClass } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1';
+import { Deployment } from 'kubernetes-models/apps/v1';
+import { ClusterRole, ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
+import { Namespace, Service, ServiceAccount } from 'kubernetes-models/v1';
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { SYSTEM_IMAGE } from '../../image.ts';
+
+const docs = parseAllDocuments(readFileSync(new URL('./gwvendor.yaml', import.meta.url), 'utf8')).map((d) => d.toJS());
+const one = (kind: string) => {
+  const found = docs.filter((d) => d.kind === kind);
+  expect(found, kind).toHaveLength(1);
+  return found[0];
+};
+
+describe('install manifest', () => {
+  it('holds the namespace, ServiceAccount, RBAC, Deployment, Service and GatewayClass, all schema-valid', () => {
+    expect(docs.map((d) => d.kind)).toEqual([
+      'Namespace',
+      'ServiceAccount',
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'Service',
+      'Deployment',
+      'GatewayClass',
+    ]);
+    new Namespace(one('Namespace')).validate();
+    new ServiceAccount(one('ServiceAccount')).validate();
+    new ClusterRole(one('ClusterRole')).validate();
+    new ClusterRoleBinding(one('ClusterRoleBinding')).validate();
+    new Service(one('Service')).validate();
+    new Deployment(one('Deployment')).validate();
+    new GatewayClass(one('GatewayClass')).validate();
+  });
+
+  it('uses the contract identifiers: gwvendor-system, deployment gwvendor, xDS port 9977, class gwvendor', () => {
+    expect(one('Namespace').metadata.name).toBe('gwvendor-system');
+    const dep = one('Deployment');
+    expect([dep.metadata.namespace, dep.metadata.name]).toEqual(['gwvendor-system', 'gwvendor']);
+    const c = dep.spec.template.spec.containers[0];
+    expect(c.image).toBe(SYSTEM_IMAGE);
+    expect(c.imagePullPolicy).toBe('IfNotPresent');
+    expect(c.args[0]).toBe('controlplane');
+    expect(c.args).toContain('--admin-port=9095');
+    const env = Object.fromEntries(c.env.map((e: any) => [e.name, e.value ?? e.valueFrom]));
+    expect(env.GWVENDOR_PROXY_IMAGE).toBe(SYSTEM_IMAGE);
+    expect(env.GWVENDOR_XDS_VALIDATION).toBe('strict');
+    expect(env.POD_NAMESPACE).toEqual({ fieldRef: { fieldPath: 'metadata.namespace' } });
+    expect(dep.spec.template.spec.serviceAccountName).toBe(one('ServiceAccount').metadata.name);
+
+    const svc = one('Service');
+    expect([svc.metadata.namespace, svc.metadata.name]).toEqual(['gwvendor-system', 'gwvendor']);
+    expect(svc.spec.ports).toEqual([expect.objectContaining({ port: 9977, targetPort: 9977 })]);
+    expect(svc.spec.selector).toEqual(dep.spec.selector.matchLabels);
+    expect(dep.spec.template.metadata.labels).toMatchObject(dep.spec.selector.matchLabels);
+
+    const gc = one('GatewayClass');
+    expect(gc.metadata.name).toBe('gwvendor');
+    expect(gc.spec.controllerName).toBe('gateway.gwvendor.dev/gwvendor');
+
+    const crb = one('ClusterRoleBinding');
+    expect(crb.roleRef.name).toBe(one('ClusterRole').metadata.name);
+    expect(crb.subjects).toEqual([{ kind: 'ServiceAccount', name: 'gwvendor', namespace: 'gwvendor-system' }]);
+  });
+});
