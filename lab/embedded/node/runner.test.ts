@@ -51,10 +51,10 @@ describe('process runner', () => {
     const p = runner.start(spec('echo', argv, { env, workingDir: wd }));
     const exit = await p.exited;
     expect(exit).toMatchObject({ exitCode: 0, reason: 'Completed', signal: null });
-    const out = readLog(p.spec.logFile);
+    const out = readLog(p.spec.logFile!);
     expect(out).toContain(`hello-world-$(WHO)-$(MISSING) ${wd} ns1/pod1 ${lab}\n`);
     expect(out).toContain('oops\n');
-    const ts = readLog(p.spec.logFile, { timestamps: true });
+    const ts = readLog(p.spec.logFile!, { timestamps: true });
     expect(ts).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z hello-world/m);
   });
 
@@ -65,7 +65,7 @@ describe('process runner', () => {
     });
     const missing = runner.start(spec('missing', ['no-such-program-xyz']));
     expect(await missing.exited).toMatchObject({ exitCode: 128, reason: 'StartError' });
-    expect(readLog(missing.spec.logFile)).toContain('executable file not found in $PATH');
+    expect(readLog(missing.spec.logFile!)).toContain('executable file not found in $PATH');
     const badWd = await runner.start(spec('badwd', ['node', '-e', '1'], { workingDir: join(dir, 'nope') })).exited;
     expect(badWd).toMatchObject({ reason: 'StartError', message: expect.stringContaining('does not exist') });
   });
@@ -78,9 +78,9 @@ describe('process runner', () => {
         'process.on("SIGTERM", () => { console.log("bye"); process.exit(0) }); console.log("up"); setInterval(() => {}, 1000)',
       ]),
     );
-    await waitForLog(graceful.spec.logFile, 'up');
+    await waitForLog(graceful.spec.logFile!, 'up');
     expect(await graceful.stop(5)).toMatchObject({ exitCode: 0, reason: 'Completed' });
-    expect(readLog(graceful.spec.logFile)).toContain('bye');
+    expect(readLog(graceful.spec.logFile!)).toContain('bye');
 
     const stubborn = runner.start(
       spec('stubborn', [
@@ -89,11 +89,11 @@ describe('process runner', () => {
         'process.on("SIGTERM", () => console.log("ignored")); console.log("up"); setInterval(() => {}, 1000)',
       ]),
     );
-    await waitForLog(stubborn.spec.logFile, 'up');
+    await waitForLog(stubborn.spec.logFile!, 'up');
     const t0 = Date.now();
     expect(await stubborn.stop(0.3)).toMatchObject({ exitCode: 137, signal: 'SIGKILL', reason: 'Error' });
     expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
-    expect(readLog(stubborn.spec.logFile)).toContain('ignored');
+    expect(readLog(stubborn.spec.logFile!)).toContain('ignored');
   });
 
   it('kills what a container leaves behind when it exits, like a PID namespace going away', async () => {

@@ -52,8 +52,13 @@ export interface ContainerStart {
   env: Record<string, string>;
   /** Absolute host directory (default `/`, as in a container without workingDir). */
   workingDir?: string;
-  /** The instance's log file (logs.ts newInstanceLog). */
-  logFile: string;
+  /** The instance's log file (logs.ts newInstanceLog); required unless `stdio` is 'pipe'. */
+  logFile?: string;
+  /**
+   * 'log' (default): stdout and stderr go to the log file, stdin is /dev/null. 'pipe': the caller gets stdin,
+   * stdout and stderr on the ContainerProcess (exec, probes).
+   */
+  stdio?: 'log' | 'pipe';
   /** Path of the pod's runtime config: turns the pod runtime hook on. */
   runtimeConfig?: string;
 }
@@ -110,6 +115,10 @@ export class ContainerProcess extends EventEmitter {
   readonly exited: Promise<ContainerExit>;
   pid?: number;
   exit?: ContainerExit;
+  /** With stdio 'pipe'. */
+  stdin?: NodeJS.WritableStream & { destroy(): void };
+  stdout?: NodeJS.ReadableStream;
+  stderr?: NodeJS.ReadableStream;
   private resolveExit!: (e: ContainerExit) => void;
   private readonly runner: ProcessRunner;
 
@@ -122,21 +131,31 @@ export class ContainerProcess extends EventEmitter {
     });
   }
 
+  /** Why it could not start (stdio 'pipe': there is no log file to say it). */
+  startError?: string;
+
   get running(): boolean {
     return this.exit === undefined;
   }
 
   /** @internal */
-  attach(child: ChildProcess, logs: ContainerLogWriter): void {
+  attach(child: ChildProcess, logs: ContainerLogWriter | undefined): void {
     this.pid = child.pid;
-    if (child.stdout) logs.attach(child.stdout, 'stdout');
-    if (child.stderr) logs.attach(child.stderr, 'stderr');
+    if (logs) {
+      if (child.stdout) logs.attach(child.stdout, 'stdout');
+      if (child.stderr) logs.attach(child.stderr, 'stderr');
+    } else {
+      this.stdin = child.stdin ?? undefined;
+      this.stdout = child.stdout ?? undefined;
+      this.stderr = child.stderr ?? undefined;
+      child.stdin?.on('error', () => undefined);
+    }
     child.once('exit', (code, signal) => {
       // Like a container's PID namespace going away: whatever the program left in its group or tagged with this
       // container dies with it.
       this.killGroup('SIGKILL');
       void this.runner.sweep(this.spec).finally(async () => {
-        await logs.close();
+        await logs?.close();
         const exitCode = code ?? 128 + (signal ? (osConstants.signals[signal] ?? 0) : 0);
         this.finish({
           exitCode,
@@ -247,10 +266,13 @@ export class ProcessRunner {
     const proc = new ContainerProcess(this, spec);
     this.procs.add(proc);
     proc.once('exit', () => this.procs.delete(proc));
-    const logs = new ContainerLogWriter(spec.logFile);
+    const pipe = spec.stdio === 'pipe';
+    if (!pipe && !spec.logFile) throw new Error('ProcessRunner.start: logFile is required unless stdio is "pipe"');
+    const logs = pipe ? undefined : new ContainerLogWriter(spec.logFile!);
     const fail = (message: string) => {
-      logs.write('stderr', `gwlab: ${message}\n`);
-      void logs.close().then(() =>
+      logs?.write('stderr', `gwlab: ${message}\n`);
+      if (pipe) proc.startError = message;
+      void (logs?.close() ?? Promise.resolve()).then(() =>
         proc.finish({
           exitCode: 128,
           signal: null,
@@ -281,9 +303,9 @@ export class ProcessRunner {
             env,
             cwd,
             detached: true,
-            stdio: ['ignore', 'pipe', 'pipe'],
+            stdio: [pipe ? 'pipe' : 'ignore', 'pipe', 'pipe'],
           })
-        : spawn(exe, args, { env, cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+        : spawn(exe, args, { env, cwd, detached: true, stdio: [pipe ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
     } catch (err) {
       return fail(`cannot start ${cmd}: ${(err as Error).message}`);
     }

@@ -1,0 +1,195 @@
+// LoadBalancer Services get `status.loadBalancer.ingress[0].ip` on a host-reachable loopback address
+// (127.<lbOctet>.x.y) after a short, configurable delay (a new cloud load balancer is not there at once either), and
+// the ServiceProxy serves that address. Ports the proxy could not bind as written are recorded in the annotation
+// `gwlab.dev/lb-port-<p>: "<p+8000>"` and an event, which the lab's helpers read.
+import type { Logger } from '../../../system/shared/log.ts';
+import { EventRecorder } from '../node/events.ts';
+import { AddressPool } from '../node/ipam.ts';
+import { type BindEvent, lbPortAnnotation } from '../node/service-proxy.ts';
+import { type KubeClient, KubeError, ListWatch } from './kube.ts';
+import { KeyedQueue } from './workload-util.ts';
+
+export interface LoadBalancerOptions {
+  /** Second octet of the lab's LoadBalancer range. */
+  lbOctet: number;
+  /** Delay before a new LoadBalancer gets its address (default 1000 ms). */
+  provisionDelayMs?: number;
+}
+
+export class LoadBalancerController {
+  private readonly client: KubeClient;
+  private readonly log: Logger;
+  private readonly opts: LoadBalancerOptions;
+  private readonly events: EventRecorder;
+  private readonly pool: AddressPool;
+  private readonly services = new Map<string, any>();
+  private readonly assigned = new Map<string, string>();
+  private readonly queue: KeyedQueue;
+  private readonly provisioning = new Set<string>();
+  /** service key → port → bind outcome, from the ServiceProxy. */
+  private readonly binds = new Map<string, Map<number, BindEvent>>();
+  private watch?: ListWatch;
+  private synced = false;
+
+  constructor(client: KubeClient, opts: LoadBalancerOptions, log: Logger) {
+    this.client = client;
+    this.opts = opts;
+    this.log = log;
+    this.events = new EventRecorder(client, { component: 'service-controller' }, log);
+    this.pool = new AddressPool(opts.lbOctet);
+    this.queue = new KeyedQueue(
+      (k) => this.sync(k),
+      (k, err) => this.log.warn('load balancer sync failed', { service: k, err: err as Error }),
+    );
+  }
+
+  start(): void {
+    this.watch = new ListWatch(
+      this.client,
+      '/api/v1/services',
+      (type, o) => {
+        if (type === 'SYNC') {
+          if (!this.synced) {
+            this.synced = true;
+            // Addresses held by existing Services survive a lab restart.
+            for (const s of this.services.values()) {
+              const ip = s.status?.loadBalancer?.ingress?.[0]?.ip;
+              if (ip && s.spec?.type === 'LoadBalancer' && this.pool.claim(ip)) {
+                this.assigned.set(`${s.metadata.namespace}/${s.metadata.name}`, ip);
+              }
+            }
+            for (const k of this.services.keys()) this.queue.add(k);
+          }
+          return;
+        }
+        if (!o) return;
+        const key = `${o.metadata.namespace}/${o.metadata.name}`;
+        if (type === 'DELETED') {
+          this.services.delete(key);
+          const ip = this.assigned.get(key);
+          if (ip) this.pool.release(ip);
+          this.assigned.delete(key);
+          this.binds.delete(key);
+          return;
+        }
+        this.services.set(key, o);
+        if (this.synced) this.queue.add(key);
+      },
+      this.log,
+    );
+    this.watch.start();
+  }
+
+  async stop(): Promise<void> {
+    this.queue.stop();
+    this.watch?.stop();
+  }
+
+  /** Feed of ServiceProxy 'bind' events (the lab process wires `proxy.on('bind', lb.onBind)`). */
+  onBind = (e: BindEvent): void => {
+    if (e.kind !== 'loadBalancer') return;
+    const key = `${e.namespace}/${e.name}`;
+    let m = this.binds.get(key);
+    if (!m) {
+      m = new Map();
+      this.binds.set(key, m);
+    }
+    m.set(e.port, e);
+    const svc = {
+      kind: 'Service',
+      apiVersion: 'v1',
+      metadata: this.services.get(key)?.metadata ?? { name: e.name, namespace: e.namespace, uid: '' },
+    };
+    if (e.error) {
+      void this.events.record(
+        svc,
+        'Warning',
+        'LoadBalancerPortFailed',
+        `cannot serve port ${e.port} on ${e.ip}: ${e.error}`,
+      );
+    } else if (e.fallback) {
+      void this.events.record(
+        svc,
+        'Warning',
+        'LoadBalancerPortFallback',
+        `port ${e.port} cannot be bound on ${e.ip} (${e.reason ?? 'bind error'}): serving it on ${e.boundPort}; annotation ${lbPortAnnotation(e.port)}`,
+      );
+    }
+    this.queue.add(key);
+  };
+
+  private async sync(key: string): Promise<void> {
+    const svc = this.services.get(key);
+    if (!svc) return;
+    const ns = svc.metadata.namespace;
+    const path = `/api/v1/namespaces/${ns}/services/${svc.metadata.name}`;
+    const isLB = svc.spec?.type === 'LoadBalancer';
+    const current = svc.status?.loadBalancer?.ingress?.[0]?.ip;
+    if (!isLB) {
+      if (current && this.pool.contains(current)) {
+        this.pool.release(current);
+        this.assigned.delete(key);
+        await this.patch(`${path}/status`, { status: { loadBalancer: {} } });
+      }
+      return;
+    }
+    if (!current) {
+      if (this.provisioning.has(key)) return;
+      this.provisioning.add(key);
+      const ip = this.assigned.get(key) ?? this.pool.allocate();
+      this.assigned.set(key, ip);
+      void this.events.record(
+        { ...svc, kind: 'Service', apiVersion: 'v1' },
+        'Normal',
+        'EnsuringLoadBalancer',
+        'Ensuring load balancer',
+      );
+      setTimeout(() => {
+        void (async () => {
+          try {
+            await this.patch(`${path}/status`, { status: { loadBalancer: { ingress: [{ ip, ipMode: 'VIP' }] } } });
+            void this.events.record(
+              { ...svc, kind: 'Service', apiVersion: 'v1' },
+              'Normal',
+              'EnsuredLoadBalancer',
+              'Ensured load balancer',
+            );
+          } catch (err) {
+            this.log.warn('load balancer address not written', { service: key, err: err as Error });
+          } finally {
+            this.provisioning.delete(key);
+          }
+        })();
+      }, this.opts.provisionDelayMs ?? 1000).unref();
+      return;
+    }
+    // Fallback annotations from the proxy's bind results.
+    const binds = this.binds.get(key);
+    if (!binds) return;
+    const want: Record<string, string | null> = {};
+    const ann = svc.metadata.annotations ?? {};
+    for (const p of svc.spec.ports ?? []) {
+      const b = binds.get(p.port);
+      const name = lbPortAnnotation(p.port);
+      const value = b?.fallback && b.boundPort ? String(b.boundPort) : null;
+      if ((ann[name] ?? null) !== value) want[name] = value;
+    }
+    for (const name of Object.keys(ann)) {
+      if (
+        name.startsWith('gwlab.dev/lb-port-') &&
+        !(svc.spec.ports ?? []).some((p: any) => lbPortAnnotation(p.port) === name)
+      ) {
+        want[name] = null;
+      }
+    }
+    if (Object.keys(want).length) await this.patch(path, { metadata: { annotations: want } });
+  }
+
+  private async patch(path: string, body: unknown): Promise<void> {
+    try {
+      await this.client.request('PATCH', path, body, 'application/merge-patch+json');
+    } catch (err) {
+      if (!(err instanceof KubeError && err.code === 404)) throw err;
+    }
+  }
+}
