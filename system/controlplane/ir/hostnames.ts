@@ -1,0 +1,40 @@
+// Hostname matching between listeners and routes (Gateway API): an exact name, or `*.suffix`, which matches any name
+// with at least one more label in front of the suffix.
+
+function wildcardMatches(wildcard: string, host: string): boolean {
+  // `*.example.com` matches `a.example.com` and `a.b.example.com`, not `example.com`.
+  const suffix = wildcard.slice(1); // `.example.com`
+  return host.endsWith(suffix) && host.length > suffix.length;
+}
+
+/**
+ * The hostnames a route serves on a listener: the intersection of the listener's hostname (none: any) with the
+ * route's hostnames (none: the listener's). Empty when they do not intersect. `*` stands for "any host".
+ */
+export function intersectHostnames(listenerHost: string | undefined, routeHosts: string[]): string[] {
+  if (!routeHosts.length) return [listenerHost || '*'];
+  if (!listenerHost) return [...new Set(routeHosts)];
+  const out = new Set<string>();
+  for (const r of routeHosts) {
+    const h = intersectOne(listenerHost, r);
+    if (h) out.add(h);
+  }
+  return [...out];
+}
+
+function intersectOne(l: string, r: string): string | undefined {
+  const lw = l.startsWith('*.');
+  const rw = r.startsWith('*.');
+  if (!lw && !rw) return l === r ? l : undefined;
+  if (lw && !rw) return wildcardMatches(l, r) ? r : undefined;
+  if (!lw && rw) return wildcardMatches(r, l) ? l : undefined;
+  // Both wildcards: the longer (more specific) one, when it falls under the other.
+  if (l === r) return l;
+  if (l.length > r.length) return l.endsWith(r.slice(1)) ? l : undefined;
+  return r.endsWith(l.slice(1)) ? r : undefined;
+}
+
+/** `listener~<port>~<host with dots as underscores>`: the virtual host's name. */
+export function virtualHostName(port: number, host: string): string {
+  return `listener~${port}~${host.replace(/\./g, '_')}`;
+}

@@ -1,0 +1,396 @@
+// One HTTPRoute, resolved on its own (independent of the Gateways it attaches to): defaults applied, backends
+// resolved against Services and ReferenceGrants, filters turned into actions, regexes checked with the proxy's RE2
+// engine. A Gateway then only has to place the entries; a route edit recomputes this and the Gateways that use it.
+import { re2Error } from '../../shared/regex.ts';
+import {
+  type BackendObjectRef,
+  GATEWAY_GROUP,
+  type HeaderFilter,
+  type HTTPRoute,
+  type HTTPRouteFilter,
+  type HTTPRouteMatch,
+  type HTTPRouteRule,
+  type ParentRef,
+  type ReferenceGrant,
+  type Service,
+} from '../model.ts';
+import { toProtoDuration } from './duration.ts';
+import { missingGrantMessage, referenceAllowed } from './refgrant.ts';
+import type {
+  ActionIR,
+  ClusterIR,
+  Finding,
+  HeaderOpsIR,
+  MatchIR,
+  MirrorIR,
+  ObjRef,
+  Outcome,
+  RouteEntryIR,
+  ValidationMode,
+  WeightedClusterIR,
+} from './types.ts';
+
+export const BLACKHOLE_CLUSTER = 'blackhole-cluster';
+
+export interface NormalizedParentRef {
+  group: string;
+  kind: string;
+  namespace: string;
+  name: string;
+  sectionName?: string;
+  port?: number;
+  /** As written (status echoes it). */
+  original: ParentRef;
+}
+
+export interface RouteInfo {
+  ref: ObjRef;
+  generation: number;
+  creationTimestamp: string;
+  labels: Record<string, string>;
+  hostnames: string[];
+  parentRefs: NormalizedParentRef[];
+  /** Rule-matches to configure (strict mode: without the invalid rules). */
+  entries: RouteEntryIR[];
+  ruleCount: number;
+  /** Rules left out because they are invalid (strict mode), with why. */
+  droppedRules: { rule: number; message: string }[];
+  resolvedRefs: Outcome;
+  clusters: ClusterIR[];
+  findings: Finding[];
+}
+
+/** Reads the route depends on; each is a tracked dependency in the pipeline. */
+export interface RouteWorld {
+  service(namespace: string, name: string): Service | undefined;
+  referenceGrants(namespace: string): ReferenceGrant[];
+}
+
+export function clusterName(namespace: string, service: string, port: number): string {
+  return `kube_${namespace}_${service}_${port}`;
+}
+
+export function normalizeParentRef(routeNs: string, p: ParentRef): NormalizedParentRef {
+  return {
+    group: p.group ?? GATEWAY_GROUP,
+    kind: p.kind ?? 'Gateway',
+    namespace: p.namespace ?? routeNs,
+    name: p.name,
+    ...(p.sectionName !== undefined ? { sectionName: p.sectionName } : {}),
+    ...(p.port !== undefined ? { port: p.port } : {}),
+    original: p,
+  };
+}
+
+/** Gateway keys (`ns/name`) a route's parentRefs point at: the index the Gateways look routes up by. */
+export function routeGatewayKeys(route: HTTPRoute): string[] {
+  const ns = route.metadata.namespace ?? 'default';
+  const keys = new Set<string>();
+  for (const p of route.spec?.parentRefs ?? []) {
+    const n = normalizeParentRef(ns, p);
+    if (n.group === GATEWAY_GROUP && n.kind === 'Gateway') keys.add(`${n.namespace}/${n.name}`);
+  }
+  return [...keys];
+}
+
+interface BackendResolution {
+  cluster?: ClusterIR;
+  error?: { reason: 'BackendNotFound' | 'RefNotPermitted' | 'InvalidKind'; message: string };
+}
+
+export function resolveServiceRef(
+  world: RouteWorld,
+  from: { group: string; kind: string; namespace: string },
+  ref: BackendObjectRef,
+  field: string,
+): BackendResolution {
+  const group = ref.group ?? '';
+  const kind = ref.kind ?? 'Service';
+  if (group !== '' || kind !== 'Service') {
+    return {
+      error: {
+        reason: 'InvalidKind',
+        message: `${field}: ${group || 'core'}/${kind} is not a supported backend kind (use a core Service)`,
+      },
+    };
+  }
+  const ns = ref.namespace ?? from.namespace;
+  const to = { group: '', kind: 'Service', namespace: ns, name: ref.name };
+  if (!referenceAllowed(world.referenceGrants(ns), from, to)) {
+    return { error: { reason: 'RefNotPermitted', message: `${field}: ${missingGrantMessage(from, to)}` } };
+  }
+  const svc = world.service(ns, ref.name);
+  if (!svc) return { error: { reason: 'BackendNotFound', message: `${field}: Service ${ns}/${ref.name} not found` } };
+  if (ref.port === undefined) {
+    return { error: { reason: 'BackendNotFound', message: `${field}.port: required for a Service backend` } };
+  }
+  if (!(svc.spec?.ports ?? []).some((p) => p.port === ref.port)) {
+    const have = (svc.spec?.ports ?? []).map((p) => p.port).join(', ') || 'none';
+    return {
+      error: {
+        reason: 'BackendNotFound',
+        message: `${field}: Service ${ns}/${ref.name} has no port ${ref.port} (ports: ${have})`,
+      },
+    };
+  }
+  return { cluster: { name: clusterName(ns, ref.name, ref.port), namespace: ns, service: ref.name, port: ref.port } };
+}
+
+function headerOps(f: HeaderFilter | undefined): HeaderOpsIR | undefined {
+  if (!f) return undefined;
+  const ops = { set: [...(f.set ?? [])], add: [...(f.add ?? [])], remove: [...(f.remove ?? [])] };
+  return ops.set.length || ops.add.length || ops.remove.length ? ops : undefined;
+}
+
+function normalizeMatch(m: HTTPRouteMatch): MatchIR {
+  const type = m.path?.type ?? 'PathPrefix';
+  return {
+    path: { type, value: m.path?.value ?? '/' },
+    headers: (m.headers ?? []).map((h) => ({ type: h.type ?? 'Exact', name: h.name, value: h.value })),
+    queryParams: (m.queryParams ?? []).map((q) => ({ type: q.type ?? 'Exact', name: q.name, value: q.value })),
+    ...(m.method ? { method: m.method } : {}),
+  };
+}
+
+function checkMatch(m: MatchIR, field: string, problems: { field: string; message: string }[]): void {
+  if (m.path.type === 'RegularExpression') {
+    const err = re2Error(m.path.value);
+    if (err)
+      problems.push({
+        field: `${field}.path.value`,
+        message: `invalid RE2 regex ${JSON.stringify(m.path.value)}: ${err}`,
+      });
+  } else if (!m.path.value.startsWith('/')) {
+    problems.push({
+      field: `${field}.path.value`,
+      message: `must start with "/" (got ${JSON.stringify(m.path.value)})`,
+    });
+  }
+  m.headers.forEach((h, i) => {
+    if (h.type !== 'RegularExpression') return;
+    const err = re2Error(h.value);
+    if (err)
+      problems.push({
+        field: `${field}.headers[${i}].value`,
+        message: `invalid RE2 regex ${JSON.stringify(h.value)}: ${err}`,
+      });
+  });
+  m.queryParams.forEach((q, i) => {
+    if (q.type !== 'RegularExpression') return;
+    const err = re2Error(q.value);
+    if (err) {
+      problems.push({
+        field: `${field}.queryParams[${i}].value`,
+        message: `invalid RE2 regex ${JSON.stringify(q.value)}: ${err}`,
+      });
+    }
+  });
+}
+
+const SUPPORTED_FILTERS = new Set([
+  'RequestHeaderModifier',
+  'ResponseHeaderModifier',
+  'RequestRedirect',
+  'URLRewrite',
+  'RequestMirror',
+]);
+
+export function buildRouteInfo(route: HTTPRoute, world: RouteWorld, mode: ValidationMode): RouteInfo {
+  const ns = route.metadata.namespace ?? 'default';
+  const ref: ObjRef = { kind: 'HTTPRoute', namespace: ns, name: route.metadata.name };
+  const from = { group: GATEWAY_GROUP, kind: 'HTTPRoute', namespace: ns };
+  const rules: HTTPRouteRule[] = route.spec?.rules?.length
+    ? route.spec.rules
+    : [{ matches: [{ path: { type: 'PathPrefix', value: '/' } }] }];
+  const entries: RouteEntryIR[] = [];
+  const findings: Finding[] = [];
+  const dropped: { rule: number; message: string }[] = [];
+  const refErrors: { reason: string; message: string }[] = [];
+  const clusters = new Map<string, ClusterIR>();
+
+  rules.forEach((rule, ri) => {
+    const rf = `spec.rules[${ri}]`;
+    const problems: { field: string; message: string }[] = [];
+    const matches = (rule.matches?.length ? rule.matches : [{}]).map(normalizeMatch);
+    matches.forEach((m, mi) => {
+      checkMatch(m, `${rf}.matches[${mi}]`, problems);
+    });
+
+    let requestHeaders: HeaderOpsIR | undefined;
+    let responseHeaders: HeaderOpsIR | undefined;
+    let redirect: HTTPRouteFilter['requestRedirect'];
+    let rewrite: RouteEntryIR['rewrite'];
+    const mirrors: MirrorIR[] = [];
+    let unsupported: string | undefined;
+    (rule.filters ?? []).forEach((f, fi) => {
+      const ff = `${rf}.filters[${fi}]`;
+      if (!SUPPORTED_FILTERS.has(f.type)) {
+        unsupported = `${ff}: filter type ${f.type}${f.extensionRef ? ` (${f.extensionRef.group}/${f.extensionRef.kind} ${f.extensionRef.name})` : ''} is not supported`;
+        return;
+      }
+      if (f.type === 'RequestHeaderModifier') requestHeaders = headerOps(f.requestHeaderModifier);
+      else if (f.type === 'ResponseHeaderModifier') responseHeaders = headerOps(f.responseHeaderModifier);
+      else if (f.type === 'RequestRedirect') redirect = f.requestRedirect ?? {};
+      else if (f.type === 'URLRewrite' && f.urlRewrite) {
+        rewrite = {
+          ...(f.urlRewrite.hostname ? { hostname: f.urlRewrite.hostname } : {}),
+          ...(f.urlRewrite.path ? { path: pathModifier(f.urlRewrite.path) } : {}),
+        };
+      } else if (f.type === 'RequestMirror' && f.requestMirror) {
+        const res = resolveServiceRef(world, from, f.requestMirror.backendRef, `${ff}.requestMirror.backendRef`);
+        if (res.error) refErrors.push(res.error);
+        else if (res.cluster) {
+          clusters.set(res.cluster.name, res.cluster);
+          mirrors.push({ cluster: res.cluster.name, ...mirrorFraction(f.requestMirror) });
+        }
+      }
+    });
+    for (const pm of [redirect?.path, rewrite?.path]) {
+      if (pm?.type === 'ReplacePrefixMatch' && matches.some((m) => m.path.type !== 'PathPrefix')) {
+        problems.push({
+          field: `${rf}.filters`,
+          message: 'ReplacePrefixMatch needs every match of the rule to be a PathPrefix',
+        });
+      }
+    }
+    let timeouts: RouteEntryIR['timeouts'];
+    if (rule.timeouts) {
+      const request = toProtoDuration(rule.timeouts.request);
+      const backendRequest = toProtoDuration(rule.timeouts.backendRequest);
+      if (rule.timeouts.request !== undefined && request === undefined) {
+        problems.push({
+          field: `${rf}.timeouts.request`,
+          message: `invalid duration ${JSON.stringify(rule.timeouts.request)}`,
+        });
+      }
+      if (rule.timeouts.backendRequest !== undefined && backendRequest === undefined) {
+        problems.push({
+          field: `${rf}.timeouts.backendRequest`,
+          message: `invalid duration ${JSON.stringify(rule.timeouts.backendRequest)}`,
+        });
+      }
+      timeouts = { ...(request ? { request } : {}), ...(backendRequest ? { backendRequest } : {}) };
+    }
+    (rule.backendRefs ?? []).forEach((b, bi) => {
+      if (b.filters?.length) {
+        problems.push({
+          field: `${rf}.backendRefs[${bi}].filters`,
+          message: 'filters on a backendRef are not supported',
+        });
+      }
+    });
+
+    for (const p of problems) findings.push({ resource: ref, ...p });
+    if (problems.length && mode === 'strict') {
+      dropped.push({ rule: ri, message: problems.map((p) => `${p.field}: ${p.message}`).join('; ') });
+      return;
+    }
+
+    let action: ActionIR;
+    if (unsupported) {
+      refErrors.push({ reason: 'InvalidKind', message: unsupported });
+      action = { type: 'direct', status: 500, reason: unsupported };
+    } else if (redirect) {
+      action = {
+        type: 'redirect',
+        statusCode: redirect.statusCode ?? 302,
+        ...(redirect.scheme ? { scheme: redirect.scheme } : {}),
+        ...(redirect.hostname ? { hostname: redirect.hostname } : {}),
+        ...(redirect.port ? { port: redirect.port } : {}),
+        ...(redirect.path ? { path: pathModifier(redirect.path) } : {}),
+      };
+    } else {
+      action = forwardAction(world, from, rule, rf, refErrors, clusters);
+    }
+    matches.forEach((m, mi) => {
+      entries.push({
+        name: `httproute/${ns}/${route.metadata.name}/rule/${ri}/match/${mi}`,
+        route: ref,
+        rule: ri,
+        ...(rule.name ? { ruleName: rule.name } : {}),
+        match: mi,
+        matchIR: m,
+        action,
+        ...(requestHeaders ? { requestHeaders } : {}),
+        ...(responseHeaders ? { responseHeaders } : {}),
+        ...(rewrite && (rewrite.hostname || rewrite.path) ? { rewrite } : {}),
+        mirrors,
+        ...(timeouts && (timeouts.request || timeouts.backendRequest) ? { timeouts } : {}),
+      });
+    });
+  });
+
+  const resolvedRefs: Outcome = refErrors.length
+    ? { ok: false, reason: refErrors[0].reason, message: refErrors.map((e) => e.message).join('; ') }
+    : { ok: true, reason: 'ResolvedRefs', message: 'all references resolved' };
+  return {
+    ref,
+    generation: route.metadata.generation ?? 1,
+    creationTimestamp: route.metadata.creationTimestamp ?? '',
+    labels: route.metadata.labels ?? {},
+    hostnames: route.spec?.hostnames ?? [],
+    parentRefs: (route.spec?.parentRefs ?? []).map((p) => normalizeParentRef(ns, p)),
+    entries,
+    ruleCount: rules.length,
+    droppedRules: dropped,
+    resolvedRefs,
+    clusters: [...clusters.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+    findings,
+  };
+}
+
+function pathModifier(p: {
+  type: 'ReplaceFullPath' | 'ReplacePrefixMatch';
+  replaceFullPath?: string;
+  replacePrefixMatch?: string;
+}) {
+  return {
+    type: p.type,
+    value: (p.type === 'ReplaceFullPath' ? p.replaceFullPath : p.replacePrefixMatch) ?? '/',
+  };
+}
+
+function mirrorFraction(m: NonNullable<HTTPRouteFilter['requestMirror']>): { perMillion?: number } {
+  if (m.fraction) {
+    const d = m.fraction.denominator ?? 100;
+    const pm = Math.round((m.fraction.numerator * 1_000_000) / d);
+    return pm >= 1_000_000 ? {} : { perMillion: pm };
+  }
+  if (m.percent !== undefined && m.percent < 100) return { perMillion: m.percent * 10_000 };
+  return {};
+}
+
+function forwardAction(
+  world: RouteWorld,
+  from: { group: string; kind: string; namespace: string },
+  rule: HTTPRouteRule,
+  rf: string,
+  refErrors: { reason: string; message: string }[],
+  clusters: Map<string, ClusterIR>,
+): ActionIR {
+  const refs = rule.backendRefs ?? [];
+  if (!refs.length) return { type: 'direct', status: 500, reason: `${rf}: no backendRefs` };
+  const backends: WeightedClusterIR[] = [];
+  refs.forEach((b, bi) => {
+    const weight = b.weight ?? 1;
+    const res = resolveServiceRef(world, from, b, `${rf}.backendRefs[${bi}]`);
+    if (res.error) refErrors.push(res.error);
+    if (weight === 0) return;
+    if (res.cluster) {
+      clusters.set(res.cluster.name, res.cluster);
+      const same = backends.find((x) => x.cluster === res.cluster!.name);
+      if (same) same.weight += weight;
+      else backends.push({ cluster: res.cluster.name, weight });
+    } else {
+      const bh = backends.find((x) => x.cluster === BLACKHOLE_CLUSTER);
+      if (bh) bh.weight += weight;
+      else backends.push({ cluster: BLACKHOLE_CLUSTER, weight });
+    }
+  });
+  const live = backends.filter((b) => b.cluster !== BLACKHOLE_CLUSTER);
+  if (!live.length) {
+    const why = backends.length ? 'no backendRef resolved' : 'every backendRef has weight 0';
+    return { type: 'direct', status: 500, reason: `${rf}: ${why}` };
+  }
+  return { type: 'forward', backends };
+}

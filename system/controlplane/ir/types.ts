@@ -1,0 +1,168 @@
+// The intermediate representation: what one Gateway's proxy must do, resolved and ordered, with no Kubernetes objects
+// left in it and no Envoy types yet. Reports (the inputs of status) travel beside it.
+import type { PolicyField } from '../model.ts';
+
+export type ValidationMode = 'strict' | 'off';
+
+export interface ObjRef {
+  kind: string;
+  namespace: string;
+  name: string;
+}
+
+/** A validation problem found at translation: dropped in strict mode, sent as written in off mode. */
+export interface Finding {
+  resource: ObjRef;
+  field: string;
+  message: string;
+}
+
+export interface Outcome {
+  ok: boolean;
+  reason: string;
+  message: string;
+}
+
+export interface StringMatchIR {
+  type: 'Exact' | 'RegularExpression';
+  name: string;
+  value: string;
+}
+
+export interface MatchIR {
+  path: { type: 'Exact' | 'PathPrefix' | 'RegularExpression'; value: string };
+  headers: StringMatchIR[];
+  queryParams: StringMatchIR[];
+  method?: string;
+}
+
+export interface HeaderOpsIR {
+  set: { name: string; value: string }[];
+  add: { name: string; value: string }[];
+  remove: string[];
+}
+
+export interface WeightedClusterIR {
+  /** `kube_<ns>_<svc>_<port>`, or `blackhole-cluster` for a backend that did not resolve. */
+  cluster: string;
+  weight: number;
+}
+
+export type ActionIR =
+  | { type: 'forward'; backends: WeightedClusterIR[] }
+  | {
+      type: 'redirect';
+      scheme?: string;
+      hostname?: string;
+      port?: number;
+      statusCode: number;
+      path?: { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string };
+    }
+  | { type: 'direct'; status: number; reason: string };
+
+export interface MirrorIR {
+  cluster: string;
+  /** Parts per million of requests mirrored (undefined: all). */
+  perMillion?: number;
+}
+
+/** The parts of one HTTPRoute rule-match that do not depend on the Gateway. */
+export interface RouteEntryIR {
+  /** Stable and unique per Gateway: `httproute/<ns>/<name>/rule/<i>/match/<j>`. */
+  name: string;
+  route: ObjRef;
+  rule: number;
+  ruleName?: string;
+  match: number;
+  matchIR: MatchIR;
+  action: ActionIR;
+  requestHeaders?: HeaderOpsIR;
+  responseHeaders?: HeaderOpsIR;
+  rewrite?: { hostname?: string; path?: { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string } };
+  mirrors: MirrorIR[];
+  timeouts?: { request?: string; backendRequest?: string };
+}
+
+export interface ExtAuthIR {
+  /** The HTTP filter's name: `envoy.filters.http.ext_authz/<ns>/<name>` of the GatewayExtension. */
+  filterName: string;
+  extension: ObjRef;
+  /** The auth service's cluster (`kube_<ns>_<svc>_<port>`, EDS like any backend). */
+  cluster: ClusterIR;
+  uri: string;
+  pathPrefix?: string;
+  timeout: string;
+  allowedHeaders: string[];
+  failOpen: boolean;
+  statusOnError: number;
+}
+
+/** Settings a TrafficPolicy field applies, normalized (durations in proto form). */
+export interface PolicySettings {
+  timeouts?: { request?: string; streamIdle?: string };
+  retry?: {
+    attempts: number;
+    perTryTimeout?: string;
+    retryOn: string[];
+    statusCodes: number[];
+    backoffBaseInterval?: string;
+  };
+  cors?: {
+    allowOrigins: { exact?: string; regex?: string }[];
+    allowMethods: string[];
+    allowHeaders: string[];
+    exposeHeaders: string[];
+    maxAge?: number;
+    allowCredentials?: boolean;
+  };
+  headerModifiers?: { request?: HeaderOpsIR; response?: HeaderOpsIR };
+  rateLimit?: { maxTokens: number; tokensPerFill: number; fillInterval: string };
+  extAuth?: { disabled: true } | { disabled: false; ext: ExtAuthIR };
+  urlRewrite?: { hostname?: string; pathRegex?: { pattern: string; substitution: string } };
+  faultInjection?: {
+    delay?: { fixedDelay: string; perMillion: number };
+    abort?: { httpStatus: number; perMillion: number };
+  };
+}
+
+/** One route of a virtual host: the rule-match, plus the policy settings that won for it and where they came from. */
+export interface RouteIR extends RouteEntryIR {
+  policy: PolicySettings;
+  /** field → `TrafficPolicy/<ns>/<name>` that supplied it. */
+  provenance: Partial<Record<PolicyField, string>>;
+}
+
+export interface VirtualHostIR {
+  /** `listener~<port>~<hostname with . as _>` */
+  name: string;
+  domains: string[];
+  routes: RouteIR[];
+}
+
+export interface ListenerIR {
+  /** `listener~<port>`; its RouteConfiguration has the same name. */
+  name: string;
+  port: number;
+  /** The Gateway listeners (by name) merged into this port. */
+  gatewayListeners: string[];
+  virtualHosts: VirtualHostIR[];
+}
+
+export interface ClusterIR {
+  name: string;
+  namespace: string;
+  service: string;
+  port: number;
+}
+
+export interface GatewayIR {
+  gateway: ObjRef;
+  /** node.metadata.role of its proxies: the snapshot key. */
+  role: string;
+  validation: ValidationMode;
+  listeners: ListenerIR[];
+  clusters: ClusterIR[];
+  extAuth: ExtAuthIR[];
+  /** Problems found (strict: dropped from the config; off: sent as written). */
+  findings: Finding[];
+}

@@ -1,0 +1,356 @@
+// The cluster resources the control plane reads, typed for the fields it uses. Objects arrive as plain JSON from
+// informers (or YAML in tests and the translate tool); defaults the API server would apply are applied again where
+// they are read, so a golden input without them means the same thing.
+
+export const CONTROLLER_NAME = 'gateway.gwvendor.dev/gwvendor';
+export const GATEWAY_CLASS = 'gwvendor';
+export const VENDOR_GROUP = 'gateway.gwvendor.dev';
+export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
+/** Prefix of each proxy's snapshot key (node.metadata.role) `<prefix>~<namespace>~<gateway>`. */
+export const ROLE_PREFIX = 'gwvendor-kube-gateway-api';
+
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  generation?: number;
+  resourceVersion?: string;
+  creationTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  deletionTimestamp?: string;
+  ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[];
+}
+
+export interface KObject<S = unknown, St = unknown> {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  spec?: S;
+  status?: St;
+}
+
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+  observedGeneration?: number;
+  lastTransitionTime?: string;
+}
+
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key: string; operator: string; values?: string[] }[];
+}
+
+// ---- Gateway API ---------------------------------------------------------------------------------------------
+
+export type GatewayClass = KObject<{ controllerName: string; parametersRef?: unknown }, { conditions?: Condition[] }>;
+
+export interface Listener {
+  name: string;
+  hostname?: string;
+  port: number;
+  protocol: string;
+  allowedRoutes?: {
+    namespaces?: { from?: 'All' | 'Same' | 'Selector'; selector?: LabelSelector };
+    kinds?: { group?: string; kind: string }[];
+  };
+}
+
+export interface GatewaySpec {
+  gatewayClassName: string;
+  listeners: Listener[];
+  addresses?: { type?: string; value: string }[];
+  infrastructure?: {
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    parametersRef?: { group: string; kind: string; name: string };
+  };
+}
+
+export interface ListenerStatus {
+  name: string;
+  supportedKinds: { group?: string; kind: string }[];
+  attachedRoutes: number;
+  conditions: Condition[];
+}
+
+export interface GatewayStatus {
+  addresses?: { type: string; value: string }[];
+  conditions?: Condition[];
+  listeners?: ListenerStatus[];
+}
+
+export type Gateway = KObject<GatewaySpec, GatewayStatus>;
+
+export interface ParentRef {
+  group?: string;
+  kind?: string;
+  namespace?: string;
+  name: string;
+  sectionName?: string;
+  port?: number;
+}
+
+export interface HeaderFilter {
+  set?: { name: string; value: string }[];
+  add?: { name: string; value: string }[];
+  remove?: string[];
+}
+
+export interface BackendObjectRef {
+  group?: string;
+  kind?: string;
+  name: string;
+  namespace?: string;
+  port?: number;
+}
+
+export interface PathModifier {
+  type: 'ReplaceFullPath' | 'ReplacePrefixMatch';
+  replaceFullPath?: string;
+  replacePrefixMatch?: string;
+}
+
+export interface HTTPRouteFilter {
+  type: string;
+  requestHeaderModifier?: HeaderFilter;
+  responseHeaderModifier?: HeaderFilter;
+  requestMirror?: {
+    backendRef: BackendObjectRef;
+    percent?: number;
+    fraction?: { numerator: number; denominator?: number };
+  };
+  requestRedirect?: {
+    scheme?: 'http' | 'https';
+    hostname?: string;
+    path?: PathModifier;
+    port?: number;
+    statusCode?: number;
+  };
+  urlRewrite?: { hostname?: string; path?: PathModifier };
+  extensionRef?: { group: string; kind: string; name: string };
+}
+
+export interface HTTPRouteMatch {
+  path?: { type?: 'Exact' | 'PathPrefix' | 'RegularExpression'; value?: string };
+  headers?: { type?: 'Exact' | 'RegularExpression'; name: string; value: string }[];
+  queryParams?: { type?: 'Exact' | 'RegularExpression'; name: string; value: string }[];
+  method?: string;
+}
+
+export interface HTTPBackendRef extends BackendObjectRef {
+  weight?: number;
+  filters?: HTTPRouteFilter[];
+}
+
+export interface HTTPRouteRule {
+  name?: string;
+  matches?: HTTPRouteMatch[];
+  filters?: HTTPRouteFilter[];
+  backendRefs?: HTTPBackendRef[];
+  timeouts?: { request?: string; backendRequest?: string };
+}
+
+export interface RouteParentStatus {
+  parentRef: ParentRef;
+  controllerName: string;
+  conditions: Condition[];
+}
+
+export type HTTPRoute = KObject<
+  { parentRefs?: ParentRef[]; hostnames?: string[]; rules?: HTTPRouteRule[] },
+  { parents?: RouteParentStatus[] }
+>;
+
+export type ReferenceGrant = KObject<{
+  from: { group: string; kind: string; namespace: string }[];
+  to: { group: string; kind: string; name?: string }[];
+}>;
+
+// ---- core ----------------------------------------------------------------------------------------------------
+
+export type Namespace = KObject;
+
+export interface ServicePort {
+  name?: string;
+  port: number;
+  targetPort?: number | string;
+  protocol?: string;
+  appProtocol?: string;
+}
+
+export type Service = KObject<
+  { type?: string; ports?: ServicePort[]; clusterIP?: string; selector?: Record<string, string> },
+  { loadBalancer?: { ingress?: { ip?: string; hostname?: string }[] } }
+>;
+
+export interface EndpointSlice {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  addressType?: string;
+  endpoints?: {
+    addresses: string[];
+    conditions?: { ready?: boolean; serving?: boolean; terminating?: boolean };
+    targetRef?: { kind?: string; name?: string; namespace?: string };
+  }[];
+  ports?: { name?: string; port?: number; protocol?: string }[];
+}
+
+export type Deployment = KObject<
+  { replicas?: number },
+  { replicas?: number; readyReplicas?: number; availableReplicas?: number; observedGeneration?: number }
+>;
+
+// ---- vendor ------------------------------------------------------------------------------------------------------
+
+export interface GatewayParametersSpec {
+  kube?: {
+    deployment?: { replicas?: number };
+    envoyContainer?: {
+      bootstrap?: { logLevel?: string; componentLogLevels?: Record<string, string> };
+      image?: { registry?: string; repository?: string; tag?: string; digest?: string; pullPolicy?: string };
+      resources?: { limits?: Record<string, string | number>; requests?: Record<string, string | number> };
+      extraArgs?: string[];
+      env?: { name: string; value?: string; valueFrom?: unknown }[];
+    };
+    service?: { type?: string; extraLabels?: Record<string, string>; extraAnnotations?: Record<string, string> };
+    podTemplate?: {
+      extraLabels?: Record<string, string>;
+      extraAnnotations?: Record<string, string>;
+      nodeSelector?: Record<string, string>;
+    };
+  };
+}
+
+export type GatewayParameters = KObject<GatewayParametersSpec>;
+
+export interface PolicyTargetRef {
+  group: string;
+  kind: string;
+  name: string;
+  sectionName?: string;
+}
+
+export interface TrafficPolicySpec {
+  targetRefs?: PolicyTargetRef[];
+  targetSelectors?: { group: string; kind: string; matchLabels: Record<string, string> }[];
+  timeouts?: { request?: string; streamIdle?: string };
+  retry?: {
+    attempts: number;
+    perTryTimeout?: string;
+    retryOn?: string[];
+    statusCodes?: number[];
+    backoffBaseInterval?: string;
+  };
+  cors?: {
+    allowOrigins?: string[];
+    allowMethods?: string[];
+    allowHeaders?: string[];
+    exposeHeaders?: string[];
+    maxAge?: number;
+    allowCredentials?: boolean;
+  };
+  headerModifiers?: { request?: HeaderFilter; response?: HeaderFilter };
+  rateLimit?: { local?: { tokenBucket: { maxTokens: number; tokensPerFill?: number; fillInterval: string } } };
+  extAuth?: { extensionRef?: { name: string }; disable?: boolean };
+  urlRewrite?: { hostname?: string; pathRegex?: { pattern: string; substitution: string } };
+  faultInjection?: {
+    delay?: { fixedDelay: string; percentage?: number };
+    abort?: { httpStatus: number; percentage?: number };
+  };
+}
+
+export interface PolicyAncestorStatus {
+  ancestorRef: ParentRef;
+  controllerName: string;
+  conditions: Condition[];
+}
+
+export type TrafficPolicy = KObject<
+  TrafficPolicySpec,
+  { ancestors?: PolicyAncestorStatus[]; conditions?: Condition[] }
+>;
+
+/** The top-level fields of a TrafficPolicy that merge independently (the unit of precedence). */
+export const POLICY_FIELDS = [
+  'timeouts',
+  'retry',
+  'cors',
+  'headerModifiers',
+  'rateLimit',
+  'extAuth',
+  'urlRewrite',
+  'faultInjection',
+] as const;
+export type PolicyField = (typeof POLICY_FIELDS)[number];
+
+export type GatewayExtension = KObject<
+  {
+    extAuth?: {
+      httpService: {
+        backendRef: { name: string; namespace?: string; port: number };
+        pathPrefix?: string;
+        timeout?: string;
+        allowedHeaders?: string[];
+      };
+      failOpen?: boolean;
+      statusOnError?: number;
+    };
+  },
+  { conditions?: Condition[] }
+>;
+
+// ---- keys ---------------------------------------------------------------------------------------------------
+
+export function keyOf(o: { metadata: ObjectMeta }): string {
+  return o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
+}
+
+export function nsName(namespace: string, name: string): string {
+  return `${namespace}/${name}`;
+}
+
+export function roleOf(namespace: string, gateway: string): string {
+  return `${ROLE_PREFIX}~${namespace}~${gateway}`;
+}
+
+export function matchesLabels(labels: Record<string, string> | undefined, sel: LabelSelector | undefined): boolean {
+  if (!sel) return true;
+  const l = labels ?? {};
+  for (const [k, v] of Object.entries(sel.matchLabels ?? {})) if (l[k] !== v) return false;
+  for (const e of sel.matchExpressions ?? []) {
+    const has = Object.hasOwn(l, e.key);
+    const vals = e.values ?? [];
+    switch (e.operator) {
+      case 'In':
+        if (!has || !vals.includes(l[e.key])) return false;
+        break;
+      case 'NotIn':
+        if (has && vals.includes(l[e.key])) return false;
+        break;
+      case 'Exists':
+        if (!has) return false;
+        break;
+      case 'DoesNotExist':
+        if (has) return false;
+        break;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
+/** Orders objects oldest first, then by namespace/name (the Gateway API's and the policies' tie-breaks). */
+export function olderFirst(a: { metadata: ObjectMeta }, b: { metadata: ObjectMeta }): number {
+  const ta = a.metadata.creationTimestamp ?? '';
+  const tb = b.metadata.creationTimestamp ?? '';
+  if (ta !== tb) return ta < tb ? -1 : 1;
+  const ka = keyOf(a);
+  const kb = keyOf(b);
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
+}

@@ -1,0 +1,298 @@
+// The control plane's declarative state: input collections (fed by informers, or by YAML in tests and the translate
+// tool) and the collections derived from them, stage by stage:
+//   HTTPRoutes → Routes (resolved) ─┐
+//   TrafficPolicies → Policies ─────┼→ Gateways (IR + reports) → Xds (Listeners, Routes, Clusters) ─┐
+//   GatewayExtensions → Extensions ─┘        │                    ServiceEndpoints → Endpoints ──────┴→ Snapshots
+//                                            └→ GatewayStatuses, RouteStatuses, PolicyStatuses, ...
+// Each derived item records what it read, so an HTTPRoute edit recomputes that route, the Gateways it names and their
+// snapshots, and nothing else.
+import { buildServiceEndpoints, SERVICE_NAME_LABEL, type ServiceEndpoints } from './ir/endpoints.ts';
+import { buildExtensionInfo, type ExtensionInfo } from './ir/extensions.ts';
+import { buildGateway, type GatewayResult, type GatewayWorld, isOurGateway } from './ir/gateway.ts';
+import { buildPolicyInfo, type PolicyInfo, policyTargetKeys } from './ir/policies.ts';
+import { buildRouteInfo, type RouteInfo, type RouteWorld, routeGatewayKeys } from './ir/routes.ts';
+import type { ValidationMode } from './ir/types.ts';
+import { type Collection, type Ctx, derive, InputCollection, Runtime } from './krt/collection.ts';
+import {
+  CONTROLLER_NAME,
+  type Deployment,
+  type EndpointSlice,
+  type Gateway,
+  type GatewayClass,
+  type GatewayExtension,
+  type GatewayParameters,
+  type HTTPRoute,
+  type KObject,
+  keyOf,
+  type Namespace,
+  type ReferenceGrant,
+  type Service,
+  type TrafficPolicy,
+} from './model.ts';
+import {
+  extensionStatus,
+  gatewayClassStatus,
+  gatewayStatus,
+  policyStatus,
+  type Rejection,
+  routeParents,
+  type StatusCondition,
+} from './status/build.ts';
+import { type Json, translateEndpoints, translateGateway, type XdsResources } from './xds/translate.ts';
+
+/** The resources of one Gateway's snapshot, in canonical proto JSON, keyed by proxy role. */
+export interface SnapshotResources {
+  gateway: string;
+  role: string;
+  listeners: Json[];
+  routes: Json[];
+  clusters: Json[];
+  endpoints: Json[];
+}
+
+export interface StatusUpdate {
+  /** Which API object: `<resource>/<ns>/<name>` (cluster-scoped: `<resource>/<name>`). */
+  key: string;
+  resource: 'gatewayclasses' | 'gateways' | 'httproutes' | 'trafficpolicies' | 'gatewayextensions';
+  namespace?: string;
+  name: string;
+  /** The status we own (for routes and policies: our entries only; the writer keeps other controllers'). */
+  status: Record<string, unknown>;
+}
+
+/** A proxy's rejection attributed to one resource (`<Kind>/<ns>/<name>`). */
+export interface RejectionRecord {
+  key: string;
+  rejections: Rejection[];
+}
+
+export interface PipelineOptions {
+  mode: ValidationMode;
+  controllerName?: string;
+  runtime?: Runtime;
+}
+
+function stripNoise<T extends { metadata: KObject['metadata'] }>(o: T): T {
+  const m = o.metadata as KObject['metadata'] & { managedFields?: unknown };
+  if (!m.managedFields && !m.annotations?.['kubectl.kubernetes.io/last-applied-configuration']) return o;
+  const { managedFields: _mf, ...meta } = m;
+  if (meta.annotations?.['kubectl.kubernetes.io/last-applied-configuration']) {
+    const { 'kubectl.kubernetes.io/last-applied-configuration': _l, ...rest } = meta.annotations;
+    meta.annotations = rest;
+  }
+  return { ...o, metadata: meta };
+}
+
+export class Pipeline {
+  readonly rt: Runtime;
+  readonly mode: ValidationMode;
+  readonly controllerName: string;
+
+  readonly gatewayClasses: InputCollection<GatewayClass>;
+  readonly gatewaysIn: InputCollection<Gateway>;
+  readonly httpRoutes: InputCollection<HTTPRoute>;
+  readonly referenceGrants: InputCollection<ReferenceGrant>;
+  readonly namespaces: InputCollection<Namespace>;
+  readonly services: InputCollection<Service>;
+  readonly endpointSlices: InputCollection<EndpointSlice>;
+  readonly deployments: InputCollection<Deployment>;
+  readonly gatewayParameters: InputCollection<GatewayParameters>;
+  readonly trafficPolicies: InputCollection<TrafficPolicy>;
+  readonly gatewayExtensions: InputCollection<GatewayExtension>;
+  readonly rejections: InputCollection<RejectionRecord>;
+
+  readonly routes: Collection<RouteInfo>;
+  readonly extensions: Collection<ExtensionInfo>;
+  readonly policies: Collection<PolicyInfo>;
+  readonly serviceEndpoints: Collection<ServiceEndpoints>;
+  readonly gateways: Collection<GatewayResult>;
+  readonly xds: Collection<XdsResources & { gateway: string; role: string }>;
+  readonly endpoints: Collection<{ gateway: string; endpoints: Json[] }>;
+  readonly snapshots: Collection<SnapshotResources>;
+  readonly gatewayClassStatuses: Collection<StatusUpdate>;
+  readonly gatewayStatuses: Collection<StatusUpdate>;
+  readonly routeStatuses: Collection<StatusUpdate>;
+  readonly policyStatuses: Collection<StatusUpdate>;
+  readonly extensionStatuses: Collection<StatusUpdate>;
+
+  constructor(opts: PipelineOptions) {
+    this.rt = opts.runtime ?? new Runtime();
+    const rt = this.rt;
+    this.mode = opts.mode;
+    this.controllerName = opts.controllerName ?? CONTROLLER_NAME;
+    const controllerName = this.controllerName;
+    const mode = opts.mode;
+    const input = <T extends { metadata: KObject['metadata'] }>(name: string) =>
+      new InputCollection<T>(rt, name, keyOf, stripNoise);
+
+    this.gatewayClasses = input<GatewayClass>('GatewayClasses');
+    this.gatewaysIn = input<Gateway>('Gateways');
+    this.httpRoutes = input<HTTPRoute>('HTTPRoutes');
+    this.referenceGrants = input<ReferenceGrant>('ReferenceGrants');
+    this.namespaces = input<Namespace>('Namespaces');
+    this.services = input<Service>('Services');
+    this.endpointSlices = input<EndpointSlice>('EndpointSlices');
+    this.deployments = input<Deployment>('ProxyDeployments');
+    this.gatewayParameters = input<GatewayParameters>('GatewayParameters');
+    this.trafficPolicies = input<TrafficPolicy>('TrafficPolicies');
+    this.gatewayExtensions = input<GatewayExtension>('GatewayExtensions');
+    this.rejections = new InputCollection<RejectionRecord>(rt, 'ProxyRejections', (r) => r.key);
+
+    const grantsByNs = this.referenceGrants.index('namespace', (g) => [g.metadata.namespace ?? 'default']);
+    const slicesByService = this.endpointSlices.index('service', (s) => {
+      const svc = s.metadata.labels?.[SERVICE_NAME_LABEL];
+      return svc ? [`${s.metadata.namespace}/${svc}`] : [];
+    });
+    const routeWorld = (ctx: Ctx): RouteWorld => ({
+      service: (ns, name) => ctx.fetch(this.services, `${ns}/${name}`),
+      referenceGrants: (ns) => ctx.fetchIndex(grantsByNs, ns),
+    });
+
+    this.routes = derive(rt, 'Routes', this.httpRoutes, (ctx, r) => buildRouteInfo(r, routeWorld(ctx), mode));
+    const routesByGateway = this.httpRoutes.index('parentGateway', routeGatewayKeys);
+    this.extensions = derive(rt, 'Extensions', this.gatewayExtensions, (ctx, e) =>
+      buildExtensionInfo(e, routeWorld(ctx)),
+    );
+    this.policies = derive(rt, 'Policies', this.trafficPolicies, (ctx, p) =>
+      buildPolicyInfo(p, { extension: (ns, name) => ctx.fetch(this.extensions, `${ns}/${name}`) }, mode),
+    );
+    const policiesByTarget = this.trafficPolicies.index('target', policyTargetKeys);
+    this.serviceEndpoints = derive(rt, 'ServiceEndpoints', this.services, (ctx, s) =>
+      buildServiceEndpoints(s, ctx.fetchIndex(slicesByService, keyOf(s))),
+    );
+
+    const policyInfos = (ctx: Ctx, indexKey: string) =>
+      ctx
+        .fetchIndex(policiesByTarget, indexKey)
+        .map((p) => ctx.fetch(this.policies, keyOf(p)))
+        .filter((p): p is PolicyInfo => !!p);
+
+    this.gateways = derive(rt, 'Gateways', this.gatewaysIn, (ctx, gw) => {
+      const cls = ctx.fetch(this.gatewayClasses, gw.spec?.gatewayClassName ?? '');
+      if (!isOurGateway(gw, cls, controllerName)) return undefined;
+      const world: GatewayWorld = {
+        gatewayClass: (name) => ctx.fetch(this.gatewayClasses, name),
+        gatewayParameters: (ns, name) => ctx.fetch(this.gatewayParameters, `${ns}/${name}`),
+        routes: (gwKey) =>
+          ctx
+            .fetchIndex(routesByGateway, gwKey)
+            .map((r) => ctx.fetch(this.routes, keyOf(r)))
+            .filter((r): r is RouteInfo => !!r),
+        namespace: (name) => ctx.fetch(this.namespaces, name),
+        policiesTargeting: (kind, ns, name) => policyInfos(ctx, `${kind}/${ns}/${name}`),
+        policiesSelecting: (kind, ns) => policyInfos(ctx, `selector/${kind}/${ns}`),
+      };
+      return buildGateway(gw, world, { mode });
+    });
+    const gatewaysByRoute = this.gateways.index('route', (g) => Object.keys(g.reports.routes));
+    const gatewaysByPolicy = this.gateways.index('policy', (g) => Object.keys(g.reports.policies));
+
+    this.xds = derive(rt, 'Xds', this.gateways, (_ctx, g) =>
+      g.ir ? { gateway: g.key, role: g.ir.role, ...translateGateway(g.ir) } : undefined,
+    );
+    this.endpoints = derive(rt, 'Endpoints', this.gateways, (ctx, g) => {
+      if (!g.ir) return undefined;
+      const endpoints = g.ir.clusters.map((c) => {
+        const se = ctx.fetch(this.serviceEndpoints, `${c.namespace}/${c.service}`);
+        return translateEndpoints(c.name, se?.ports[String(c.port)] ?? []);
+      });
+      return { gateway: g.key, endpoints };
+    });
+    this.snapshots = derive(rt, 'Snapshots', this.xds, (ctx, x, key) => ({
+      gateway: x.gateway,
+      role: x.role,
+      listeners: x.listeners,
+      routes: x.routes,
+      clusters: x.clusters,
+      endpoints: ctx.fetch(this.endpoints, key)?.endpoints ?? [],
+    }));
+
+    // ---- statuses ------------------------------------------------------------------------------------------
+    const rejectionsOf = (ctx: Ctx, key: string) => ctx.fetch(this.rejections, key)?.rejections ?? [];
+    this.gatewayClassStatuses = derive(rt, 'GatewayClassStatuses', this.gatewayClasses, (_ctx, c) => {
+      if (c.spec?.controllerName !== controllerName) return undefined;
+      return {
+        key: `gatewayclasses/${c.metadata.name}`,
+        resource: 'gatewayclasses' as const,
+        name: c.metadata.name,
+        status: gatewayClassStatus(c.metadata.generation ?? 1, controllerName),
+      };
+    });
+    this.gatewayStatuses = derive(rt, 'GatewayStatuses', this.gateways, (ctx, g) => {
+      const [ns, name] = g.key.split('/');
+      const rej = rejectionsOf(ctx, `Gateway/${g.key}`);
+      return {
+        key: `gateways/${g.key}`,
+        resource: 'gateways' as const,
+        namespace: ns,
+        name,
+        status: gatewayStatus(g.reports, {
+          service: ctx.fetch(this.services, g.key),
+          deployment: ctx.fetch(this.deployments, g.key),
+          ...(rej.length ? { rejection: rej[rej.length - 1] } : {}),
+        }),
+      };
+    });
+    this.routeStatuses = derive(rt, 'RouteStatuses', this.httpRoutes, (ctx, r, key) => {
+      const reports = ctx.fetchIndex(gatewaysByRoute, key).map((g) => g.reports);
+      return {
+        key: `httproutes/${key}`,
+        resource: 'httproutes' as const,
+        namespace: r.metadata.namespace,
+        name: r.metadata.name,
+        status: {
+          parents: routeParents(key, r.metadata.generation ?? 1, reports, rejectionsOf(ctx, `HTTPRoute/${key}`)),
+        },
+      };
+    });
+    this.policyStatuses = derive(rt, 'PolicyStatuses', this.trafficPolicies, (ctx, p, key) => {
+      const info = ctx.fetch(this.policies, key);
+      if (!info) return undefined;
+      const reports = ctx.fetchIndex(gatewaysByPolicy, key).map((g) => g.reports);
+      return {
+        key: `trafficpolicies/${key}`,
+        resource: 'trafficpolicies' as const,
+        namespace: p.metadata.namespace,
+        name: p.metadata.name,
+        status: policyStatus(info, reports, rejectionsOf(ctx, `TrafficPolicy/${key}`)),
+      };
+    });
+    this.extensionStatuses = derive(rt, 'ExtensionStatuses', this.extensions, (_ctx, e, key) => ({
+      key: `gatewayextensions/${key}`,
+      resource: 'gatewayextensions' as const,
+      namespace: e.ref.namespace,
+      name: e.ref.name,
+      status: extensionStatus(e),
+    }));
+  }
+
+  /** Every input collection by the kind it holds. */
+  inputFor(kind: string): InputCollection<any> | undefined {
+    const map: Record<string, InputCollection<any>> = {
+      GatewayClass: this.gatewayClasses,
+      Gateway: this.gatewaysIn,
+      HTTPRoute: this.httpRoutes,
+      ReferenceGrant: this.referenceGrants,
+      Namespace: this.namespaces,
+      Service: this.services,
+      EndpointSlice: this.endpointSlices,
+      Deployment: this.deployments,
+      GatewayParameters: this.gatewayParameters,
+      TrafficPolicy: this.trafficPolicies,
+      GatewayExtension: this.gatewayExtensions,
+    };
+    return map[kind];
+  }
+
+  statusCollections(): Collection<StatusUpdate>[] {
+    return [
+      this.gatewayClassStatuses,
+      this.gatewayStatuses,
+      this.routeStatuses,
+      this.policyStatuses,
+      this.extensionStatuses,
+    ];
+  }
+}
+
+export type { StatusCondition };

@@ -1,0 +1,269 @@
+// Statuses from the reports of the IR stage: pure functions, no timestamps (the status writer keeps each condition's
+// lastTransitionTime while its status does not change). Every condition carries the observedGeneration of the object
+// it was computed from.
+
+import type { ExtensionInfo } from '../ir/extensions.ts';
+import type { GatewayReports } from '../ir/gateway.ts';
+import type { PolicyInfo } from '../ir/policies.ts';
+import type { Outcome } from '../ir/types.ts';
+import {
+  CONTROLLER_NAME,
+  type Condition,
+  type Deployment,
+  GATEWAY_GROUP,
+  type GatewayStatus,
+  type PolicyAncestorStatus,
+  type RouteParentStatus,
+  type Service,
+} from '../model.ts';
+
+export type StatusCondition = Omit<Condition, 'lastTransitionTime'>;
+
+export function condition(
+  type: string,
+  status: boolean,
+  reason: string,
+  message: string,
+  generation: number,
+): StatusCondition {
+  return { type, status: status ? 'True' : 'False', reason, message, observedGeneration: generation };
+}
+
+const fromOutcome = (type: string, o: Outcome, generation: number) =>
+  condition(type, o.ok, o.reason, o.message, generation);
+
+/** A proxy's rejection of the configuration a resource produced (validation off). */
+export interface Rejection {
+  gateway: string;
+  node: string;
+  typeUrl: string;
+  version: string;
+  detail: string;
+}
+
+export function gatewayClassStatus(generation: number, controllerName: string): { conditions: StatusCondition[] } {
+  return {
+    conditions: [condition('Accepted', true, 'Accepted', `handled by ${controllerName}`, generation)],
+  };
+}
+
+export interface ProxyState {
+  service?: Service;
+  deployment?: Deployment;
+  /** The latest rejection by one of the Gateway's proxies, if its config is still rejected. */
+  rejection?: Rejection;
+}
+
+export function gatewayAddresses(svc: Service | undefined): { type: string; value: string }[] {
+  if (!svc) return [];
+  if ((svc.spec?.type ?? 'ClusterIP') === 'LoadBalancer') {
+    return (svc.status?.loadBalancer?.ingress ?? []).flatMap((i) =>
+      i.ip ? [{ type: 'IPAddress', value: i.ip }] : i.hostname ? [{ type: 'Hostname', value: i.hostname }] : [],
+    );
+  }
+  const ip = svc.spec?.clusterIP;
+  return ip && ip !== 'None' ? [{ type: 'IPAddress', value: ip }] : [];
+}
+
+export function gatewayStatus(
+  r: GatewayReports,
+  proxy: ProxyState,
+): Omit<GatewayStatus, 'conditions' | 'listeners'> & {
+  conditions: StatusCondition[];
+  listeners: {
+    name: string;
+    supportedKinds: { group: string; kind: string }[];
+    attachedRoutes: number;
+    conditions: StatusCondition[];
+  }[];
+} {
+  const g = r.generation;
+  const addresses = gatewayAddresses(proxy.service);
+  let programmed: StatusCondition;
+  const name = `${r.gateway.namespace}/${r.gateway.name}`;
+  if (!r.accepted.ok)
+    programmed = condition('Programmed', false, 'Invalid', `not programmed: ${r.accepted.message}`, g);
+  else if (!addresses.length) {
+    programmed = condition(
+      'Programmed',
+      false,
+      'AddressNotAssigned',
+      `waiting for Service ${name} to get an address`,
+      g,
+    );
+  } else if (!(proxy.deployment?.status?.readyReplicas ?? 0)) {
+    programmed = condition('Programmed', false, 'Pending', `waiting for a ready proxy of Deployment ${name}`, g);
+  } else if (proxy.rejection) {
+    const x = proxy.rejection;
+    programmed = condition(
+      'Programmed',
+      false,
+      'Invalid',
+      `proxy ${x.node} rejected ${x.typeUrl.split('.').pop()} version ${x.version}: ${x.detail}`,
+      g,
+    );
+  } else {
+    const ready = proxy.deployment!.status!.readyReplicas!;
+    programmed = condition(
+      'Programmed',
+      true,
+      'Programmed',
+      `address ${addresses.map((a) => a.value).join(', ')}; ${ready} ready proxy replica(s)`,
+      g,
+    );
+  }
+  return {
+    addresses,
+    conditions: [fromOutcome('Accepted', r.accepted, g), programmed],
+    listeners: r.listeners.map((l) => ({
+      name: l.name,
+      supportedKinds: l.supportedKinds,
+      attachedRoutes: l.attachedRoutes,
+      conditions: [
+        fromOutcome('Accepted', l.accepted, g),
+        fromOutcome('Programmed', l.programmed, g),
+        fromOutcome('ResolvedRefs', l.resolvedRefs, g),
+        // Conflicted reads True when there is a conflict.
+        condition('Conflicted', !l.conflicted.ok, l.conflicted.reason, l.conflicted.message, g),
+      ],
+    })),
+  };
+}
+
+/** Our entries of an HTTPRoute's status.parents, from every Gateway it names. */
+export function routeParents(
+  routeKey: string,
+  generation: number,
+  reports: GatewayReports[],
+  rejections: Rejection[],
+): (Omit<RouteParentStatus, 'conditions'> & { conditions: StatusCondition[] })[] {
+  const out: (Omit<RouteParentStatus, 'conditions'> & { conditions: StatusCondition[] })[] = [];
+  for (const r of reports) {
+    const entry = r.routes[routeKey];
+    if (!entry) continue;
+    const gwKey = `${r.gateway.namespace}/${r.gateway.name}`;
+    const rej = rejections.find((x) => x.gateway === gwKey);
+    for (const p of entry.parents) {
+      const conditions = [
+        fromOutcome('Accepted', p.accepted, generation),
+        fromOutcome('ResolvedRefs', p.resolvedRefs, generation),
+      ];
+      if (p.partiallyInvalid)
+        conditions.push(
+          condition('PartiallyInvalid', true, p.partiallyInvalid.reason, p.partiallyInvalid.message, generation),
+        );
+      if (rej && p.accepted.ok) {
+        conditions.push(
+          condition(
+            'Programmed',
+            false,
+            'Rejected',
+            `proxy ${rej.node} rejected ${rej.typeUrl.split('.').pop()} version ${rej.version} (validation is off): ${rej.detail}`,
+            generation,
+          ),
+        );
+      }
+      out.push({ parentRef: p.parentRef, controllerName: CONTROLLER_NAME, conditions });
+    }
+  }
+  return out;
+}
+
+function describeTargets(p: PolicyInfo): string {
+  const refs = p.targetRefs.map(
+    (t) => `${t.kind} ${p.ref.namespace}/${t.name}${t.sectionName ? ` (section ${t.sectionName})` : ''}`,
+  );
+  const sels = p.selectors.map(
+    (s) =>
+      `${s.kind}s in ${p.ref.namespace} labelled ${Object.entries(s.matchLabels)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(',')}`,
+  );
+  return [...refs, ...sels].join('; ') || 'nothing (no targetRefs or targetSelectors)';
+}
+
+export function policyStatus(
+  p: PolicyInfo,
+  reports: GatewayReports[],
+  rejections: Rejection[],
+): {
+  ancestors: (Omit<PolicyAncestorStatus, 'conditions'> & { conditions: StatusCondition[] })[];
+  conditions: StatusCondition[];
+} {
+  const g = p.generation;
+  const ancestors: (Omit<PolicyAncestorStatus, 'conditions'> & { conditions: StatusCondition[] })[] = [];
+  const attachedOutcomes: Outcome[] = [];
+  let accepted: Outcome = p.accepted;
+  for (const r of reports) {
+    const rep = r.policies[p.key];
+    if (!rep) continue;
+    accepted = rep.accepted;
+    const gwKey = `${r.gateway.namespace}/${r.gateway.name}`;
+    const rej = rejections.find((x) => x.gateway === gwKey);
+    const conditions = [fromOutcome('Accepted', rep.accepted, g), fromOutcome('Attached', rep.attached, g)];
+    if (rep.resolvedRefs) conditions.push(fromOutcome('ResolvedRefs', rep.resolvedRefs, g));
+    if (rej) {
+      conditions.push(
+        condition(
+          'Programmed',
+          false,
+          'Rejected',
+          `proxy ${rej.node} rejected ${rej.typeUrl.split('.').pop()} version ${rej.version}: ${rej.detail}`,
+          g,
+        ),
+      );
+    }
+    attachedOutcomes.push(rep.attached);
+    ancestors.push({
+      ancestorRef: { group: GATEWAY_GROUP, kind: 'Gateway', namespace: r.gateway.namespace, name: r.gateway.name },
+      controllerName: CONTROLLER_NAME,
+      conditions,
+    });
+  }
+  let attached: StatusCondition;
+  if (!attachedOutcomes.length) {
+    attached = condition(
+      'Attached',
+      false,
+      'TargetNotFound',
+      `no target on a gwvendor Gateway matches: ${describeTargets(p)}`,
+      g,
+    );
+  } else {
+    const reasons = new Set(attachedOutcomes.map((o) => o.reason));
+    const anyOk = attachedOutcomes.some((o) => o.ok);
+    const msg = `${attachedOutcomes.length} gateway(s): ${ancestors.map((a, i) => `${a.ancestorRef.namespace}/${a.ancestorRef.name} ${attachedOutcomes[i].reason}`).join(', ')}`;
+    if (!anyOk) {
+      const reason = reasons.size === 1 ? [...reasons][0] : 'Overridden';
+      attached = condition('Attached', false, reason, reasons.size === 1 ? attachedOutcomes[0].message : msg, g);
+    } else if (reasons.size === 1 && reasons.has('Attached')) {
+      attached = condition(
+        'Attached',
+        true,
+        'Attached',
+        attachedOutcomes.length === 1 ? attachedOutcomes[0].message : msg,
+        g,
+      );
+    } else {
+      attached = condition(
+        'Attached',
+        true,
+        'Merged',
+        attachedOutcomes.length === 1 ? attachedOutcomes[0].message : msg,
+        g,
+      );
+    }
+  }
+  const conditions = [fromOutcome('Accepted', accepted, g), attached];
+  if (p.extAuthRefs) conditions.push(fromOutcome('ResolvedRefs', p.extAuthRefs, g));
+  return { ancestors, conditions };
+}
+
+export function extensionStatus(e: ExtensionInfo): { conditions: StatusCondition[] } {
+  return {
+    conditions: [
+      fromOutcome('Accepted', e.accepted, e.generation),
+      fromOutcome('ResolvedRefs', e.resolvedRefs, e.generation),
+    ],
+  };
+}
