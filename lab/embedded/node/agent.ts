@@ -13,6 +13,7 @@ import { canBindLowPorts, wellKnownServiceIPs } from './ipam.ts';
 import { Kubelet } from './kubelet.ts';
 import { killTaggedProcesses } from './orphans.ts';
 import { podLogHandler } from './pod-log.ts';
+import { type PortForwardStats, portForwardHandler } from './portforward.ts';
 import { ProcessRunner } from './runner.ts';
 import { ServiceProxy } from './service-proxy.ts';
 import { ServiceSync } from './service-sync.ts';
@@ -42,6 +43,8 @@ export interface NodeAgent {
   services: ServiceSync;
   runner: ProcessRunner;
   catalog: ImageCatalog;
+  /** Port-forward connections served, by form. */
+  portForwardStats: PortForwardStats;
   stop(gracePeriodSeconds?: number): Promise<void>;
 }
 
@@ -98,6 +101,8 @@ export async function startNodeAgent(opts: NodeAgentOptions): Promise<NodeAgent>
   });
   await kubelet.start();
   opts.apiServer.registerSubresource('pods', 'log', podLogHandler(kubelet));
+  const portForwardStats: PortForwardStats = { websocketSpdy: 0, websocketChannels: 0, spdyUpgrade: 0 };
+  opts.apiServer.registerSubresource('pods', 'portforward', portForwardHandler(kubelet, portForwardStats));
   log.info('node agent ready', { node: nodeName, dns: dnsEndpoint, lowPortShift: lowShift, run: runner.runId });
   return {
     nodeName,
@@ -107,6 +112,7 @@ export async function startNodeAgent(opts: NodeAgentOptions): Promise<NodeAgent>
     services,
     runner,
     catalog,
+    portForwardStats,
     stop: async (grace = 5) => {
       services.stop();
       await kubelet.stop(grace);

@@ -1,0 +1,114 @@
+// pods/portforward with real clients: kubectl's default (SPDY tunnelled in a WebSocket), kubectl with
+// KUBECTL_PORT_FORWARD_WEBSOCKETS=false (SPDY over an HTTP upgrade), the deploy/ and svc/ forms, and
+// @kubernetes/client-node's PortForward (WebSocket v4.channel.k8s.io); ten concurrent requests through each.
+import { type ChildProcess, spawn } from 'node:child_process';
+import net from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PortForward } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestCluster, type TestCluster } from './cluster-testing.ts';
+import { eventually } from './testbed.ts';
+
+const APP = join(dirname(fileURLToPath(import.meta.url)), 'testdata', 'http-app.mjs');
+
+const MANIFEST = `
+apiVersion: v1
+kind: Namespace
+metadata: {name: pf}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: pf}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: app
+        image: gwlab.test/http-app:1
+        ports: [{name: http, containerPort: 8080}]
+        readinessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: pf}
+spec:
+  selector: {app: web}
+  ports: [{name: http, port: 80, targetPort: http}]
+`;
+
+async function tenRequests(port: number): Promise<string[]> {
+  return Promise.all(
+    Array.from({ length: 10 }, async (_, i) => {
+      const r = await fetch(`http://127.0.0.1:${port}/req-${i}`, { headers: { connection: 'close' } });
+      return ((await r.json()) as { pod: string }).pod;
+    }),
+  );
+}
+
+describe('port-forward', () => {
+  let c: TestCluster;
+  const children: ChildProcess[] = [];
+
+  beforeAll(async () => {
+    c = await startTestCluster({ images: { 'gwlab.test/http-app:1': ['node', APP] } });
+    await c.k(['apply', '-f', '-'], MANIFEST);
+    await c.k(['rollout', 'status', 'deployment/web', '-n', 'pf', '--timeout=60s']);
+  });
+
+  afterAll(async () => {
+    for (const ch of children) ch.kill();
+    await c?.stop();
+  });
+
+  async function kubectlForward(target: string, remote: string, env: Record<string, string> = {}): Promise<number> {
+    const child = spawn(
+      '/usr/bin/kubectl',
+      [`--kubeconfig=${c.lab.server.kubeconfigPath}`, 'port-forward', '-n', 'pf', target, `:${remote}`],
+      { env: { ...process.env, KUBECONFIG: '', ...env } },
+    );
+    children.push(child);
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const m = await eventually(() => /Forwarding from 127\.0\.0\.1:(\d+)/.exec(out), 15_000).catch((e) => {
+      throw new Error(`${e}: ${out}`);
+    });
+    return Number(m![1]);
+  }
+
+  it('works with kubectl port-forward deploy/<name> (SPDY over WebSocket), 10 concurrent requests', async () => {
+    const port = await kubectlForward('deploy/web', '8080');
+    const pods = await tenRequests(port);
+    expect(pods.every((p) => p.startsWith('web-'))).toBe(true);
+    expect(c.node.portForwardStats).toEqual({ websocketSpdy: 1, websocketChannels: 0, spdyUpgrade: 0 });
+  });
+
+  it('works with KUBECTL_PORT_FORWARD_WEBSOCKETS=false (SPDY over HTTP upgrade) and svc/<name>', async () => {
+    const port = await kubectlForward('svc/web', '80', { KUBECTL_PORT_FORWARD_WEBSOCKETS: 'false' });
+    const pods = await tenRequests(port);
+    expect(pods.every((p) => p.startsWith('web-'))).toBe(true);
+    expect(c.node.portForwardStats).toEqual({ websocketSpdy: 1, websocketChannels: 0, spdyUpgrade: 1 });
+  });
+
+  it("works with @kubernetes/client-node's PortForward (WebSocket channels)", async () => {
+    const kc = await c.lab.server.kubeConfig();
+    const pf = new PortForward(kc);
+    const pod = JSON.parse(await c.k(['get', 'pods', '-n', 'pf', '-l', 'app=web', '-o', 'json'])).items[0].metadata
+      .name;
+    const server = net.createServer((sock) => {
+      void pf.portForward('pf', pod, [8080], sock, null, sock).catch(() => sock.destroy());
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const pods = await tenRequests((server.address() as net.AddressInfo).port);
+      expect(pods).toEqual(Array(10).fill(pod));
+      expect(c.node.portForwardStats.websocketChannels).toBe(10);
+    } finally {
+      server.close();
+    }
+  });
+});
