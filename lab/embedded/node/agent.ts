@@ -8,6 +8,7 @@ import { type AddressPlan, gwlabHome, labPaths } from '../../state.ts';
 import type { ApiServerHandle } from '../apiserver/index.ts';
 import { KubeClient } from '../controllers/kube.ts';
 import { ClusterDns } from './cluster-dns.ts';
+import { execHandler } from './exec.ts';
 import { ImageCatalog } from './images.ts';
 import { canBindLowPorts, wellKnownServiceIPs } from './ipam.ts';
 import { Kubelet } from './kubelet.ts';
@@ -103,6 +104,7 @@ export async function startNodeAgent(opts: NodeAgentOptions): Promise<NodeAgent>
   opts.apiServer.registerSubresource('pods', 'log', podLogHandler(kubelet));
   const portForwardStats: PortForwardStats = { websocketSpdy: 0, websocketChannels: 0, spdyUpgrade: 0 };
   opts.apiServer.registerSubresource('pods', 'portforward', portForwardHandler(kubelet, portForwardStats));
+  opts.apiServer.registerSubresource('pods', 'exec', execHandler(kubelet));
   log.info('node agent ready', { node: nodeName, dns: dnsEndpoint, lowPortShift: lowShift, run: runner.runId });
   return {
     nodeName,

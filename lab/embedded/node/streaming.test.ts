@@ -1,4 +1,4 @@
-// pods/portforward with real clients: kubectl's default (SPDY tunnelled in a WebSocket), kubectl with
+// pods/portforward and pods/exec with real clients. Port-forward: kubectl's default (SPDY tunnelled in a WebSocket), kubectl with
 // KUBECTL_PORT_FORWARD_WEBSOCKETS=false (SPDY over an HTTP upgrade), the deploy/ and svc/ forms, and
 // @kubernetes/client-node's PortForward (WebSocket v4.channel.k8s.io); ten concurrent requests through each.
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -49,7 +49,7 @@ async function tenRequests(port: number): Promise<string[]> {
   );
 }
 
-describe('port-forward', () => {
+describe('streaming subresources: port-forward and exec', () => {
   let c: TestCluster;
   const children: ChildProcess[] = [];
 
@@ -109,6 +109,56 @@ describe('port-forward', () => {
       expect(c.node.portForwardStats.websocketChannels).toBe(10);
     } finally {
       server.close();
+    }
+  });
+
+  describe('exec', () => {
+    const exec = (args: string[], opts: { input?: string; env?: Record<string, string> } = {}) =>
+      new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        const child = spawn(
+          '/usr/bin/kubectl',
+          [`--kubeconfig=${c.lab.server.kubeconfigPath}`, 'exec', '-n', 'pf', ...args],
+          {
+            env: { ...process.env, KUBECONFIG: '', ...opts.env },
+          },
+        );
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (d) => (stdout += d));
+        child.stderr.on('data', (d) => (stderr += d));
+        child.on('close', (code) => resolve({ code, stdout, stderr }));
+        child.stdin.end(opts.input ?? '');
+      });
+
+    for (const [form, env] of [
+      ['WebSocket (v5.channel.k8s.io)', {}],
+      ['SPDY (KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false)', { KUBECTL_REMOTE_COMMAND_WEBSOCKETS: 'false' }],
+    ] as const) {
+      it(`runs commands with the pod's environment and network identity over ${form}`, async () => {
+        const who = await exec(
+          ['deploy/web', '--', 'node', '-e', 'console.log(require("os").hostname(), process.env.GWLAB_POD)'],
+          { env },
+        );
+        expect(who.stderr).toBe('');
+        expect(who.stdout).toMatch(/^web-\S+ pf\/web-\S+\n$/);
+        const own = await exec(
+          [
+            'deploy/web',
+            '--',
+            'node',
+            '-e',
+            'fetch("http://localhost:19000/").then((r) => r.text()).then(console.log)',
+          ],
+          { env },
+        );
+        expect(JSON.parse(own.stdout).admin).toBe(who.stdout.split(' ')[0]);
+        const piped = await exec(['-i', 'deploy/web', '--', 'cat'], { env, input: 'hello through stdin' });
+        expect(piped.stdout).toBe('hello through stdin');
+        const failed = await exec(['deploy/web', '--', 'sh', '-c', 'echo oops >&2; exit 3'], { env });
+        expect(failed.code).toBe(3);
+        expect(failed.stderr).toContain('oops');
+        expect(failed.stderr).toContain('command terminated with exit code 3');
+      });
     }
   });
 });
