@@ -184,8 +184,36 @@ export class Pipeline {
       };
       return buildGateway(gw, world, { mode });
     });
-    const gatewaysByRoute = this.gateways.index('route', (g) => Object.keys(g.reports.routes));
-    const gatewaysByPolicy = this.gateways.index('policy', (g) => Object.keys(g.reports.policies));
+    // Per (Gateway, route) and (Gateway, policy) reports, so a Gateway recomputation only re-derives the statuses of
+    // the routes and policies whose report changed.
+    const routeReports = derive(
+      rt,
+      'RouteReports',
+      this.gateways,
+      (_ctx, g) =>
+        Object.entries(g.reports.routes).map(([route, report]) => ({
+          key: `${g.key}|${route}`,
+          route,
+          gateway: g.reports.gateway,
+          report,
+        })),
+      { keyOf: (o) => o.key },
+    );
+    const routeReportsByRoute = routeReports.index('route', (o) => [o.route]);
+    const policyReports = derive(
+      rt,
+      'PolicyReports',
+      this.gateways,
+      (_ctx, g) =>
+        Object.entries(g.reports.policies).map(([policy, report]) => ({
+          key: `${g.key}|${policy}`,
+          policy,
+          gateway: g.reports.gateway,
+          report,
+        })),
+      { keyOf: (o) => o.key },
+    );
+    const policyReportsByPolicy = policyReports.index('policy', (o) => [o.policy]);
 
     this.xds = derive(rt, 'Xds', this.gateways, (_ctx, g) =>
       g.ir ? { gateway: g.key, role: g.ir.role, ...translateGateway(g.ir) } : undefined,
@@ -234,21 +262,21 @@ export class Pipeline {
       };
     });
     this.routeStatuses = derive(rt, 'RouteStatuses', this.httpRoutes, (ctx, r, key) => {
-      const reports = ctx.fetchIndex(gatewaysByRoute, key).map((g) => g.reports);
+      const reports = ctx.fetchIndex(routeReportsByRoute, key).sort((a, b) => (a.key < b.key ? -1 : 1));
       return {
         key: `httproutes/${key}`,
         resource: 'httproutes' as const,
         namespace: r.metadata.namespace,
         name: r.metadata.name,
         status: {
-          parents: routeParents(key, r.metadata.generation ?? 1, reports, rejectionsOf(ctx, `HTTPRoute/${key}`)),
+          parents: routeParents(r.metadata.generation ?? 1, reports, rejectionsOf(ctx, `HTTPRoute/${key}`)),
         },
       };
     });
     this.policyStatuses = derive(rt, 'PolicyStatuses', this.trafficPolicies, (ctx, p, key) => {
       const info = ctx.fetch(this.policies, key);
       if (!info) return undefined;
-      const reports = ctx.fetchIndex(gatewaysByPolicy, key).map((g) => g.reports);
+      const reports = ctx.fetchIndex(policyReportsByPolicy, key).sort((a, b) => (a.key < b.key ? -1 : 1));
       return {
         key: `trafficpolicies/${key}`,
         resource: 'trafficpolicies' as const,

@@ -168,7 +168,9 @@ function validateListeners(gw: Gateway): ListenerState[] {
   for (const s of states) {
     // Conflicted is reported True when there IS a conflict: outcome.ok false means "conflicted".
     if (!s.report.conflicted.ok) s.usable = false;
-    if (!s.usable || !s.report.resolvedRefs.ok) {
+    // A listener that admits no route kind serves nothing: it is not programmed (and gets no Envoy listener).
+    if (!s.kindsOk) s.usable = false;
+    if (!s.usable) {
       s.report.programmed = bad(
         'Invalid',
         !s.report.accepted.ok
@@ -250,6 +252,11 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
   let accepted = paramsOutcome;
   if (accepted.ok && !listeners.some((s) => s.usable)) {
     accepted = bad('ListenersNotValid', 'no listener is valid (see status.listeners)');
+  }
+  if (!accepted.ok) {
+    for (const s of listeners)
+      if (s.report.programmed.ok)
+        s.report.programmed = bad('Invalid', `the Gateway is not accepted: ${accepted.message}`);
   }
 
   const reports: GatewayReports = {

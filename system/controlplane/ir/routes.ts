@@ -144,8 +144,11 @@ function headerOps(f: HeaderFilter | undefined): HeaderOpsIR | undefined {
 
 function normalizeMatch(m: HTTPRouteMatch): MatchIR {
   const type = m.path?.type ?? 'PathPrefix';
+  let value = m.path?.value ?? '/';
+  // Prefixes match whole path segments, so `/api/` means `/api` (and precedence counts the same length).
+  if (type === 'PathPrefix') value = value.replace(/\/+$/, '') || '/';
   return {
-    path: { type, value: m.path?.value ?? '/' },
+    path: { type, value },
     headers: (m.headers ?? []).map((h) => ({ type: h.type ?? 'Exact', name: h.name, value: h.value })),
     queryParams: (m.queryParams ?? []).map((q) => ({ type: q.type ?? 'Exact', name: q.name, value: q.value })),
     ...(m.method ? { method: m.method } : {}),

@@ -3,9 +3,9 @@
 // it was computed from.
 
 import type { ExtensionInfo } from '../ir/extensions.ts';
-import type { GatewayReports } from '../ir/gateway.ts';
+import type { GatewayReports, PolicyAncestorReport, RouteParentReport } from '../ir/gateway.ts';
 import type { PolicyInfo } from '../ir/policies.ts';
-import type { Outcome } from '../ir/types.ts';
+import type { ObjRef, Outcome } from '../ir/types.ts';
 import {
   CONTROLLER_NAME,
   type Condition,
@@ -131,16 +131,20 @@ export function gatewayStatus(
 }
 
 /** Our entries of an HTTPRoute's status.parents, from every Gateway it names. */
+/** One Gateway's report about one route (or policy): what the per-Gateway stage hands to the status stage. */
+export interface GatewayReportOf<T> {
+  gateway: ObjRef;
+  report: T;
+}
+
 export function routeParents(
-  routeKey: string,
   generation: number,
-  reports: GatewayReports[],
+  reports: GatewayReportOf<{ parents: RouteParentReport[] }>[],
   rejections: Rejection[],
 ): (Omit<RouteParentStatus, 'conditions'> & { conditions: StatusCondition[] })[] {
   const out: (Omit<RouteParentStatus, 'conditions'> & { conditions: StatusCondition[] })[] = [];
   for (const r of reports) {
-    const entry = r.routes[routeKey];
-    if (!entry) continue;
+    const entry = r.report;
     const gwKey = `${r.gateway.namespace}/${r.gateway.name}`;
     const rej = rejections.find((x) => x.gateway === gwKey);
     for (const p of entry.parents) {
@@ -184,7 +188,7 @@ function describeTargets(p: PolicyInfo): string {
 
 export function policyStatus(
   p: PolicyInfo,
-  reports: GatewayReports[],
+  reports: GatewayReportOf<PolicyAncestorReport>[],
   rejections: Rejection[],
 ): {
   ancestors: (Omit<PolicyAncestorStatus, 'conditions'> & { conditions: StatusCondition[] })[];
@@ -195,8 +199,7 @@ export function policyStatus(
   const attachedOutcomes: Outcome[] = [];
   let accepted: Outcome = p.accepted;
   for (const r of reports) {
-    const rep = r.policies[p.key];
-    if (!rep) continue;
+    const rep = r.report;
     accepted = rep.accepted;
     const gwKey = `${r.gateway.namespace}/${r.gateway.name}`;
     const rej = rejections.find((x) => x.gateway === gwKey);

@@ -1,0 +1,140 @@
+// Incremental recomputation: one HTTPRoute edit recomputes that route, the one Gateway it names and that Gateway's
+// snapshot, and nothing else; an endpoint change does not re-translate routes; an address change touches only status.
+import { describe, expect, it } from 'vitest';
+import { Runtime } from './krt/collection.ts';
+import type { HTTPRoute } from './model.ts';
+import { Pipeline } from './pipeline.ts';
+
+function world(gateways: number, routesPerGateway: number) {
+  const rt = new Runtime({ autoFlush: false });
+  const p = new Pipeline({ mode: 'strict', runtime: rt });
+  p.gatewayClasses.upsert({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'GatewayClass',
+    metadata: { name: 'gwvendor' },
+    spec: { controllerName: 'gateway.gwvendor.dev/gwvendor' },
+  });
+  for (let g = 0; g < gateways; g++) {
+    p.gatewaysIn.upsert({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'Gateway',
+      metadata: { name: `gw${g}`, namespace: 'default' },
+      spec: { gatewayClassName: 'gwvendor', listeners: [{ name: 'http', port: 8080, protocol: 'HTTP' }] },
+    });
+    p.services.upsert({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: `svc${g}`, namespace: 'default' },
+      spec: { ports: [{ name: 'http', port: 80 }] },
+    });
+    for (let r = 0; r < routesPerGateway; r++) p.httpRoutes.upsert(route(g, r, `/r${r}`));
+  }
+  rt.flush();
+  return { rt, p };
+}
+
+function route(g: number, r: number, path: string): HTTPRoute {
+  return {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'HTTPRoute',
+    metadata: { name: `gw${g}-route${r}`, namespace: 'default', generation: 1 },
+    spec: {
+      parentRefs: [{ name: `gw${g}` }],
+      hostnames: [`r${r}.gw${g}.example.com`],
+      rules: [
+        { matches: [{ path: { type: 'PathPrefix', value: path } }], backendRefs: [{ name: `svc${g}`, port: 80 }] },
+      ],
+    },
+  };
+}
+
+const counts = (p: Pipeline) =>
+  Object.fromEntries(
+    (['routes', 'gateways', 'xds', 'endpoints', 'snapshots', 'gatewayStatuses', 'routeStatuses'] as const).map((k) => [
+      k,
+      (p[k] as unknown as { recomputations: number }).recomputations,
+    ]),
+  );
+
+function delta(before: Record<string, number>, after: Record<string, number>) {
+  return Object.fromEntries(Object.keys(after).map((k) => [k, after[k] - before[k]]));
+}
+
+describe('incremental recomputation', () => {
+  it('one route edit recomputes one Gateway and its snapshot', () => {
+    const { rt, p } = world(10, 20);
+    expect(p.snapshots.size()).toBe(10);
+    const untouched = p.snapshots.get('default/gw7');
+    const before = counts(p);
+    p.httpRoutes.upsert(route(3, 5, '/edited'));
+    rt.flush();
+    const d = delta(before, counts(p));
+    expect(d).toEqual({
+      routes: 1,
+      gateways: 1,
+      xds: 1,
+      endpoints: 1,
+      snapshots: 1,
+      gatewayStatuses: 1,
+      routeStatuses: 1,
+    });
+    const vh = p.snapshots.get('default/gw3')!.routes[0].virtual_hosts as { routes: { match: unknown }[] }[];
+    expect(JSON.stringify(vh)).toContain('/edited');
+    // Other Gateways' outputs are the very same objects: not recomputed, not re-sent.
+    expect(p.snapshots.get('default/gw7')).toBe(untouched);
+  });
+
+  it('an endpoint change recomputes the endpoints and snapshot of the Gateways using the Service, not the routes', () => {
+    const { rt, p } = world(4, 5);
+    const before = counts(p);
+    p.endpointSlices.upsert({
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name: 'svc2-x', namespace: 'default', labels: { 'kubernetes.io/service-name': 'svc2' } },
+      addressType: 'IPv4',
+      endpoints: [{ addresses: ['127.10.0.7'], conditions: { ready: true } }],
+      ports: [{ name: 'http', port: 8080 }],
+    });
+    rt.flush();
+    expect(delta(before, counts(p))).toEqual({
+      routes: 0,
+      gateways: 0,
+      xds: 0,
+      endpoints: 1,
+      snapshots: 1,
+      gatewayStatuses: 0,
+      routeStatuses: 0,
+    });
+    expect(p.snapshots.get('default/gw2')!.endpoints[0]).toMatchObject({
+      cluster_name: 'kube_default_svc2_80',
+      endpoints: [
+        { lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.10.0.7', port_value: 8080 } } } }] },
+      ],
+    });
+  });
+
+  it("the proxy Service's load balancer address changes only the Gateway's status", () => {
+    const { rt, p } = world(3, 2);
+    const before = counts(p);
+    p.services.upsert({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'gw1', namespace: 'default' },
+      spec: { type: 'LoadBalancer', ports: [{ port: 8080 }] },
+      status: { loadBalancer: { ingress: [{ ip: '127.30.0.9' }] } },
+    });
+    rt.flush();
+    expect(delta(before, counts(p))).toEqual({
+      routes: 0,
+      gateways: 0,
+      xds: 0,
+      endpoints: 0,
+      snapshots: 0,
+      gatewayStatuses: 1,
+      routeStatuses: 0,
+    });
+    expect(p.gatewayStatuses.get('default/gw1')!.status.addresses).toEqual([
+      { type: 'IPAddress', value: '127.30.0.9' },
+    ]);
+  });
+});
