@@ -37,10 +37,11 @@ async function relayChild(sinkIP: string, sinkPort: number, bareIP: string, svcI
   process.on('disconnect', () => process.exit(0));
 }
 
-function transfer(host: string, bytes: number): Promise<void> {
+/** Sends `bytes` to host:port and waits for the sink to confirm them. */
+export function transfer(host: string, bytes: number, port = PORT): Promise<void> {
   const chunk = Buffer.alloc(64 * 1024, 120);
   return new Promise((resolve, reject) => {
-    const s = net.connect({ host, port: PORT, noDelay: true });
+    const s = net.connect({ host, port, noDelay: true });
     let left = bytes;
     const pump = () => {
       while (left > 0) {
@@ -139,7 +140,22 @@ async function main(): Promise<void> {
   );
 }
 
-if (process.argv[2] === '--relay') {
+/**
+ * Client mode, for benchmarks whose relays run in the calling process: `--client <host> <port> <MB> <conns>` prints
+ * the MB/s of one transfer of MB over conns parallel connections.
+ */
+async function clientMain(host: string, port: number, mb: number, conns: number): Promise<void> {
+  const total = mb * 1024 * 1024;
+  const t0 = process.hrtime.bigint();
+  await Promise.all(Array.from({ length: conns }, () => transfer(host, Math.floor(total / conns), port)));
+  const s = Number(process.hrtime.bigint() - t0) / 1e9;
+  process.stdout.write(`${(mb / s).toFixed(1)}\n`);
+}
+
+if (process.argv[2] === '--client') {
+  const [, , , host, port, mb, conns] = process.argv;
+  await clientMain(host, Number(port), Number(mb), Number(conns));
+} else if (process.argv[2] === '--relay') {
   const [, , , sinkIP, sinkPort, bareIP, svcIP] = process.argv;
   await relayChild(sinkIP, Number(sinkPort), bareIP, svcIP);
 } else {

@@ -150,6 +150,26 @@ describe('embedded cluster workloads', () => {
     expect(rs.items.map((r: any) => r.spec.replicas).sort()).toEqual([0, 2]);
   });
 
+  it('scales and restarts a rollout with kubectl scale and kubectl rollout restart', async () => {
+    await c.k(['scale', 'deployment/web', '-n', 'apps', '--replicas=3']);
+    await c.k(['rollout', 'status', 'deployment/web', '-n', 'apps', '--timeout=60s']);
+    const live = async () =>
+      JSON.parse(await c.k(['get', 'pods', '-n', 'apps', '-l', 'app=web', '-o', 'json'])).items.filter(
+        (p: any) => !p.metadata.deletionTimestamp,
+      );
+    expect(await live()).toHaveLength(3);
+    const before = new Set((await live()).map((p: any) => p.metadata.name));
+    await c.k(['rollout', 'restart', 'deployment/web', '-n', 'apps']);
+    await c.k(['rollout', 'status', 'deployment/web', '-n', 'apps', '--timeout=60s']);
+    const after = await eventually(async () => {
+      const l = await live();
+      return l.length === 3 && l.every((p: any) => !before.has(p.metadata.name)) ? l : undefined;
+    }, 20_000);
+    expect(after).toHaveLength(3);
+    await c.k(['scale', 'deployment/web', '-n', 'apps', '--replicas=2']);
+    await c.k(['rollout', 'status', 'deployment/web', '-n', 'apps', '--timeout=60s']);
+  });
+
   it('gives a LoadBalancer address that serves the Service port', async () => {
     const ip = await eventually(
       async () =>
