@@ -25,48 +25,57 @@ export async function startTestCluster(
 ): Promise<TestCluster> {
   const claim = await claimLabIndex();
   const plan = addressPlan(claim.index);
-  const lab = await startTestLab({ addressPlan: plan, labName: `node-${claim.index}` });
-  const logs = new LogRegistry({ level: 'warn', sink: (l) => process.stderr.write(`${l}\n`) });
-  if (opts.images) {
-    const yaml = Object.entries(opts.images)
-      .map(([k, v]) => `  "${k}": ${JSON.stringify(v)}`)
-      .join('\n');
-    writeFileSync(join(lab.home, 'images.yaml'), `images:\n${yaml}\n`);
-  }
-  const machinery = await startApiMachinery(
-    await lab.server.kubeConfig({ user: 'system:kube-controller-manager' }),
-    logs,
-  );
-  const controllers = startWorkloadControllers(
-    await lab.server.kubeConfig({ user: 'system:kube-controller-manager' }),
-    logs,
-    { lbOctet: plan.lbOctet, provisionDelayMs: 200 },
-  );
-  const node = await startNodeAgent({
-    labName: lab.name,
-    home: lab.home,
-    plan,
-    apiServer: lab.server,
-    logs,
-    forceLbPortFallback: opts.forceLbPortFallback,
-    backoff: { initialSeconds: 1, maxSeconds: 4 },
-  });
-  node.proxy.on('bind', controllers.loadBalancers.onBind);
-  return {
-    lab,
-    plan,
-    node,
-    controllers,
-    machinery,
-    k: (args, input) => lab.k(args, input),
-    stop: async () => {
-      const run = node.runner.runId;
-      await node.stop(2).catch(() => undefined);
-      await controllers.stop().catch(() => undefined);
-      await machinery.stop().catch(() => undefined);
-      await lab.stop().catch(() => undefined);
-      await killTaggedProcesses({ run });
-      await claim.release();
-    },
+  const cleanups: (() => Promise<unknown>)[] = [() => claim.release()];
+  const unwind = async () => {
+    for (const f of cleanups.splice(0).reverse()) await f().catch(() => undefined);
   };
+  try {
+    const lab = await startTestLab({ addressPlan: plan, labName: `node-${claim.index}` });
+    cleanups.push(() => lab.stop());
+    const logs = new LogRegistry({ level: 'warn', sink: (l) => process.stderr.write(`${l}\n`) });
+    if (opts.images) {
+      const yaml = Object.entries(opts.images)
+        .map(([k, v]) => `  "${k}": ${JSON.stringify(v)}`)
+        .join('\n');
+      writeFileSync(join(lab.home, 'images.yaml'), `images:\n${yaml}\n`);
+    }
+    const machinery = await startApiMachinery(
+      await lab.server.kubeConfig({ user: 'system:kube-controller-manager' }),
+      logs,
+    );
+    cleanups.push(() => machinery.stop());
+    const controllers = startWorkloadControllers(
+      await lab.server.kubeConfig({ user: 'system:kube-controller-manager' }),
+      logs,
+      { lbOctet: plan.lbOctet, provisionDelayMs: 200 },
+    );
+    cleanups.push(() => controllers.stop());
+    const node = await startNodeAgent({
+      labName: lab.name,
+      home: lab.home,
+      plan,
+      apiServer: lab.server,
+      logs,
+      forceLbPortFallback: opts.forceLbPortFallback,
+      backoff: { initialSeconds: 1, maxSeconds: 4 },
+    });
+    const run = node.runner.runId;
+    cleanups.push(async () => {
+      await node.stop(2);
+      await killTaggedProcesses({ run });
+    });
+    node.proxy.on('bind', controllers.loadBalancers.onBind);
+    return {
+      lab,
+      plan,
+      node,
+      controllers,
+      machinery,
+      k: (args, input) => lab.k(args, input),
+      stop: unwind,
+    };
+  } catch (err) {
+    await unwind();
+    throw err;
+  }
 }

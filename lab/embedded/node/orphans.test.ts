@@ -10,6 +10,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { findTaggedProcesses, killTaggedProcesses } from './orphans.ts';
 
 const FAKE_LAB = join(dirname(fileURLToPath(import.meta.url)), 'testdata', 'fake-lab.ts');
+const MINI_LAB = join(dirname(fileURLToPath(import.meta.url)), 'testdata', 'mini-lab.ts');
+const APP = join(dirname(fileURLToPath(import.meta.url)), 'testdata', 'http-app.mjs');
 
 describe('no orphans', () => {
   const labs: string[] = [];
@@ -69,4 +71,39 @@ describe('no orphans', () => {
     const ms = await goneWithin(lab, 5000);
     expect(ms).toBeLessThan(5000);
   });
+
+  it('leaves no pod process of a whole embedded cluster 5 s after the lab process is SIGKILLed', async () => {
+    const child = spawn(process.execPath, [MINI_LAB, APP], { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    const [run, home] = await new Promise<string[]>((resolve, reject) => {
+      let out = '';
+      const timer = setTimeout(() => reject(new Error(`mini lab not ready: ${out}`)), 60_000);
+      const onData = (c: Buffer) => {
+        out += c;
+        const m = /ready (\S+) (\S+)/.exec(out);
+        if (m) {
+          clearTimeout(timer);
+          resolve([m[1], m[2]]);
+        }
+      };
+      child.stdout!.on('data', onData);
+      child.stderr!.on('data', (c) => (out += c));
+      child.once('exit', (code) => reject(new Error(`mini lab exited ${code}: ${out}`)));
+    });
+    dirs.push(home);
+    // Two pods, each: the container, a detached Node grandchild, a shell and its sleep.
+    const t1 = Date.now();
+    while (findTaggedProcesses({ run }).length < 8) {
+      if (Date.now() - t1 > 10_000)
+        throw new Error(`pods did not fork: ${JSON.stringify(findTaggedProcesses({ run }))}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    child.kill('SIGKILL');
+    const t0 = Date.now();
+    while (findTaggedProcesses({ run }).length > 0) {
+      if (Date.now() - t0 > 5000) throw new Error(`left after 5 s: ${JSON.stringify(findTaggedProcesses({ run }))}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    await killTaggedProcesses({ run }).catch(() => undefined);
+  }, 90_000);
 });

@@ -54,7 +54,8 @@ describe('streaming subresources: port-forward and exec', () => {
   const children: ChildProcess[] = [];
 
   beforeAll(async () => {
-    c = await startTestCluster({ images: { 'gwlab.test/http-app:1': ['node', APP] } });
+    // This cluster also runs with the lab flag that forces the LoadBalancer port fallback (tested below).
+    c = await startTestCluster({ images: { 'gwlab.test/http-app:1': ['node', APP] }, forceLbPortFallback: true });
     await c.k(['apply', '-f', '-'], MANIFEST);
     await c.k(['rollout', 'status', 'deployment/web', '-n', 'pf', '--timeout=60s']);
   });
@@ -110,6 +111,37 @@ describe('streaming subresources: port-forward and exec', () => {
     } finally {
       server.close();
     }
+  });
+
+  it('serves a LoadBalancer port it may not bind on p+8000, with the annotation and an event (forced fallback)', async () => {
+    await c.k(
+      ['apply', '-f', '-'],
+      'apiVersion: v1\nkind: Service\nmetadata: {name: web-lb, namespace: pf}\nspec:\n  type: LoadBalancer\n  selector: {app: web}\n  ports: [{name: http, port: 80, targetPort: 8080}]\n',
+    );
+    const svc = await eventually(async () => {
+      const s = JSON.parse(await c.k(['get', 'svc', 'web-lb', '-n', 'pf', '-o', 'json']));
+      return s.metadata.annotations?.['gwlab.dev/lb-port-80'] && s.status.loadBalancer?.ingress?.[0]?.ip
+        ? s
+        : undefined;
+    }, 15_000);
+    expect(svc.metadata.annotations['gwlab.dev/lb-port-80']).toBe('8080');
+    const ip = svc.status.loadBalancer.ingress[0].ip;
+    const body = (await (await fetch(`http://${ip}:8080/`)).json()) as { pod: string };
+    expect(body.pod).toMatch(/^web-/);
+    const events = await eventually(async () => {
+      const out = await c.k([
+        'get',
+        'events',
+        '-n',
+        'pf',
+        '--field-selector',
+        'involvedObject.name=web-lb',
+        '-o',
+        'json',
+      ]);
+      return JSON.parse(out).items.find((e: any) => e.reason === 'LoadBalancerPortFallback');
+    }, 10_000);
+    expect(events.message).toContain('serving it on 8080');
   });
 
   describe('exec', () => {
