@@ -338,7 +338,7 @@ describe('watch', () => {
       raw: '{"metadata":{"labels":{"watch":"no"}}}',
       ct: 'application/merge-patch+json',
     });
-    const { events, raw } = await watchEvents(
+    const { events } = await watchEvents(
       `/api/v1/namespaces/team/configmaps?watch=true&resourceVersion=${rv}&labelSelector=watch%3Dyes&allowWatchBookmarks=true`,
       3,
     );

@@ -280,9 +280,10 @@ export class Core {
 
   // ---- create ----
 
+  /** Creates from `body`, which the call takes ownership of (it is modified and stored). */
   create(rt: ResourceType, namespace: string | undefined, body: unknown, opts: WriteOptions): K8sObject {
     this.checkManager(opts, false);
-    const obj = this.checkTypeMeta(rt, clone(body));
+    const obj = this.checkTypeMeta(rt, body);
     this.fieldValidation(rt, obj, opts);
     return this.createPrepared(rt, namespace, obj, opts, (o) =>
       updateManagedFields({
@@ -465,7 +466,7 @@ export class Core {
     subresource?: 'status' | 'finalize',
   ): K8sObject {
     this.checkManager(opts, false);
-    const obj = this.checkTypeMeta(rt, clone(body));
+    const obj = this.checkTypeMeta(rt, body);
     if (obj.metadata.name && obj.metadata.name !== name)
       throw errors.badRequest(
         `the name of the object (${obj.metadata.name}) does not match the name on the URL (${name})`,

@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { LogRegistry } from '../../../system/shared/log.ts';
 import { type AddressPlan, labPaths, addressPlan as planFor } from '../../state.ts';
 import { Authenticator, type TokenOptions } from './authn.ts';
@@ -55,8 +55,11 @@ export interface ApiServerHandle {
   issueServiceAccountToken(namespace: string, serviceAccount: string, opts?: TokenOptions): string;
   /** A token for a privileged in-process identity, e.g. `system:controller:garbage-collector` (bypasses RBAC). */
   issuePrivilegedToken(username: string): string;
-  /** A client-node KubeConfig for this server: admin by default, or a privileged identity named `user`. */
-  kubeConfig(opts?: { user?: string }): KubeConfig;
+  /**
+   * A client-node KubeConfig for this server: admin by default, or a privileged identity named `user`. Async because
+   * client-node is loaded on first use (the server itself does not need it: ~85 MB of resident memory).
+   */
+  kubeConfig(opts?: { user?: string }): Promise<KubeConfig>;
   registerSubresource(resource: string, subresource: string, handler: SubresourceHandler): void;
   /** The store's current revision (tests, benchmark). */
   revision(): number;
@@ -198,7 +201,8 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServerH
     adminToken: pki.adminToken,
     issueServiceAccountToken: (ns, sa, o) => authn.issueServiceAccountToken(ns, sa, o).token,
     issuePrivilegedToken: (user) => authn.issuePrivilegedToken(user),
-    kubeConfig: (o = {}) => {
+    kubeConfig: async (o = {}) => {
+      const { KubeConfig } = await import('@kubernetes/client-node');
       const kc = new KubeConfig();
       const token = o.user ? authn.issuePrivilegedToken(o.user) : pki.adminToken;
       const ctx = `gwlab-${opts.labName}`;

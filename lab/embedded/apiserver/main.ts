@@ -3,7 +3,6 @@
 import { parseArgs } from 'node:util';
 import { LogRegistry, parseLevel } from '../../../system/shared/log.ts';
 import { DEFAULT_LAB_NAME } from '../../state.ts';
-import { startApiMachinery } from '../controllers/apimachinery.ts';
 import { startApiServer } from './index.ts';
 
 const { values } = parseArgs({
@@ -25,9 +24,13 @@ const server = await startApiServer({
   port: values.port ? Number(values.port) : undefined,
   logRegistry: logs,
 });
+// Loaded only when wanted: the controllers bring in @kubernetes/client-node.
 const controllers = values['no-controllers']
   ? undefined
-  : await startApiMachinery(server.kubeConfig({ user: 'system:kube-controller-manager' }), logs);
+  : await (await import('../controllers/apimachinery.ts')).startApiMachinery(
+      await server.kubeConfig({ user: 'system:kube-controller-manager' }),
+      logs,
+    );
 process.stdout.write(`export KUBECONFIG=${server.kubeconfigPath}\n`);
 let stopping = false;
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {

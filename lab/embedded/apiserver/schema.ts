@@ -1,12 +1,14 @@
 // A small structural view over object schemas, shared by strict field validation, strategic merge patch and
 // server-side apply. Two sources implement it:
 // - built-in kinds: the attribute type maps that @kubernetes/client-node generates from the Kubernetes OpenAPI spec
-//   (every model class lists its JSON field names and their types), plus the list semantics (patch merge keys and
-//   list-map keys) that the generated models do not carry, written out below from the Kubernetes API types;
+//   (every model class lists its JSON field names and their types), extracted into builtin-types.json by
+//   gen-builtin-types.ts, plus the list semantics (patch merge keys and list-map keys) that the generated models do
+//   not carry, written out below from the Kubernetes API types;
 // - custom resources: the CRD's structural openAPIV3Schema (crd.ts).
 // kubernetes-models' validators (used in validation.ts) check types and required fields, but they accept unknown
 // fields (their schemas have no additionalProperties: false), so unknown-field detection walks this tree instead.
-import * as k8s from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 export type ListSemantics =
   | { type: 'atomic' }
@@ -80,12 +82,16 @@ lm(['V1PodStatus.podIPs', 'V1PodStatus.hostIPs'], ['ip']);
 lm(['V1NodeStatus.addresses'], ['type']);
 lm(['V1ServiceAccount.secrets'], ['name']);
 
-type Attr = { name: string; baseName: string; type: string; format: string };
+type Attr = { baseName: string; type: string };
+
+let table: Record<string, [string, string][]> | undefined;
 
 function modelAttrs(model: string): Attr[] | undefined {
-  const cls = (k8s as Record<string, any>)[model];
-  const m = cls?.getAttributeTypeMap?.();
-  return Array.isArray(m) ? (m as Attr[]) : undefined;
+  table ??= JSON.parse(readFileSync(join(import.meta.dirname, 'builtin-types.json'), 'utf8')) as Record<
+    string,
+    [string, string][]
+  >;
+  return table[model]?.map(([baseName, type]) => ({ baseName, type }));
 }
 
 const cache = new Map<string, SchemaNode>();

@@ -74,6 +74,8 @@ interface AuditRecord {
   name?: string;
   code?: number;
   dryRun?: boolean;
+  /** Long-running requests (watches, streams) log twice: when the response starts and when it completes. */
+  stage?: 'ResponseStarted' | 'ResponseComplete';
 }
 
 const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
@@ -168,6 +170,10 @@ export class HttpApi {
   private auditFd?: number;
   readonly activeWatches = new Set<() => void>();
   private openapiCache?: { key: string; value: ReturnType<typeof openapiIndex> };
+  private auditBuf: string[] = [];
+  /** Responses of this turn; `res` is set for writes, which fail with 500 when the commit fails. */
+  private outbox: { fn: () => void; res?: ServerResponse }[] = [];
+  private flushScheduled = false;
 
   constructor(core: Core, authn: Authenticator, authz: Authorizer, cfg: ServerConfig) {
     this.core = core;
@@ -182,6 +188,7 @@ export class HttpApi {
 
   close(): void {
     for (const end of [...this.activeWatches]) end();
+    this.flush();
     if (this.auditFd !== undefined) closeSync(this.auditFd);
     this.auditFd = undefined;
   }
@@ -216,16 +223,59 @@ export class HttpApi {
       namespace: rec.namespace ?? '',
       name: rec.name ?? '',
       code: rec.code ?? 0,
+      stage: rec.stage ?? 'ResponseComplete',
       durationMs: Math.round((performance.now() - started) * 100) / 100,
       method,
       uri,
       ...(rec.dryRun ? { dryRun: true } : {}),
       ...(ua ? { userAgent: ua } : {}),
     };
+    this.auditBuf.push(`${JSON.stringify(line)}\n`);
+    this.scheduleFlush();
+  }
+
+  /**
+   * Responses go out at the end of the event-loop turn, after the store's group commit and one write of the
+   * request-log lines: a client never sees a write acknowledged before it is durable, nor a response before its line
+   * is in the request log.
+   */
+  private send(fn: () => void, failIfUncommitted?: ServerResponse): void {
+    this.outbox.push({ fn, res: failIfUncommitted });
+    this.scheduleFlush();
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    let commitError: unknown;
     try {
-      writeSync(this.auditFd, `${JSON.stringify(line)}\n`);
+      this.core.store.commit();
     } catch (e) {
-      this.cfg.log.error('request log write failed', { err: e as Error });
+      commitError = e;
+      this.cfg.log.error('storage commit failed: writes of this turn are not acknowledged', { err: e as Error });
+    }
+    if (this.auditBuf.length && this.auditFd !== undefined) {
+      try {
+        writeSync(this.auditFd, this.auditBuf.join(''));
+      } catch (e) {
+        this.cfg.log.error('request log write failed', { err: e as Error });
+      }
+    }
+    this.auditBuf = [];
+    const out = this.outbox;
+    this.outbox = [];
+    for (const { fn, res } of out) {
+      try {
+        if (commitError && res) sendStatus(res, errors.internal(`storage commit failed: ${String(commitError)}`));
+        else fn();
+      } catch (e) {
+        this.cfg.log.error('response failed', { err: e as Error });
+      }
     }
   }
 
@@ -236,14 +286,15 @@ export class HttpApi {
     const rec: AuditRecord = {};
     const uri = req.url ?? '/';
     let streaming = false;
-    const finishAudit = () => this.audit(rec, started, req.method ?? 'GET', uri, req.headers['user-agent']);
+    const finishAudit = (stage?: 'ResponseStarted') =>
+      this.audit(stage ? { ...rec, stage } : rec, started, req.method ?? 'GET', uri, req.headers['user-agent']);
     try {
       const url = new URL(uri, 'https://apiserver');
       const path = url.pathname;
       if (req.method === 'GET' && ['/healthz', '/livez', '/readyz'].includes(path.replace(/\/$/, ''))) {
         rec.code = 200;
         finishAudit();
-        res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' }).end('ok');
+        this.send(() => res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' }).end('ok'));
         return;
       }
       const user = this.authn.authenticate(req.headers.authorization);
@@ -271,7 +322,7 @@ export class HttpApi {
       const err = toApiError(e, this.cfg.log);
       rec.code = err.code;
       finishAudit();
-      if (!res.headersSent) sendStatus(res, err);
+      if (!res.headersSent) this.send(() => sendStatus(res, err));
       else res.destroy();
       if (err.code === 413) req.resume();
     }
@@ -307,6 +358,7 @@ export class HttpApi {
       });
       const { handler, rt, object } = this.subresourceTarget(user, info);
       rec.code = 101;
+      this.audit({ ...rec, stage: 'ResponseStarted' }, started, req.method ?? 'GET', uri, req.headers['user-agent']);
       socket.once('close', finishAudit);
       await handler({
         user,
@@ -365,7 +417,7 @@ export class HttpApi {
   ): void {
     const r = this.nonResourceBody(req, path, q);
     rec.code = 200;
-    sendJson(res, 200, r.body, r.headers ?? {});
+    this.send(() => sendJson(res, 200, r.body, r.headers ?? {}));
   }
 
   private nonResourceBody(
@@ -486,7 +538,7 @@ export class HttpApi {
     q: URLSearchParams,
     body: Buffer,
     rec: AuditRecord,
-    finishAudit: () => void,
+    finishAudit: (stage?: 'ResponseStarted') => void,
   ): Promise<boolean> {
     const core = this.core;
     const virtual = this.virtualResource(info);
@@ -494,7 +546,7 @@ export class HttpApi {
       if (req.method !== 'POST') throw errors.methodNotAllowed();
       rec.code = 201;
       const out = virtual(user, core.decode(body, String(req.headers['content-type'] ?? 'application/json')));
-      sendJson(res, 201, out);
+      this.send(() => sendJson(res, 201, out));
       return false;
     }
     const rt = core.registry.get(info.group, info.version, info.resource!);
@@ -558,6 +610,7 @@ export class HttpApi {
       if (handler && rt.builtin) {
         const object = core.get(rt, ns, info.name!);
         rec.code = 200;
+        finishAudit('ResponseStarted');
         res.on('close', () => {
           rec.code = res.statusCode;
           finishAudit();
@@ -602,9 +655,10 @@ export class HttpApi {
             includeObject: q.get('includeObject') ?? undefined,
             keepAliveMs: this.cfg.keepAliveMs,
             bookmarkMs: this.cfg.bookmarkMs,
-            onEnd: finishAudit,
+            onEnd: () => finishAudit(),
             active: this.activeWatches,
           };
+          finishAudit('ResponseStarted');
           serveWatch(core, rt, res, lo, this.tables);
           return true;
         }
@@ -642,7 +696,7 @@ export class HttpApi {
             })),
           });
         rec.code = 200;
-        sendList(res, rt, meta, l.items);
+        this.send(() => sendList(res, rt, meta, l.items, (o) => core.store.json(o)));
         return false;
       }
       case 'POST': {
@@ -704,7 +758,8 @@ export class HttpApi {
     rec.code = code;
     const headers: Record<string, string | string[]> = {};
     if (warnings.length) headers.Warning = warnings.map((w) => `299 - ${JSON.stringify(w)}`);
-    sendJson(res, code, obj, headers);
+    const write = ['create', 'update', 'patch', 'delete', 'deletecollection'].includes(rec.verb ?? '') && !rec.dryRun;
+    this.send(() => sendJson(res, code, this.core.store.json(obj as object), headers), write ? res : undefined);
     return false;
   }
 
@@ -865,13 +920,14 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
+/** Sends `obj` as JSON (a string is taken to be JSON already). */
 export function sendJson(
   res: ServerResponse,
   code: number,
   obj: unknown,
   headers: Record<string, string | string[]> = {},
 ): void {
-  const body = JSON.stringify(obj);
+  const body = typeof obj === 'string' ? obj : JSON.stringify(obj);
   res.writeHead(code, {
     'Content-Type': 'application/json',
     'Content-Length': Buffer.byteLength(body),
@@ -881,13 +937,19 @@ export function sendJson(
 }
 
 /** Lists are written in pieces: one JSON.stringify per item, no giant intermediate string. */
-function sendList(res: ServerResponse, rt: ResourceType, meta: Record<string, unknown>, items: K8sObject[]): void {
+function sendList(
+  res: ServerResponse,
+  rt: ResourceType,
+  meta: Record<string, unknown>,
+  items: K8sObject[],
+  json: (o: K8sObject) => string,
+): void {
   res.writeHead(200, { 'Content-Type': 'application/json' });
   const head = `{"kind":"${rt.listKind}","apiVersion":"${gv(rt)}","metadata":${JSON.stringify(meta)},"items":[`;
   const parts: string[] = [head];
   let size = head.length;
   for (let i = 0; i < items.length; i++) {
-    const s = (i ? ',' : '') + JSON.stringify(items[i]);
+    const s = (i ? ',' : '') + json(items[i]);
     parts.push(s);
     size += s.length;
     if (size > 256 * 1024) {

@@ -64,7 +64,17 @@ export class Store {
   private readonly db?: DatabaseSync;
   private insert?: StatementSync;
   private writesSinceCompact = 0;
+  /** Group commit: writes of one event-loop turn share one SQLite transaction; their events go out at commit. */
+  private inTxn = false;
+  private pending: StoreEvent[] = [];
+  private commitScheduled = false;
+  private failed?: Error;
+  /** Revisions that a later write replaced (and tombstones): what compaction may drop once old enough. */
+  private superseded: number[] = [];
+  private deleteRow?: StatementSync;
   private readonly listeners = new Map<string, Set<(ev: StoreEvent) => void>>();
+  /** JSON of stored objects, computed once at write time (for the log) and reused by get, list and watch. */
+  private readonly serialized = new WeakMap<object, string>();
 
   constructor(opts: StoreOptions = {}) {
     this.historySize = Math.max(1000, opts.historySize ?? 10_000);
@@ -82,10 +92,11 @@ export class Store {
           deleted INTEGER NOT NULL,
           value TEXT NOT NULL
         );
-        CREATE INDEX IF NOT EXISTS log_key ON log (bucket, key, rev);
+        DROP INDEX IF EXISTS log_key;
         CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
       `);
       this.insert = this.db.prepare('INSERT INTO log (rev, bucket, key, deleted, value) VALUES (?, ?, ?, ?, ?)');
+      this.deleteRow = this.db.prepare('DELETE FROM log WHERE rev = ?');
       this.load();
     }
   }
@@ -95,41 +106,43 @@ export class Store {
     const metaRev = db.prepare("SELECT v FROM meta WHERE k = 'compactedRev'").get() as { v: string } | undefined;
     const maxRow = db.prepare('SELECT MAX(rev) AS m FROM log').get() as { m: number | null };
     this.rev = Math.max(Number(metaRev?.v ?? 0), maxRow.m ?? 0);
-    const latest = db
-      .prepare(
-        'SELECT l.rev, l.bucket, l.key, l.deleted, l.value FROM log l JOIN (SELECT bucket, key, MAX(rev) AS m FROM log GROUP BY bucket, key) x ON l.bucket = x.bucket AND l.key = x.key AND l.rev = x.m WHERE l.deleted = 0',
-      )
-      .all() as unknown as Row[];
-    for (const r of latest) this.bucket(r.bucket).objects.set(r.key, JSON.parse(r.value));
-    // Rebuild the watch history from the tail of the log, so watches from before a restart resume.
-    const from = Math.max(0, this.rev - this.historySize);
-    const rows = db
-      .prepare('SELECT rev, bucket, key, deleted, value FROM log WHERE rev > ? ORDER BY rev')
-      .all(from) as unknown as Row[];
-    const prevStmt = db.prepare(
-      'SELECT deleted, value FROM log WHERE bucket = ? AND key = ? AND rev < ? ORDER BY rev DESC LIMIT 1',
-    );
-    const lastSeen = new Map<string, K8sObject | null>();
-    for (const r of rows) {
-      const id = `${r.bucket}\u0000${r.key}`;
-      let prev = lastSeen.get(id);
-      if (prev === undefined) {
-        const p = prevStmt.get(r.bucket, r.key, r.rev) as { deleted: number; value: string } | undefined;
-        prev = p && !p.deleted ? JSON.parse(p.value) : null;
+    // One pass over the log in revision order: the latest row of each key is the current object (or a tombstone),
+    // every row a later row replaces is compactable, and the tail rebuilds the watch history (so watches from before
+    // a restart resume), each event with the object it replaced.
+    const windowStart = Math.max(0, this.rev - this.historySize);
+    const latest = new Map<
+      string,
+      { rev: number; deleted: number; value: string; bucket: string; key: string; obj?: K8sObject }
+    >();
+    const parse = (r: { value: string; obj?: K8sObject }) => {
+      r.obj ??= JSON.parse(r.value) as K8sObject;
+      return r.obj;
+    };
+    let first = 0;
+    for (const row of db
+      .prepare('SELECT rev, bucket, key, deleted, value FROM log ORDER BY rev')
+      .iterate() as Iterable<Row>) {
+      const id = `${row.bucket}\u0000${row.key}`;
+      const prev = latest.get(id);
+      if (prev) this.superseded.push(prev.rev);
+      if (row.deleted) this.superseded.push(row.rev);
+      const cur = { ...row };
+      if (row.rev > windowStart) {
+        if (!first) first = row.rev;
+        const obj = parse(cur);
+        const before = prev && !prev.deleted ? parse(prev) : undefined;
+        const type: EventType = row.deleted ? 'DELETED' : before ? 'MODIFIED' : 'ADDED';
+        this.history.push({ rev: row.rev, type, bucket: row.bucket, key: row.key, obj, prev: before });
       }
-      const obj: K8sObject = r.deleted ? JSON.parse(r.value) : this.current(r.bucket, r.key, r.rev, r.value);
-      const type: EventType = r.deleted ? 'DELETED' : prev ? 'MODIFIED' : 'ADDED';
-      this.history.push({ rev: r.rev, type, bucket: r.bucket, key: r.key, obj, prev: prev ?? undefined });
-      lastSeen.set(id, r.deleted ? null : obj);
+      latest.set(id, cur);
     }
-    this.oldestResumable = rows.length ? rows[0].rev - 1 : this.rev;
-  }
-
-  /** The in-memory object when it is this revision (shares memory with the history), else the parsed row. */
-  private current(bucket: string, key: string, rev: number, value: string): K8sObject {
-    const o = this.buckets.get(bucket)?.objects.get(key);
-    if (o && o.metadata.resourceVersion === String(rev)) return o;
-    return JSON.parse(value);
+    for (const r of latest.values()) {
+      if (r.deleted) continue;
+      const o = parse(r);
+      this.serialized.set(o, r.value);
+      this.bucket(r.bucket).objects.set(r.key, o);
+    }
+    this.oldestResumable = first ? first - 1 : this.rev;
   }
 
   private bucket(name: string): Bucket {
@@ -143,6 +156,16 @@ export class Store {
 
   revision(): number {
     return this.rev;
+  }
+
+  /** JSON of an object; free for stored objects (cached at write), computed and cached for others. */
+  json(obj: object): string {
+    let s = this.serialized.get(obj);
+    if (s === undefined) {
+      s = JSON.stringify(obj);
+      this.serialized.set(obj, s);
+    }
+    return s;
   }
 
   /** The oldest resourceVersion a watch can start from without 410 Expired. */
@@ -198,11 +221,14 @@ export class Store {
     const prev = b.objects.get(key);
     const rev = this.rev + 1;
     obj.metadata.resourceVersion = String(rev);
-    this.persist(rev, bucket, key, 0, obj);
+    const json = JSON.stringify(obj);
+    this.persist(rev, bucket, key, 0, json);
+    if (prev) this.superseded.push(Number(prev.metadata.resourceVersion));
+    this.serialized.set(obj, json);
     this.rev = rev;
     if (!prev) b.sorted = undefined;
     b.objects.set(key, obj);
-    return this.emit({ rev, type: prev ? 'MODIFIED' : 'ADDED', bucket, key, obj, prev });
+    return this.queue({ rev, type: prev ? 'MODIFIED' : 'ADDED', bucket, key, obj, prev });
   }
 
   remove(bucket: string, key: string, finalObj?: K8sObject): StoreEvent | undefined {
@@ -212,17 +238,57 @@ export class Store {
     const rev = this.rev + 1;
     const obj: K8sObject = finalObj ?? { ...prev, metadata: { ...prev.metadata } };
     obj.metadata.resourceVersion = String(rev);
-    this.persist(rev, bucket, key, 1, obj);
+    const json = JSON.stringify(obj);
+    this.persist(rev, bucket, key, 1, json);
+    this.superseded.push(Number(prev.metadata.resourceVersion), rev);
+    this.serialized.set(obj, json);
     this.rev = rev;
     b.objects.delete(key);
     b.sorted = undefined;
-    return this.emit({ rev, type: 'DELETED', bucket, key, obj, prev });
+    return this.queue({ rev, type: 'DELETED', bucket, key, obj, prev });
   }
 
-  private persist(rev: number, bucket: string, key: string, deleted: number, obj: K8sObject): void {
+  private persist(rev: number, bucket: string, key: string, deleted: number, json: string): void {
+    if (this.failed) throw new Error(`storage failed earlier (${this.failed.message}); restart the lab`);
     if (!this.insert) return;
-    this.insert.run(rev, bucket, key, deleted, JSON.stringify(obj));
-    if (++this.writesSinceCompact >= 1000) {
+    if (!this.inTxn) {
+      this.db!.exec('BEGIN');
+      this.inTxn = true;
+    }
+    this.insert.run(rev, bucket, key, deleted, json);
+    this.writesSinceCompact++;
+  }
+
+  private queue(ev: StoreEvent): StoreEvent {
+    this.pending.push(ev);
+    if (!this.commitScheduled) {
+      this.commitScheduled = true;
+      setImmediate(() => this.commit());
+    }
+    return ev;
+  }
+
+  /**
+   * Makes the writes so far durable (one COMMIT for all writes of the turn) and then delivers their watch events.
+   * Runs at the end of each event-loop turn with writes; the HTTP layer calls it before answering, so a write is
+   * acknowledged only once it is in the log. Throws when the commit fails (the writes are then not acknowledged).
+   */
+  commit(): void {
+    this.commitScheduled = false;
+    if (this.inTxn) {
+      try {
+        this.db!.exec('COMMIT');
+      } catch (e) {
+        this.failed = e as Error;
+        throw e;
+      } finally {
+        this.inTxn = false;
+      }
+    }
+    const evs = this.pending;
+    this.pending = [];
+    for (const ev of evs) this.emit(ev);
+    if (this.writesSinceCompact >= 1000) {
       this.writesSinceCompact = 0;
       this.compactLog();
     }
@@ -273,17 +339,17 @@ export class Store {
     return () => s.delete(fn);
   }
 
-  /** Drops log rows older than `keepRevisions` that are not the latest of a live key. */
+  /** Drops log rows older than `keepRevisions` that a later write replaced (and old tombstones). */
   compactLog(): void {
-    if (!this.db) return;
+    if (!this.db || !this.deleteRow) return;
     const cutoff = this.rev - this.keepRevisions;
     if (cutoff <= 0) return;
+    const drop = this.superseded.filter((r) => r <= cutoff);
+    if (!drop.length) return;
+    this.superseded = this.superseded.filter((r) => r > cutoff);
     this.db.exec('BEGIN');
     try {
-      this.db
-        .prepare('DELETE FROM log WHERE rev <= ? AND rev NOT IN (SELECT MAX(rev) FROM log GROUP BY bucket, key)')
-        .run(cutoff);
-      this.db.prepare('DELETE FROM log WHERE rev <= ? AND deleted = 1').run(cutoff);
+      for (const r of drop) this.deleteRow.run(r);
       this.db.prepare("INSERT OR REPLACE INTO meta (k, v) VALUES ('compactedRev', ?)").run(String(this.rev));
       this.db.exec('COMMIT');
     } catch (e) {
@@ -299,6 +365,9 @@ export class Store {
   }
 
   close(): void {
+    try {
+      this.commit();
+    } catch {}
     this.listeners.clear();
     if (this.db?.isOpen) this.db.close();
   }

@@ -46,7 +46,7 @@ function eventLine(type: string, obj: K8sObject, rt: ResourceType, core: Core): 
   const k = `${type}|${gv(rt)}`;
   let s = m.get(k);
   if (!s) {
-    s = `{"type":"${type}","object":${JSON.stringify(core.present(rt, obj))}}\n`;
+    s = `{"type":"${type}","object":${core.store.json(core.present(rt, obj))}}\n`;
     m.set(k, s);
   }
   return s;

@@ -53,7 +53,7 @@ const cm = (
 beforeAll(async () => {
   lab = await startTestLab();
   controllers = await startApiMachinery(
-    lab.server.kubeConfig({ user: 'system:kube-controller-manager' }),
+    await lab.server.kubeConfig({ user: 'system:kube-controller-manager' }),
     new LogRegistry({ level: 'warn', sink: (l) => process.stderr.write(`${l}\n`) }),
   );
   await create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'gc' } });
