@@ -70,6 +70,8 @@ export interface PipelineOptions {
   mode: ValidationMode;
   controllerName?: string;
   runtime?: Runtime;
+  /** Told how long each Gateway translation stage took (metrics). */
+  observe?: (stage: 'gateway' | 'xds', seconds: number) => void;
 }
 
 function stripNoise<T extends { metadata: KObject['metadata'] }>(o: T): T {
@@ -182,7 +184,10 @@ export class Pipeline {
         policiesTargeting: (kind, ns, name) => policyInfos(ctx, `${kind}/${ns}/${name}`),
         policiesSelecting: (kind, ns) => policyInfos(ctx, `selector/${kind}/${ns}`),
       };
-      return buildGateway(gw, world, { mode });
+      const t0 = performance.now();
+      const result = buildGateway(gw, world, { mode });
+      opts.observe?.('gateway', (performance.now() - t0) / 1000);
+      return result;
     });
     // Per (Gateway, route) and (Gateway, policy) reports, so a Gateway recomputation only re-derives the statuses of
     // the routes and policies whose report changed.
@@ -215,9 +220,13 @@ export class Pipeline {
     );
     const policyReportsByPolicy = policyReports.index('policy', (o) => [o.policy]);
 
-    this.xds = derive(rt, 'Xds', this.gateways, (_ctx, g) =>
-      g.ir ? { gateway: g.key, role: g.ir.role, ...translateGateway(g.ir) } : undefined,
-    );
+    this.xds = derive(rt, 'Xds', this.gateways, (_ctx, g) => {
+      if (!g.ir) return undefined;
+      const t0 = performance.now();
+      const out = { gateway: g.key, role: g.ir.role, ...translateGateway(g.ir) };
+      opts.observe?.('xds', (performance.now() - t0) / 1000);
+      return out;
+    });
     this.endpoints = derive(rt, 'Endpoints', this.gateways, (ctx, g) => {
       if (!g.ir) return undefined;
       const endpoints = g.ir.clusters.map((c) => {

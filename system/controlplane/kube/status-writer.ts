@@ -1,0 +1,252 @@
+// Writes the statuses the pipeline computes to the status subresource, only when they differ from what the object
+// has: conditions keep their lastTransitionTime while their status stays the same, and other controllers' entries
+// (HTTPRoute parents, policy ancestors) are left alone. Writes are queued per object and retried with backoff.
+import { isDeepStrictEqual } from 'node:util';
+import { CustomObjectsApi, type KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import type { Logger } from '../../shared/log.ts';
+import type { Metrics } from '../metrics.ts';
+import { CONTROLLER_NAME, type Condition } from '../model.ts';
+import type { Pipeline, StatusUpdate } from '../pipeline.ts';
+
+type Json = Record<string, any>;
+
+const RESOURCES: Record<StatusUpdate['resource'], { group: string; version: string; kind: string }> = {
+  gatewayclasses: { group: 'gateway.networking.k8s.io', version: 'v1', kind: 'GatewayClass' },
+  gateways: { group: 'gateway.networking.k8s.io', version: 'v1', kind: 'Gateway' },
+  httproutes: { group: 'gateway.networking.k8s.io', version: 'v1', kind: 'HTTPRoute' },
+  trafficpolicies: { group: 'gateway.gwvendor.dev', version: 'v1alpha1', kind: 'TrafficPolicy' },
+  gatewayextensions: { group: 'gateway.gwvendor.dev', version: 'v1alpha1', kind: 'GatewayExtension' },
+};
+
+/** Gives each desired condition the existing lastTransitionTime when its status is unchanged, else `now`. */
+export function withTransitionTimes(
+  desired: Omit<Condition, 'lastTransitionTime'>[],
+  existing: Condition[] | undefined,
+  now: string,
+): Condition[] {
+  return desired.map((c) => {
+    const old = existing?.find((e) => e.type === c.type);
+    return {
+      ...c,
+      lastTransitionTime: old && old.status === c.status && old.lastTransitionTime ? old.lastTransitionTime : now,
+    };
+  });
+}
+
+const sameRef = (a: Json, b: Json) => isDeepStrictEqual(a, b);
+
+/** The full status to write: ours merged into what the object has. Undefined when there is nothing of ours. */
+export function mergeStatus(
+  resource: StatusUpdate['resource'],
+  desired: Json,
+  current: Json | undefined,
+  now: string,
+): Json | undefined {
+  const cur = current ?? {};
+  switch (resource) {
+    case 'gatewayclasses':
+    case 'gatewayextensions':
+      return { ...cur, conditions: withTransitionTimes(desired.conditions, cur.conditions, now) };
+    case 'gateways':
+      return {
+        ...cur,
+        addresses: desired.addresses,
+        conditions: withTransitionTimes(desired.conditions, cur.conditions, now),
+        listeners: (desired.listeners as Json[]).map((l) => ({
+          ...l,
+          conditions: withTransitionTimes(
+            l.conditions,
+            (cur.listeners as Json[] | undefined)?.find((x) => x.name === l.name)?.conditions,
+            now,
+          ),
+        })),
+      };
+    case 'httproutes': {
+      const existing = (cur.parents as Json[] | undefined) ?? [];
+      const others = existing.filter((p) => p.controllerName !== CONTROLLER_NAME);
+      const ours = (desired.parents as Json[]).map((p) => ({
+        ...p,
+        conditions: withTransitionTimes(
+          p.conditions,
+          existing.find((e) => e.controllerName === CONTROLLER_NAME && sameRef(e.parentRef, p.parentRef))?.conditions,
+          now,
+        ),
+      }));
+      if (!ours.length && others.length === existing.length) return undefined;
+      return { ...cur, parents: [...others, ...ours] };
+    }
+    case 'trafficpolicies': {
+      const existing = (cur.ancestors as Json[] | undefined) ?? [];
+      const others = existing.filter((a) => a.controllerName !== CONTROLLER_NAME);
+      const ours = (desired.ancestors as Json[]).map((a) => ({
+        ...a,
+        conditions: withTransitionTimes(
+          a.conditions,
+          existing.find((e) => e.controllerName === CONTROLLER_NAME && sameRef(e.ancestorRef, a.ancestorRef))
+            ?.conditions,
+          now,
+        ),
+      }));
+      return {
+        ...cur,
+        ancestors: [...others, ...ours],
+        conditions: withTransitionTimes(desired.conditions, cur.conditions, now),
+      };
+    }
+  }
+}
+
+export interface StatusPatcher {
+  patch(u: StatusUpdate, status: Json): Promise<void>;
+}
+
+export function kubeStatusPatcher(kc: KubeConfig): StatusPatcher {
+  const api = kc.makeApiClient(CustomObjectsApi);
+  const opts = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+  return {
+    async patch(u, status) {
+      const r = RESOURCES[u.resource];
+      const body = { status };
+      if (u.namespace) {
+        await api.patchNamespacedCustomObjectStatus(
+          { group: r.group, version: r.version, namespace: u.namespace, plural: u.resource, name: u.name, body },
+          opts,
+        );
+      } else {
+        await api.patchClusterCustomObjectStatus(
+          { group: r.group, version: r.version, plural: u.resource, name: u.name, body },
+          opts,
+        );
+      }
+    },
+  };
+}
+
+export class StatusWriter {
+  private readonly queue = new Map<string, StatusUpdate>();
+  private running = false;
+  private stopped = false;
+  private readonly retries = new Map<string, number>();
+  private readonly unsubs: (() => void)[] = [];
+  private readonly p: Pipeline;
+  private readonly patcher: StatusPatcher;
+  private readonly log: Logger;
+  private readonly metrics?: Metrics;
+  writes = 0;
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(p: Pipeline, patcher: StatusPatcher, log: Logger, metrics?: Metrics) {
+    this.p = p;
+    this.patcher = patcher;
+    this.log = log;
+    this.metrics = metrics;
+  }
+
+  start(): void {
+    for (const c of this.p.statusCollections()) {
+      for (const u of c.list()) this.enqueue(u);
+      this.unsubs.push(
+        c.subscribe((events) => {
+          for (const e of events) if (e.new) this.enqueue(e.new);
+        }),
+      );
+    }
+    // When an object's status changes under us (another writer, a restore), compare again.
+    const byKind: [StatusUpdate['resource'], string][] = [
+      ['gatewayclasses', 'GatewayClass'],
+      ['gateways', 'Gateway'],
+      ['httproutes', 'HTTPRoute'],
+      ['trafficpolicies', 'TrafficPolicy'],
+      ['gatewayextensions', 'GatewayExtension'],
+    ];
+    const statusColl = Object.fromEntries(this.p.statusCollections().map((c) => [c.name, c]));
+    const collFor: Record<string, string> = {
+      gatewayclasses: 'GatewayClassStatuses',
+      gateways: 'GatewayStatuses',
+      httproutes: 'RouteStatuses',
+      trafficpolicies: 'PolicyStatuses',
+      gatewayextensions: 'ExtensionStatuses',
+    };
+    for (const [resource, kind] of byKind) {
+      this.unsubs.push(
+        this.p.inputFor(kind)!.subscribe((events) => {
+          for (const e of events) {
+            const u = statusColl[collFor[resource]].get(e.key);
+            if (u && e.new) this.enqueue(u);
+          }
+        }),
+      );
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const u of this.unsubs) u();
+  }
+
+  /** Resolves when the queue is empty and no write is in flight (tests). */
+  idle(): Promise<void> {
+    if (!this.running && !this.queue.size) return Promise.resolve();
+    return new Promise((r) => this.idleWaiters.push(r));
+  }
+
+  private enqueue(u: StatusUpdate): void {
+    this.queue.set(u.key, u);
+    if (!this.running) {
+      this.running = true;
+      setImmediate(() => this.drain());
+    }
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.size && !this.stopped) {
+      const [key, u] = this.queue.entries().next().value as [string, StatusUpdate];
+      this.queue.delete(key);
+      try {
+        await this.write(u);
+        this.retries.delete(key);
+      } catch (err) {
+        const n = (this.retries.get(key) ?? 0) + 1;
+        this.retries.set(key, n);
+        const status = (err as { code?: number }).code;
+        this.metrics?.statusWrites.inc({ resource: u.resource, result: 'error' });
+        if (status === 404) continue;
+        const delay = Math.min(200 * 2 ** n, 30_000);
+        this.log.warn('status write failed; retrying', {
+          object: key,
+          attempt: n,
+          retryInMs: delay,
+          err: err as Error,
+        });
+        setTimeout(() => {
+          const latest = this.latest(u);
+          if (latest && !this.stopped) this.enqueue(latest);
+        }, delay).unref();
+      }
+    }
+    this.running = false;
+    for (const w of this.idleWaiters.splice(0)) w();
+  }
+
+  private latest(u: StatusUpdate): StatusUpdate | undefined {
+    const key = u.namespace ? `${u.namespace}/${u.name}` : u.name;
+    return this.p
+      .statusCollections()
+      .find((c) => c.get(key)?.key === u.key)
+      ?.get(key);
+  }
+
+  private async write(u: StatusUpdate): Promise<void> {
+    const kind = RESOURCES[u.resource].kind;
+    const key = u.namespace ? `${u.namespace}/${u.name}` : u.name;
+    const obj = this.p.inputFor(kind)?.get(key);
+    if (!obj) return;
+    const current = obj.status as Json | undefined;
+    const merged = mergeStatus(u.resource, u.status, current, new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
+    if (!merged || isDeepStrictEqual(merged, current ?? {})) return;
+    await this.patcher.patch(u, merged);
+    this.writes++;
+    this.metrics?.statusWrites.inc({ resource: u.resource, result: 'written' });
+    this.log.debug('status written', { object: `${u.resource}/${key}`, generation: obj.metadata.generation });
+  }
+}
