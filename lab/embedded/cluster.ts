@@ -1,0 +1,153 @@
+// The embedded cluster in one process (the "lab process"): API server, API-machinery and workload controllers, and
+// the node agent, on a loopback address range claimed machine-wide. `lab:up` runs it in the background
+// (lab/embedded/main.ts); tests can run it in-process.
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { type Level, LogRegistry } from '../../system/shared/log.ts';
+import {
+  type AddressPlan,
+  addressPlan,
+  claimLabIndex,
+  gwlabHome,
+  labPaths,
+  readLabRecord,
+  writeLabRecord,
+} from '../state.ts';
+import { type ApiServerHandle, startApiServer } from './apiserver/index.ts';
+import { type ApiMachinery, startApiMachinery } from './controllers/apimachinery.ts';
+import { startWorkloadControllers, type WorkloadControllers } from './controllers/workloads.ts';
+import { type NodeAgent, startNodeAgent } from './node/agent.ts';
+import { killTaggedProcesses } from './node/orphans.ts';
+
+export interface EmbeddedClusterOptions {
+  name: string;
+  home?: string;
+  /** Level of the lab's own components (default info). */
+  logLevel?: Level;
+  /** Where the lab's JSON log lines go; default: the lab's lab.log (appended). */
+  logSink?: (line: string) => void;
+  /** Serve every LoadBalancer port p on p+8000 (tests the documented fallback even as root). */
+  forceLbPortFallback?: boolean;
+  /** Delay before a LoadBalancer Service gets its address (default 1 s, like a cloud LB that needs a moment). */
+  lbProvisionDelayMs?: number;
+  /** CrashLoopBackOff / ImagePullBackOff back-off (default 1 s doubling to 20 s). */
+  backoff?: { initialSeconds: number; maxSeconds: number };
+}
+
+export interface EmbeddedCluster {
+  name: string;
+  home: string;
+  plan: AddressPlan;
+  apiServer: ApiServerHandle;
+  kubeconfigPath: string;
+  machinery: ApiMachinery;
+  controllers: WorkloadControllers;
+  node: NodeAgent;
+  logs: LogRegistry;
+  /** Stops pods (graceful), controllers and the API server, and releases the address range. */
+  stop(): Promise<void>;
+}
+
+export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promise<EmbeddedCluster> {
+  const home = opts.home ?? gwlabHome();
+  const paths = labPaths(opts.name, home);
+  mkdirSync(paths.root, { recursive: true });
+  let sink = opts.logSink;
+  let logFile: ReturnType<typeof createWriteStream> | undefined;
+  if (!sink) {
+    logFile = createWriteStream(paths.labLog, { flags: 'a' });
+    sink = (line) => logFile!.write(line + '\n');
+  }
+  const logs = new LogRegistry({ level: opts.logLevel ?? 'info', sink });
+  const log = logs.logger('lab');
+
+  const previous = readLabRecord(opts.name, home);
+  const claim = await claimLabIndex(previous?.index);
+  const plan = addressPlan(claim.index);
+  const cleanups: (() => Promise<unknown>)[] = [() => claim.release()];
+  const unwind = async () => {
+    for (const f of cleanups.splice(0).reverse()) {
+      try {
+        await f();
+      } catch (err) {
+        log.warn('cleanup step failed', { err });
+      }
+    }
+  };
+  try {
+    const t0 = performance.now();
+    const apiServer = await startApiServer({ labName: opts.name, home, addressPlan: plan, logRegistry: logs });
+    cleanups.push(() => apiServer.stop());
+    const controllerUser = { user: 'system:kube-controller-manager' };
+    const machinery = await startApiMachinery(await apiServer.kubeConfig(controllerUser), logs);
+    cleanups.push(() => machinery.stop());
+    const controllers = startWorkloadControllers(await apiServer.kubeConfig(controllerUser), logs, {
+      lbOctet: plan.lbOctet,
+      provisionDelayMs: opts.lbProvisionDelayMs ?? 1000,
+    });
+    cleanups.push(() => controllers.stop());
+    const node = await startNodeAgent({
+      labName: opts.name,
+      home,
+      plan,
+      apiServer,
+      logs,
+      forceLbPortFallback: opts.forceLbPortFallback,
+      backoff: opts.backoff,
+    });
+    node.proxy.on('bind', controllers.loadBalancers.onBind);
+    const runId = node.runner.runId;
+    cleanups.push(async () => {
+      await node.stop();
+      // Anything that survived a graceful stop (a pod ignoring SIGTERM past its grace period, or its children).
+      await killTaggedProcesses({ run: runId });
+    });
+    writeLabRecord(
+      {
+        name: opts.name,
+        index: plan.index,
+        backend: 'embedded',
+        pid: process.pid,
+        apiServerPort: apiServer.port,
+        apiServerUrl: apiServer.url,
+        startedAt: new Date().toISOString(),
+        kubeconfig: apiServer.kubeconfigPath,
+        context: `gwlab-${opts.name}`,
+        addressPlan: plan,
+        forceLbPortFallback: !!opts.forceLbPortFallback,
+      },
+      home,
+    );
+    log.info('embedded cluster started', {
+      ms: Math.round(performance.now() - t0),
+      apiServer: apiServer.url,
+      podRange: `127.${plan.podOctet}.0.0/16`,
+      serviceRange: `127.${plan.serviceOctet}.0.0/16`,
+      lbRange: `127.${plan.lbOctet}.0.0/16`,
+    });
+    let stopped: Promise<void> | undefined;
+    return {
+      name: opts.name,
+      home,
+      plan,
+      apiServer,
+      kubeconfigPath: apiServer.kubeconfigPath,
+      machinery,
+      controllers,
+      node,
+      logs,
+      stop() {
+        stopped ??= (async () => {
+          log.info('embedded cluster stopping');
+          await unwind();
+          log.info('embedded cluster stopped');
+          await new Promise<void>((r) => (logFile ? logFile.end(r) : r()));
+        })();
+        return stopped;
+      },
+    };
+  } catch (err) {
+    await unwind();
+    logFile?.end();
+    throw err;
+  }
+}

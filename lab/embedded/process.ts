@@ -1,0 +1,122 @@
+// Starting and stopping the lab process in the background (the embedded backend of lab:up / lab:down).
+import { spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { Agent, request } from 'undici';
+import { type LabRecord, labPaths, readLabRecord } from '../state.ts';
+import { killTaggedProcesses } from './node/orphans.ts';
+
+const MAIN = join(dirname(fileURLToPath(import.meta.url)), 'main.ts');
+
+export function pidAlive(pid: number | undefined): boolean {
+  if (!pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Whether the lab's API server answers /readyz (TLS verified against the lab's own CA). */
+export async function apiServerReady(rec: LabRecord, home: string): Promise<boolean> {
+  if (!rec.apiServerUrl) return false;
+  let ca: string;
+  try {
+    ca = readFileSync(join(labPaths(rec.name, home).pki, 'ca.crt'), 'utf8');
+  } catch {
+    return false;
+  }
+  const agent = new Agent({ connect: { ca, timeout: 1000 } });
+  try {
+    const r = await request(`${rec.apiServerUrl}/readyz`, { dispatcher: agent, headersTimeout: 2000 });
+    await r.body.dump();
+    return r.statusCode < 500;
+  } catch {
+    return false;
+  } finally {
+    await agent.close();
+  }
+}
+
+export function processLogPath(name: string, home: string): string {
+  return join(labPaths(name, home).root, 'lab-process.log');
+}
+
+/** The running lab process's record, or undefined when none runs. */
+export async function runningLab(name: string, home: string): Promise<LabRecord | undefined> {
+  const rec = readLabRecord(name, home);
+  if (!rec || rec.backend !== 'embedded' || !pidAlive(rec.pid)) return undefined;
+  return (await apiServerReady(rec, home)) ? rec : undefined;
+}
+
+export interface SpawnOptions {
+  name: string;
+  home: string;
+  forceLbPortFallback?: boolean;
+  logLevel?: string;
+  timeoutMs?: number;
+}
+
+/** Starts the lab process detached (it outlives the command) and waits until its API server is ready. */
+export async function spawnLabProcess(o: SpawnOptions): Promise<LabRecord> {
+  const paths = labPaths(o.name, o.home);
+  mkdirSync(paths.root, { recursive: true });
+  const logPath = processLogPath(o.name, o.home);
+  const out = openSync(logPath, 'a');
+  const args = [MAIN, '--name', o.name, '--home', o.home];
+  if (o.forceLbPortFallback) args.push('--force-lb-fallback');
+  if (o.logLevel) args.push('--log-level', o.logLevel);
+  const child = spawn(process.execPath, args, {
+    detached: true,
+    stdio: ['ignore', out, out],
+    env: { ...process.env, GWLAB_HOME: o.home },
+  });
+  closeSync(out);
+  let exited: number | null | undefined;
+  child.on('exit', (code) => {
+    exited = code;
+  });
+  child.unref();
+  const deadline = performance.now() + (o.timeoutMs ?? 30_000);
+  while (performance.now() < deadline) {
+    if (exited !== undefined) break;
+    const rec = readLabRecord(o.name, o.home);
+    if (rec && rec.pid === child.pid && (await apiServerReady(rec, o.home))) return rec;
+    await sleep(50);
+  }
+  const tail = readTail(logPath, 20);
+  if (exited === undefined) child.kill('SIGKILL');
+  throw new Error(
+    `the lab process ${exited !== undefined ? `exited (code ${exited})` : 'did not become ready in time'}; last lines of ${logPath}:\n${tail}`,
+  );
+}
+
+export function readTail(path: string, lines: number): string {
+  try {
+    return readFileSync(path, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+/** SIGTERM, wait for a graceful stop, then SIGKILL; finally kill any process still tagged with this lab. */
+export async function stopLabProcess(name: string, home: string, timeoutMs = 30_000): Promise<{ leftovers: number }> {
+  const rec = readLabRecord(name, home);
+  if (rec?.pid && pidAlive(rec.pid)) {
+    try {
+      process.kill(rec.pid, 'SIGTERM');
+    } catch {}
+    const deadline = performance.now() + timeoutMs;
+    while (pidAlive(rec.pid) && performance.now() < deadline) await sleep(50);
+    if (pidAlive(rec.pid)) {
+      try {
+        process.kill(rec.pid, 'SIGKILL');
+      } catch {}
+    }
+  }
+  const killed = await killTaggedProcesses({ lab: name });
+  return { leftovers: killed.length };
+}

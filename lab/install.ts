@@ -1,0 +1,97 @@
+// The install step, the same on every backend: CRDs (the cluster's own Gateway API CRDs are kept when it has them),
+// the control plane, optionally the sample application, then a wait for the control plane to be rolled out.
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Progress } from './progress.ts';
+import { type KObj, type Kube, parseYamlDocs } from './toolkit/kube.ts';
+
+export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+export const MANIFESTS = join(REPO_ROOT, 'system', 'manifests');
+export const SYSTEM_NAMESPACE = 'gwvendor-system';
+export const CONTROL_PLANE = 'gwvendor';
+/** Marks the Gateway API CRDs that gwlab ships (so a cluster's own are told apart and kept). */
+const OUR_CRD_ANNOTATION = 'gateway.gwvendor.dev/subset';
+
+export type Validation = 'strict' | 'off';
+
+export interface InstallOptions {
+  validation?: Validation;
+  withSampleApp?: boolean;
+  withExtAuth?: boolean;
+  /** Log level of the control plane's components (its --log-level). */
+  controlPlaneLogLevel?: string;
+  progress: Progress;
+}
+
+export function readManifest(rel: string): KObj[] {
+  return parseYamlDocs(readFileSync(join(MANIFESTS, rel), 'utf8'));
+}
+
+/** The control plane's install documents with the lab's settings applied (validation switch, log level). */
+export function controlPlaneManifests(opts: Pick<InstallOptions, 'validation' | 'controlPlaneLogLevel'> = {}): KObj[] {
+  const docs = readManifest('install/gwvendor.yaml');
+  for (const d of docs) {
+    if (d.kind !== 'Deployment' || d.metadata?.name !== CONTROL_PLANE) continue;
+    const c = d.spec.template.spec.containers[0];
+    if (opts.validation) {
+      const env = (c.env ??= []);
+      const v = env.find((e: { name: string }) => e.name === 'GWVENDOR_XDS_VALIDATION');
+      if (v) v.value = opts.validation;
+      else env.push({ name: 'GWVENDOR_XDS_VALIDATION', value: opts.validation });
+    }
+    if (opts.controlPlaneLogLevel) {
+      c.args = (c.args as string[]).map((a) =>
+        a.startsWith('--log-level=') ? `--log-level=${opts.controlPlaneLogLevel}` : a,
+      );
+    }
+  }
+  return docs;
+}
+
+/** Whether the cluster has Gateway API CRDs that gwlab did not install (they are then kept as they are). */
+export async function hasForeignGatewayApiCrds(kube: Kube): Promise<boolean> {
+  const crd = await kube.get(
+    'apiextensions.k8s.io/v1',
+    'CustomResourceDefinition',
+    'gateways.gateway.networking.k8s.io',
+  );
+  return !!crd && !crd.metadata?.annotations?.[OUR_CRD_ANNOTATION];
+}
+
+export async function installSystem(kube: Kube, opts: InstallOptions): Promise<void> {
+  const p = opts.progress;
+  await p.step('Gateway API CRDs', async () => {
+    if (await hasForeignGatewayApiCrds(kube)) {
+      p.info('the cluster has its own Gateway API CRDs: keeping them');
+      return;
+    }
+    await kube.apply(readManifest('crds/gateway-api.yaml'));
+  });
+  await p.step('gwvendor CRDs (GatewayParameters, TrafficPolicy, GatewayExtension)', () =>
+    kube.apply(readManifest('crds/gwvendor.yaml')),
+  );
+  await p.step(`control plane (${SYSTEM_NAMESPACE}/${CONTROL_PLANE}, validation ${opts.validation ?? 'strict'})`, () =>
+    kube.apply(controlPlaneManifests(opts)),
+  );
+  if (opts.withSampleApp)
+    await p.step('sample application (namespace sampleapp)', () => kube.apply(readManifest('sampleapp.yaml')));
+  if (opts.withExtAuth)
+    await p.step('ext-auth sample (namespace extauth)', () => kube.apply(readManifest('extauth.yaml')));
+  await p.step(
+    'control plane Ready',
+    () => kube.waitForRollout(CONTROL_PLANE, SYSTEM_NAMESPACE, { timeoutMs: 120_000, intervalMs: 100 }),
+    {
+      hint: `kubectl -n ${SYSTEM_NAMESPACE} describe pod -l app.orch.io/name=${CONTROL_PLANE}; kubectl -n ${SYSTEM_NAMESPACE} logs deploy/${CONTROL_PLANE}`,
+    },
+  );
+  if (opts.withSampleApp) {
+    await p.step(
+      'sample application Ready',
+      () => kube.waitForRollout('sampleapp', 'sampleapp', { timeoutMs: 120_000 }),
+      {
+        hint: 'kubectl -n sampleapp describe pod -l app=sampleapp',
+      },
+    );
+  }
+}

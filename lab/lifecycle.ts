@@ -1,0 +1,216 @@
+// lab:up / lab:down on every backend. The cluster part differs per backend; the install step is shared.
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { SYSTEM_IMAGE } from '../system/image.ts';
+import { requireContainerTools } from './backends/docker.ts';
+import { execaRunner } from './backends/exec.ts';
+import { k3sDown, k3sUp } from './backends/k3s.ts';
+import { kindDown, kindUp } from './backends/kind.ts';
+import { runningLab, spawnLabProcess, stopLabProcess } from './embedded/process.ts';
+import { installSystem, REPO_ROOT, type Validation } from './install.ts';
+import type { Progress } from './progress.ts';
+import { type LabRecord, labPaths, readLabRecord, writeLabRecord } from './state.ts';
+import { Kube } from './toolkit/kube.ts';
+
+export type Backend = LabRecord['backend'];
+export const BACKENDS: Backend[] = ['embedded', 'kind', 'k3s', 'existing'];
+
+export interface UpOptions {
+  name: string;
+  home: string;
+  backend: Backend;
+  progress: Progress;
+  withSampleApp?: boolean;
+  withExtAuth?: boolean;
+  validation?: Validation;
+  mergeKubeconfig?: boolean;
+  /** existing backend: the kubeconfig file and context to use. */
+  kubeconfig?: string;
+  context?: string;
+  forceLbPortFallback?: boolean;
+  /** Skip the install step (cluster only). */
+  noInstall?: boolean;
+}
+
+export interface UpResult {
+  record: LabRecord;
+  kubeconfig: string;
+  context: string;
+  reused: boolean;
+}
+
+export async function labUp(o: UpOptions): Promise<UpResult> {
+  const p = o.progress;
+  const paths = labPaths(o.name, o.home);
+  const previous = readLabRecord(o.name, o.home);
+  if (previous && previous.backend !== o.backend && previous.backend !== 'existing') {
+    throw new Error(
+      `lab ${o.name} already exists with backend ${previous.backend}; run npm run lab:down -- --name ${o.name} first, or pick another --name`,
+    );
+  }
+  let record: LabRecord;
+  let reused = false;
+  switch (o.backend) {
+    case 'embedded': {
+      const running = await runningLab(o.name, o.home);
+      if (running) {
+        reused = true;
+        record = running;
+        p.info(`embedded lab ${o.name} is already running (pid ${running.pid}); reusing it`);
+      } else {
+        record = await p.step(
+          'embedded cluster (API server, controllers, node agent)',
+          () => spawnLabProcess({ name: o.name, home: o.home, forceLbPortFallback: o.forceLbPortFallback }),
+          {
+            hint: `read ${join(paths.root, 'lab-process.log')}; then npm run lab:down -- --name ${o.name} and try again`,
+          },
+        );
+      }
+      break;
+    }
+    case 'kind': {
+      await p.step('container engine and kind', () => requireContainerTools('kind'));
+      const runner = execaRunner(process.env, (l) => p.info(l));
+      const c = await kindUp({
+        labName: o.name,
+        stateDir: paths.root,
+        repoRoot: REPO_ROOT,
+        image: SYSTEM_IMAGE,
+        runner,
+        step: (n, f) => p.step(n, f),
+      });
+      record = { name: o.name, index: -1, backend: 'kind', kubeconfig: c.kubeconfig, context: c.context };
+      break;
+    }
+    case 'k3s': {
+      await p.step('container engine', () => requireContainerTools('k3s'));
+      const runner = execaRunner(process.env, (l) => p.info(l));
+      const c = await k3sUp({
+        labName: o.name,
+        repoRoot: REPO_ROOT,
+        image: SYSTEM_IMAGE,
+        runner,
+        step: (n, f) => p.step(n, f),
+      });
+      mkdirSync(paths.root, { recursive: true });
+      writeFileSync(paths.kubeconfig, c.kubeconfigYaml, { mode: 0o600 });
+      record = { name: o.name, index: -1, backend: 'k3s', kubeconfig: paths.kubeconfig, context: c.context };
+      break;
+    }
+    case 'existing': {
+      const src = o.kubeconfig ?? process.env.KUBECONFIG?.split(':')[0] ?? join(homedir(), '.kube', 'config');
+      if (!existsSync(src))
+        throw new Error(`--cluster existing: kubeconfig ${src} does not exist; pass --kubeconfig <file>`);
+      const kc = new KubeConfig();
+      kc.loadFromFile(src);
+      const context = o.context ?? kc.getCurrentContext();
+      if (!kc.getContextObject(context)) {
+        throw new Error(
+          `--cluster existing: context ${context} is not in ${src}; contexts: ${kc
+            .getContexts()
+            .map((c) => c.name)
+            .join(', ')}`,
+        );
+      }
+      mkdirSync(paths.root, { recursive: true });
+      // A private copy, so that a later edit of the user's file does not move the lab to another cluster.
+      copyFileSync(src, paths.kubeconfig);
+      record = { name: o.name, index: -1, backend: 'existing', kubeconfig: paths.kubeconfig, context, source: src };
+      await p.step(`reach the cluster (context ${context})`, async () => {
+        await Kube.fromFile(paths.kubeconfig, context).core.listNamespace({ limit: 1 });
+      });
+      break;
+    }
+  }
+  if (o.backend !== 'embedded') writeLabRecord(record!, o.home);
+  const context = (record!.context as string) ?? `gwlab-${o.name}`;
+  const kube = Kube.fromFile(record!.kubeconfig, context);
+  if (!o.noInstall) {
+    await installSystem(kube, {
+      validation: o.validation,
+      withSampleApp: o.withSampleApp,
+      withExtAuth: o.withExtAuth,
+      progress: p,
+    });
+    writeLabRecord(
+      { ...readLabRecord(o.name, o.home)!, installed: true, validation: o.validation ?? 'strict' },
+      o.home,
+    );
+  }
+  if (o.mergeKubeconfig) await p.step('merge into ~/.kube/config', async () => mergeKubeconfig(record!.kubeconfig));
+  return { record: readLabRecord(o.name, o.home)!, kubeconfig: record!.kubeconfig, context, reused };
+}
+
+/** Merges the lab's cluster, user and context into ~/.kube/config (as kind does) without switching the current one. */
+export function mergeKubeconfig(
+  labKubeconfig: string,
+  target = process.env.KUBECONFIG?.split(':')[0] ?? join(homedir(), '.kube', 'config'),
+): string {
+  const lab = new KubeConfig();
+  lab.loadFromFile(labKubeconfig);
+  const merged = new KubeConfig();
+  if (existsSync(target)) merged.loadFromFile(target);
+  const names = new Set(lab.getContexts().map((c) => c.name));
+  const cleaned = {
+    clusters: merged.getClusters().filter((c) => !lab.getClusters().some((l) => l.name === c.name)),
+    users: merged.getUsers().filter((u) => !lab.getUsers().some((l) => l.name === u.name)),
+    contexts: merged.getContexts().filter((c) => !names.has(c.name)),
+  };
+  const out = new KubeConfig();
+  out.loadFromOptions({
+    clusters: [...cleaned.clusters, ...lab.getClusters()],
+    users: [...cleaned.users, ...lab.getUsers()],
+    contexts: [...cleaned.contexts, ...lab.getContexts()],
+    currentContext: merged.getCurrentContext() || lab.getCurrentContext(),
+  });
+  mkdirSync(join(target, '..'), { recursive: true });
+  writeFileSync(target, out.exportConfig(), { mode: 0o600 });
+  return target;
+}
+
+export interface DownOptions {
+  name: string;
+  home: string;
+  progress: Progress;
+  keepState?: boolean;
+}
+
+export async function labDown(o: DownOptions): Promise<{ found: boolean }> {
+  const rec = readLabRecord(o.name, o.home);
+  const paths = labPaths(o.name, o.home);
+  if (!rec && !existsSync(paths.root)) return { found: false };
+  const backend = rec?.backend ?? 'embedded';
+  const runner = execaRunner(process.env, (l) => o.progress.info(l));
+  switch (backend) {
+    case 'embedded':
+      await o.progress.step('stop the lab process and its pods', async () => {
+        const r = await stopLabProcess(o.name, o.home);
+        if (r.leftovers) o.progress.info(`killed ${r.leftovers} leftover pod process(es)`);
+      });
+      break;
+    case 'kind':
+      await o.progress.step(`kind delete cluster ${o.name}`, () => kindDown(o.name, runner));
+      break;
+    case 'k3s':
+      await o.progress.step(`remove k3s container`, () => k3sDown(o.name, runner));
+      break;
+    case 'existing':
+      await o.progress.step('remove what the lab installed (the cluster stays)', async () => {
+        const kube = Kube.fromFile(rec!.kubeconfig, rec!.context as string);
+        const { controlPlaneManifests, readManifest } = await import('./install.ts');
+        const docs = [...readManifest('sampleapp.yaml'), ...readManifest('extauth.yaml'), ...controlPlaneManifests()];
+        await kube.delete(
+          docs.filter((d) => d.kind === 'Namespace' || d.kind === 'GatewayClass' || d.kind?.startsWith('Cluster')),
+        );
+      });
+      break;
+  }
+  if (!o.keepState) rmSync(paths.root, { recursive: true, force: true });
+  return { found: true };
+}
+
+export function readKubeconfigText(rec: LabRecord): string {
+  return readFileSync(rec.kubeconfig, 'utf8');
+}
