@@ -35,7 +35,8 @@ export function controlPlaneManifests(opts: Pick<InstallOptions, 'validation' | 
     if (d.kind !== 'Deployment' || d.metadata?.name !== CONTROL_PLANE) continue;
     const c = d.spec.template.spec.containers[0];
     if (opts.validation) {
-      const env = (c.env ??= []);
+      c.env ??= [];
+      const env = c.env;
       const v = env.find((e: { name: string }) => e.name === 'GWVENDOR_XDS_VALIDATION');
       if (v) v.value = opts.validation;
       else env.push({ name: 'GWVENDOR_XDS_VALIDATION', value: opts.validation });
