@@ -24,6 +24,11 @@ export interface ToJsonOptions {
    * `{"@type": url, "value": "<base64>"}` so a dump of foreign configuration still shows something.
    */
   unknownAny?: 'throw' | 'raw';
+  /**
+   * Print scalar, enum and repeated fields that hold their default value too (protobuf's
+   * always_print_primitive_fields), as Envoy's /server_info does. Unset message fields stay out.
+   */
+  emitDefaults?: boolean;
 }
 
 export type JsonObject = Record<string, unknown>;
@@ -516,7 +521,10 @@ function messageJson(type: protobuf.Type, msg: JsonObject, path: string, opts: T
       for (const [k, val] of entries) obj[k] = singleJson(field, val, `${here}[${JSON.stringify(k)}]`, opts);
       out[field.name] = obj;
     } else if (field.repeated) {
-      if (!Array.isArray(v) || v.length === 0) continue;
+      if (!Array.isArray(v) || v.length === 0) {
+        if (opts.emitDefaults && field.partOf === null) out[field.name] = [];
+        continue;
+      }
       out[field.name] = v.map((val, i) => singleJson(field, val, `${here}[${i}]`, opts));
     } else {
       if (v == null) continue;
@@ -525,7 +533,7 @@ function messageJson(type: protobuf.Type, msg: JsonObject, path: string, opts: T
       if (explicit) {
         // oneof members and proto3 `optional` fields have presence: set means present, even with a default value.
         if (field.partOf && !Object.hasOwn(msg, field.name)) continue;
-      } else if (isDefault(field, v)) {
+      } else if (isDefault(field, v) && !opts.emitDefaults) {
         continue;
       }
       out[field.name] = singleJson(field, v, here, opts);
@@ -735,8 +743,8 @@ export function unpackAny(any: { type_url: string; value: Uint8Array | Buffer },
 }
 
 /** `toJson(typeName, fromJson(typeName, json))`: fills in nothing, drops defaults, normalizes every form. */
-export function canonicalize(typeName: string, json: unknown): JsonObject {
-  return toJson(typeName, fromJson(typeName, json));
+export function canonicalize(typeName: string, json: unknown, opts?: ToJsonOptions): JsonObject {
+  return toJson(typeName, fromJson(typeName, json), opts);
 }
 
 export { typeNameOf, typeUrlOf };

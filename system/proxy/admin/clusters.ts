@@ -1,0 +1,104 @@
+// GET /clusters: per cluster its circuit breakers and per host its stats, health flags and locality, in Envoy's
+// text form (`<cluster>::<host>::<stat>::<value>`) or as envoy.admin.v3.Clusters JSON.
+import { canonicalize } from '../../shared/envoy/protojson.ts';
+import type { ProxyServer } from '../server.ts';
+import type { Cluster, Host } from '../upstream/cluster.ts';
+
+type J = Record<string, any>;
+
+function healthFlags(h: Host): string {
+  switch (h.health) {
+    case 'HEALTHY':
+    case 'UNKNOWN':
+      return 'healthy';
+    case 'DEGRADED':
+      return '/degraded_eds_health';
+    case 'DRAINING':
+      return '/failed_eds_health/eds_status_draining';
+    default:
+      return '/failed_eds_health';
+  }
+}
+
+function ordered(srv: ProxyServer): Cluster[] {
+  return srv.clusters.all().sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
+export function clustersText(srv: ProxyServer): string {
+  const out: string[] = [];
+  for (const c of ordered(srv)) {
+    const t = c.spec.thresholds;
+    const n = c.name;
+    out.push(`${n}::observability_name::${n}`);
+    for (const p of ['default_priority', 'high_priority']) {
+      out.push(`${n}::${p}::max_connections::${t.maxConnections}`);
+      out.push(`${n}::${p}::max_pending_requests::${t.maxPendingRequests}`);
+      out.push(`${n}::${p}::max_requests::${t.maxRequests}`);
+      out.push(`${n}::${p}::max_retries::${t.maxRetries}`);
+    }
+    out.push(`${n}::added_via_api::${c.addedViaApi}`);
+    if (c.spec.edsServiceName !== n) out.push(`${n}::eds_service_name::${c.spec.edsServiceName}`);
+    for (const h of c.hosts) {
+      const k = `${n}::${h.key}`;
+      const s = h.stats;
+      out.push(`${k}::cx_active::${s.cx_active}`);
+      out.push(`${k}::cx_connect_fail::${s.cx_connect_fail}`);
+      out.push(`${k}::cx_total::${s.cx_total}`);
+      out.push(`${k}::rq_active::${s.rq_active}`);
+      out.push(`${k}::rq_error::${s.rq_error}`);
+      out.push(`${k}::rq_success::${s.rq_success}`);
+      out.push(`${k}::rq_timeout::${s.rq_timeout}`);
+      out.push(`${k}::rq_total::${s.rq_total}`);
+      out.push(`${k}::hostname::${h.hostname}`);
+      out.push(`${k}::health_flags::${healthFlags(h)}`);
+      out.push(`${k}::weight::${h.weight}`);
+      out.push(`${k}::region::${h.locality?.region ?? ''}`);
+      out.push(`${k}::zone::${h.locality?.zone ?? ''}`);
+      out.push(`${k}::sub_zone::${h.locality?.sub_zone ?? ''}`);
+      out.push(`${k}::canary::false`);
+      out.push(`${k}::priority::${h.priority}`);
+      out.push(`${k}::success_rate::-1`);
+      out.push(`${k}::local_origin_success_rate::-1`);
+    }
+  }
+  return out.length ? out.join('\n') + '\n' : '';
+}
+
+export function clustersJson(srv: ProxyServer): J {
+  const statuses = ordered(srv).map((c) => {
+    const t = c.spec.thresholds;
+    const thresholds = ['DEFAULT', 'HIGH'].map((priority) => ({
+      priority,
+      max_connections: t.maxConnections,
+      max_pending_requests: t.maxPendingRequests,
+      max_requests: t.maxRequests,
+      max_retries: t.maxRetries,
+    }));
+    return {
+      name: c.name,
+      added_via_api: c.addedViaApi,
+      observability_name: c.name,
+      ...(c.spec.edsServiceName !== c.name ? { eds_service_name: c.spec.edsServiceName } : {}),
+      circuit_breakers: { thresholds },
+      host_statuses: c.hosts.map((h) => ({
+        address: { socket_address: { address: h.address, port_value: h.port } },
+        stats: [
+          { name: 'cx_connect_fail', value: String(h.stats.cx_connect_fail) },
+          { name: 'cx_total', value: String(h.stats.cx_total) },
+          { name: 'rq_error', value: String(h.stats.rq_error) },
+          { name: 'rq_success', value: String(h.stats.rq_success) },
+          { name: 'rq_timeout', value: String(h.stats.rq_timeout) },
+          { name: 'rq_total', value: String(h.stats.rq_total) },
+          { type: 'GAUGE', name: 'cx_active', value: String(h.stats.cx_active) },
+          { type: 'GAUGE', name: 'rq_active', value: String(h.stats.rq_active) },
+        ],
+        health_status: { eds_health_status: h.health },
+        weight: h.weight,
+        hostname: h.hostname,
+        locality: h.locality ?? {},
+        priority: h.priority,
+      })),
+    };
+  });
+  return canonicalize('envoy.admin.v3.Clusters', { cluster_statuses: statuses });
+}

@@ -1,0 +1,107 @@
+// envoy.filters.http.cors: the policy comes from the route (typed_per_filter_config CorsPolicy, or the legacy
+// virtual host / route `cors` field). Preflights from an allowed origin are answered here; other CORS requests get
+// access-control-allow-origin (and credentials, expose headers) on the response.
+import { ConfigError, fraction } from '../config/errors.ts';
+import { compileStringMatcher, type StringMatch } from '../config/matchers.ts';
+import type { ActiveStream } from '../http/active-stream.ts';
+import type { Counter } from '../stats.ts';
+import { isDisabled } from './disabled.ts';
+import type { FilterFactory, J } from './types.ts';
+
+export interface CorsPolicy {
+  origins: StringMatch[];
+  anyOrigin: boolean;
+  allowMethods?: string;
+  allowHeaders?: string;
+  exposeHeaders?: string;
+  maxAge?: string;
+  allowCredentials: boolean;
+  enabled: number;
+  forwardNotMatchingPreflights: boolean;
+  allowPrivateNetworkAccess: boolean;
+}
+
+export function compileCorsPolicy(p: J, where: string): CorsPolicy {
+  const matchers = (p.allow_origin_string_match ?? []) as J[];
+  const anyOrigin = matchers.some((m) => m.exact === '*');
+  if (p.max_age !== undefined && !/^\d*$/.test(String(p.max_age))) {
+    throw new ConfigError(`${where}.max_age: value does not match regex pattern "^\\d+$"`);
+  }
+  return {
+    origins: matchers.map((m, i) => compileStringMatcher(m, `${where}.allow_origin_string_match[${i}]`)),
+    anyOrigin,
+    allowMethods: p.allow_methods || undefined,
+    allowHeaders: p.allow_headers || undefined,
+    exposeHeaders: p.expose_headers || undefined,
+    maxAge: p.max_age || undefined,
+    allowCredentials: p.allow_credentials === true,
+    enabled: p.filter_enabled ? fraction(p.filter_enabled.default_value, 1) : 1,
+    forwardNotMatchingPreflights: p.forward_not_matching_preflights !== false,
+    allowPrivateNetworkAccess: p.allow_private_network_access === true,
+  };
+}
+
+const CORS_STATE = Symbol('cors');
+
+export const corsFactory: FilterFactory = {
+  canonicalName: 'envoy.filters.http.cors',
+  configTypes: ['envoy.extensions.filters.http.cors.v3.Cors'],
+  perRouteTypes: ['envoy.extensions.filters.http.cors.v3.CorsPolicy'],
+  parsePerRoute: (c, where) => compileCorsPolicy(c, where),
+  create(name, _config, ctx) {
+    const originValid: Counter = ctx.stats.counter(`${ctx.statPrefix}cors.origin_valid`);
+    const originInvalid: Counter = ctx.stats.counter(`${ctx.statPrefix}cors.origin_invalid`);
+    const policyOf = (s: ActiveStream): CorsPolicy | undefined => {
+      const named = s.perFilterConfig<CorsPolicy>(name);
+      if (isDisabled(named)) return undefined;
+      return named ?? s.perFilterConfig<CorsPolicy>('\u0000legacy_cors');
+    };
+    return {
+      name,
+      decodeHeaders(s) {
+        const policy = policyOf(s);
+        if (!policy) return true;
+        if (policy.enabled < 1 && Math.random() >= policy.enabled) return true;
+        const origin = s.header('origin');
+        if (!origin) return true;
+        const allowed = policy.anyOrigin || policy.origins.some((m) => m(origin));
+        if (!allowed) {
+          originInvalid.inc();
+          if (
+            s.method === 'OPTIONS' &&
+            s.header('access-control-request-method') &&
+            !policy.forwardNotMatchingPreflights
+          ) {
+            s.sendLocalReply(403, '', { details: 'cors_origin_not_allowed', fromFilter: s.filterIndex });
+            return false;
+          }
+          return true;
+        }
+        originValid.inc();
+        (s as unknown as Record<symbol, unknown>)[CORS_STATE] = { policy, origin };
+        if (s.method === 'OPTIONS' && s.header('access-control-request-method')) {
+          const h: Record<string, string> = { 'access-control-allow-origin': origin };
+          if (policy.allowCredentials) h['access-control-allow-credentials'] = 'true';
+          if (policy.allowMethods) h['access-control-allow-methods'] = policy.allowMethods;
+          if (policy.allowHeaders) h['access-control-allow-headers'] = policy.allowHeaders;
+          if (policy.maxAge) h['access-control-max-age'] = policy.maxAge;
+          if (policy.allowPrivateNetworkAccess && s.header('access-control-request-private-network') === 'true') {
+            h['access-control-allow-private-network'] = 'true';
+          }
+          // Envoy encodes the preflight answer directly (200, no body).
+          (s as unknown as Record<symbol, unknown>)[CORS_STATE] = undefined;
+          s.sendLocalReply(200, '', { headers: h, details: 'cors_response', fromFilter: s.filterIndex });
+          return false;
+        }
+        return true;
+      },
+      encodeHeaders(s, _status, headers) {
+        const st = (s as unknown as Record<symbol, { policy: CorsPolicy; origin: string } | undefined>)[CORS_STATE];
+        if (!st) return;
+        headers['access-control-allow-origin'] = st.origin;
+        if (st.policy.allowCredentials) headers['access-control-allow-credentials'] = 'true';
+        if (st.policy.exposeHeaders) headers['access-control-expose-headers'] = st.policy.exposeHeaders;
+      },
+    };
+  },
+};

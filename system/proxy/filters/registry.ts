@@ -1,0 +1,82 @@
+// HTTP filter factories by config type URL, as Envoy finds them (by the typed_config's type, not the name).
+import { ConfigError } from '../config/errors.ts';
+import { corsFactory } from './cors.ts';
+import { DISABLED, isDisabled } from './disabled.ts';
+import { extAuthzFactory } from './ext-authz.ts';
+import { faultFactory } from './fault.ts';
+import { healthCheckFactory } from './health-check.ts';
+import { localRateLimitFactory } from './local-ratelimit.ts';
+import { routerFactory } from './router.ts';
+import type { FilterContext, FilterFactory, HttpFilter, J } from './types.ts';
+
+export const FACTORIES: readonly FilterFactory[] = [
+  routerFactory,
+  corsFactory,
+  localRateLimitFactory,
+  extAuthzFactory,
+  faultFactory,
+  healthCheckFactory,
+];
+
+const byConfigType = new Map<string, FilterFactory>();
+const byPerRouteType = new Map<string, FilterFactory>();
+for (const f of FACTORIES) {
+  for (const t of f.configTypes) byConfigType.set(t, f);
+  for (const t of f.perRouteTypes) byPerRouteType.set(t, f);
+}
+
+function typeName(any: J | undefined): string {
+  const url = String(any?.['@type'] ?? '');
+  return url.slice(url.lastIndexOf('/') + 1);
+}
+
+export { DISABLED, isDisabled };
+
+/**
+ * Builds one http_filters[] entry. Returns undefined for a disabled filter or an optional one this proxy does not
+ * know; throws ConfigError for an unknown required filter (Envoy's "Didn't find a registered implementation").
+ */
+export function createFilter(
+  entry: J,
+  where: string,
+  ctx: FilterContext,
+): { filter: HttpFilter; terminal: boolean } | undefined {
+  const name = String(entry.name ?? '');
+  if (!name) throw new ConfigError(`${where}.name: value length must be at least 1 characters`);
+  if (entry.config_discovery) throw new ConfigError(`${where}.config_discovery: ECDS is not supported`);
+  const type = typeName(entry.typed_config);
+  const factory = byConfigType.get(type);
+  if (!factory) {
+    if (entry.is_optional === true) {
+      ctx.logs
+        .logger('config')
+        .warn(
+          `Didn't find a registered implementation for '${name}' with type URL: '${type}': optional filter skipped`,
+        );
+      return undefined;
+    }
+    throw new ConfigError(`Didn't find a registered implementation for '${name}' with type URL: '${type}'`);
+  }
+  if (entry.disabled === true) return undefined;
+  return { filter: factory.create(name, entry.typed_config ?? {}, ctx), terminal: factory.terminal === true };
+}
+
+/** Compiles a typed_per_filter_config value; undefined when the filter ignores per-route config. */
+export function parsePerFilterConfig(any: J, where: string): unknown {
+  let inner = any;
+  let optional = false;
+  if (typeName(any) === 'envoy.config.route.v3.FilterConfig') {
+    optional = any.is_optional === true;
+    if (any.disabled === true) return DISABLED;
+    inner = any.config ?? {};
+  }
+  const type = typeName(inner);
+  const factory = byPerRouteType.get(type);
+  if (!factory) {
+    if (optional) return undefined;
+    throw new ConfigError(
+      `${where}: Didn't find a registered implementation for per-route config with type URL: '${type}'`,
+    );
+  }
+  return factory.parsePerRoute ? factory.parsePerRoute(inner, where) : inner;
+}

@@ -1,0 +1,284 @@
+// One downstream request through an HTTP connection manager: routing, the decoder filter chain, and one place
+// that writes the response (upstream or local reply) so Envoy's response headers, response header mutations,
+// stats, debug lines and the access log are applied the same way to both.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { applyMutations } from '../config/headers.ts';
+import type { CompiledRoute, RouteTable } from '../config/route-table.ts';
+import type { HttpFilter } from '../filters/types.ts';
+import type { Tags } from '../log.ts';
+import type { HcmRuntime } from './hcm.ts';
+import type { HeaderMap, ResponseFlag } from './stream-info.ts';
+import { StreamInfo } from './stream-info.ts';
+
+/** Request headers that never go upstream (hop-by-hop, or handled by the proxy itself). */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'expect',
+  'http2-settings',
+]);
+
+/** Response headers that never go downstream as received. */
+export const RESPONSE_HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+]);
+
+/** Envoy's maximum buffered request body for retries, mirrors and ext_authz. */
+export const MAX_REQUEST_BODY = 16 * 1024 * 1024;
+
+export interface LocalReplyOptions {
+  flag?: ResponseFlag;
+  details?: string;
+  headers?: HeaderMap;
+  /** Apply the route's response header mutations (router-generated replies). */
+  routeMutations?: boolean;
+  /** Index of the filter that answered: only filters before it see the reply on the encode path. */
+  fromFilter?: number;
+}
+
+let streamCounter = Math.floor(Math.random() * 1e9);
+
+export class ActiveStream {
+  readonly hcm: HcmRuntime;
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly info: StreamInfo;
+  readonly connectionId: number;
+  readonly method: string;
+  /** :path as received (with the query). */
+  path: string;
+  /** :authority after the HCM's port stripping; what virtual hosts match. */
+  host: string;
+  /** Headers to send upstream (filters and the router edit them). */
+  readonly headers: HeaderMap;
+  routeTable: RouteTable | undefined;
+  route: CompiledRoute | undefined;
+  /** Response headers filters want added (cors, ext_authz allowed_client_headers_on_success). */
+  extraResponseHeaders: HeaderMap | undefined;
+  /** Set once the response headers went downstream. */
+  responseStarted = false;
+  /** The response is complete or the downstream is gone: no more writes. */
+  done = false;
+  downstreamGone = false;
+  body: Buffer | undefined;
+  private bodyRead: Promise<Buffer | undefined> | undefined;
+  private readonly onGone: Array<() => void> = [];
+  private tags_: Tags | undefined;
+  filterIndex = -1;
+
+  constructor(hcm: HcmRuntime, req: IncomingMessage, res: ServerResponse, connectionId: number) {
+    this.hcm = hcm;
+    this.req = req;
+    this.res = res;
+    this.connectionId = connectionId;
+    this.method = req.method ?? 'GET';
+    this.path = req.url ?? '/';
+    this.host = req.headers.host ?? '';
+    const info = new StreamInfo(req.headers);
+    info.method = this.method;
+    info.path = this.path;
+    info.protocol = req.httpVersion === '1.0' ? 'HTTP/1.0' : 'HTTP/1.1';
+    info.connectionId = connectionId;
+    const sock = req.socket;
+    info.downstreamRemote = `${sock.remoteAddress}:${sock.remotePort}`;
+    info.downstreamLocal = `${sock.localAddress}:${sock.localPort}`;
+    this.info = info;
+    const h: HeaderMap = {};
+    const raw = req.headers;
+    for (const k in raw) if (!HOP_BY_HOP.has(k)) h[k] = raw[k];
+    if (raw.te === 'trailers') h.te = 'trailers';
+    this.headers = h;
+    // 'close' follows the last byte written, or a client that went away first: either way the stream ends here.
+    res.once('close', () => {
+      this.info.endMono = performance.now();
+      if (!res.writableFinished) {
+        this.downstreamGone = true;
+        this.done = true;
+        for (const f of this.onGone.splice(0)) f();
+      }
+      hcm.streamComplete(this);
+    });
+  }
+
+  get streamId(): string {
+    if (!this.info.streamId) this.info.streamId = String(++streamCounter * 7919 + Math.floor(Math.random() * 7919));
+    return this.info.streamId;
+  }
+
+  /** `{"ConnectionId":"3","StreamId":"..."}` for tagged debug lines. */
+  get tags(): Tags {
+    this.tags_ ??= { ConnectionId: this.connectionId, StreamId: this.streamId };
+    return this.tags_;
+  }
+
+  /** Runs `f` if the downstream disconnects before the response is complete. */
+  onDownstreamGone(f: () => void): () => void {
+    this.onGone.push(f);
+    return () => {
+      const i = this.onGone.indexOf(f);
+      if (i >= 0) this.onGone.splice(i, 1);
+    };
+  }
+
+  /** Request header as routing sees it; pseudo headers included. Multiple values are joined with ','. */
+  header = (name: string): string | undefined => {
+    switch (name) {
+      case ':authority':
+        return this.host;
+      case ':path':
+        return this.path;
+      case ':method':
+        return this.method;
+      case ':scheme':
+        return 'http';
+    }
+    const v = this.headers[name];
+    if (v === undefined) return undefined;
+    return Array.isArray(v) ? v.join(',') : v;
+  };
+
+  hasBody(): boolean {
+    const h = this.req.headers;
+    return (h['content-length'] !== undefined && h['content-length'] !== '0') || h['transfer-encoding'] !== undefined;
+  }
+
+  /** The whole request body (buffered once; retries, mirrors and ext_authz reuse it). */
+  readBody(): Promise<Buffer | undefined> {
+    if (this.bodyRead) return this.bodyRead;
+    if (!this.hasBody()) {
+      this.info.lastDownstreamRxMono = performance.now();
+      this.bodyRead = Promise.resolve(undefined);
+      return this.bodyRead;
+    }
+    this.bodyRead = new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      this.req.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size > MAX_REQUEST_BODY) {
+          this.req.destroy();
+          reject(new Error('payload too large'));
+          return;
+        }
+        chunks.push(c);
+      });
+      this.req.once('end', () => {
+        this.info.bytesReceived = size;
+        this.info.lastDownstreamRxMono = performance.now();
+        this.body = Buffer.concat(chunks);
+        resolve(this.body);
+      });
+      this.req.once('error', reject);
+    });
+    return this.bodyRead;
+  }
+
+  /** Most specific per-filter config for the filter named `name` on the selected route. */
+  perFilterConfig<T>(name: string): T | undefined {
+    return this.route?.perFilter.get(name) as T | undefined;
+  }
+
+  setFlag(flag: ResponseFlag): void {
+    this.info.setFlag(flag);
+  }
+
+  /**
+   * Envoy's sendLocalReply: a text/plain response generated by the proxy (content-length, no
+   * x-envoy-upstream-service-time), passed through the encode path of the filters before the one that answered.
+   */
+  sendLocalReply(status: number, body: string | Buffer = '', opts: LocalReplyOptions = {}): void {
+    if (this.done) return;
+    if (opts.flag) this.info.setFlag(opts.flag);
+    this.info.responseCodeDetails = opts.details ?? this.info.responseCodeDetails;
+    if (this.responseStarted) {
+      // Too late for a reply: Envoy resets the stream.
+      this.resetDownstream();
+      return;
+    }
+    const buf = typeof body === 'string' ? Buffer.from(body) : body;
+    const headers: HeaderMap = { ...(opts.headers ?? {}) };
+    if (buf.length > 0) headers['content-type'] ??= 'text/plain';
+    headers['content-length'] = String(buf.length);
+    if (opts.routeMutations && this.route) applyMutations(headers, this.route.responseMutations, this.info);
+    this.writeHeaders(status, headers, false, opts.fromFilter ?? this.hcm.filters.length);
+    this.finishWith(buf);
+  }
+
+  /**
+   * Writes the response status and headers downstream after the encode path: filters (in reverse), Envoy's
+   * server and request-id headers. Upstream responses come here from the router with their own headers.
+   */
+  writeHeaders(status: number, headers: HeaderMap, fromUpstream: boolean, filtersBefore: number): void {
+    const hcm = this.hcm;
+    const filters = hcm.filters;
+    for (let i = Math.min(filtersBefore, filters.length) - 1; i >= 0; i--) {
+      const f: HttpFilter = filters[i]!;
+      if (f.encodeHeaders) f.encodeHeaders(this, status, headers);
+    }
+    if (this.extraResponseHeaders) {
+      for (const k in this.extraResponseHeaders) headers[k] = this.extraResponseHeaders[k];
+    }
+    switch (hcm.config.serverHeaderTransformation) {
+      case 'OVERWRITE':
+        headers.server = hcm.config.serverName;
+        break;
+      case 'APPEND_IF_ABSENT':
+        headers.server ??= hcm.config.serverName;
+        break;
+    }
+    if (hcm.config.alwaysSetRequestIdInResponse && this.headers['x-request-id'] !== undefined) {
+      headers['x-request-id'] = this.headers['x-request-id'];
+    }
+    this.info.responseCode = status;
+    this.info.responseHeaders = headers;
+    if (!fromUpstream && !this.info.responseCodeDetails) this.info.responseCodeDetails = 'local_reply';
+    if (this.hcm.httpLog.on('debug')) {
+      const lines = [`':status', '${status}'`];
+      for (const k in headers) {
+        const v = headers[k];
+        if (v === undefined) continue;
+        for (const one of Array.isArray(v) ? v : [v]) lines.push(`'${k}', '${one}'`);
+      }
+      this.hcm.httpLog.debug(`encoding headers via codec (end_stream=false):\n${lines.join('\n')}`, this.tags);
+    }
+    this.responseStarted = true;
+    const out: Record<string, string | string[]> = {};
+    for (const k in headers) {
+      const v = headers[k];
+      if (v !== undefined) out[k] = v;
+    }
+    this.res.writeHead(status, out);
+  }
+
+  /** Body bytes downstream; returns false when the client is slow (back-pressure). */
+  write(chunk: Buffer): boolean {
+    this.info.bytesSent += chunk.length;
+    return this.res.write(chunk);
+  }
+
+  finishWith(chunk?: Buffer): void {
+    if (this.done) return;
+    this.done = true;
+    if (chunk && chunk.length > 0) {
+      this.info.bytesSent += chunk.length;
+      this.res.end(chunk);
+    } else {
+      this.res.end();
+    }
+  }
+
+  /** Abandons the downstream response (a stream reset in Envoy's terms). */
+  resetDownstream(): void {
+    if (this.done) return;
+    this.done = true;
+    this.res.destroy();
+  }
+}

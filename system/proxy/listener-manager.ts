@@ -1,0 +1,577 @@
+// The listener manager: static listeners from the bootstrap and dynamic ones from LDS (the full set in every
+// response). A new or changed listener binds its socket first (so "address in use" rejects the update), then
+// warms until its routes are there (RDS), then takes traffic. A socket is kept across updates of a listener whose
+// address does not change. Connections get Envoy's connection ids and conn_handler/connection debug lines.
+import http from 'node:http';
+import type net from 'node:net';
+import { timestampString } from '../shared/envoy/protojson.ts';
+import { TYPE_URL } from '../shared/envoy/protos.ts';
+import type { ClusterManager, ErrorState } from './cluster-manager.ts';
+import { sameJson } from './cluster-manager.ts';
+import { ConfigError, durationMs } from './config/errors.ts';
+import type { AccessLogSinks } from './http/access-log.ts';
+import { type HcmDeps, HcmRuntime } from './http/hcm.ts';
+import type { Logger, LogRegistry } from './log.ts';
+import type { RouteManager } from './route-manager.ts';
+import type { Counter, Gauge, Histogram, StatsStore } from './stats.ts';
+import type { DecodedResource } from './xds/ads-client.ts';
+
+type J = Record<string, any>;
+
+const HCM_TYPE = 'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
+
+export interface ListenerSpec {
+  name: string;
+  address: string;
+  port: number;
+  hcm: J;
+  idleTimeoutMs: number;
+  statPrefix: string | undefined;
+  json: J;
+}
+
+function typeName(any: J | undefined): string {
+  const url = String(any?.['@type'] ?? '');
+  return url.slice(url.lastIndexOf('/') + 1);
+}
+
+/** Validates a Listener (canonical JSON) down to its HTTP connection manager config. */
+export function compileListener(l: J): ListenerSpec {
+  const name = String(l.name ?? '');
+  const sa = l.address?.socket_address;
+  if (!sa) {
+    throw new ConfigError(
+      l.address?.pipe
+        ? `listener ${name}: unix domain socket listeners are not supported`
+        : `listener ${name}: address.socket_address is required`,
+    );
+  }
+  if (sa.protocol === 'UDP' || l.udp_listener_config)
+    throw new ConfigError(`listener ${name}: UDP listeners are not supported`);
+  if (l.internal_listener) throw new ConfigError(`listener ${name}: internal listeners are not supported`);
+  if (l.use_original_dst === true) throw new ConfigError(`listener ${name}: use_original_dst is not supported`);
+  const chains = (l.filter_chains ?? []) as J[];
+  const chain =
+    chains.find((c) => !c.filter_chain_match || Object.keys(c.filter_chain_match).length === 0) ??
+    l.default_filter_chain ??
+    chains[0];
+  if (!chain) throw new ConfigError(`error adding listener '${name}': no filter chains specified`);
+  if (chain.transport_socket && !typeName(chain.transport_socket.typed_config).endsWith('RawBuffer')) {
+    throw new ConfigError(
+      `listener ${name}: transport_socket ${chain.transport_socket.name ?? ''}: TLS listeners are not supported`,
+    );
+  }
+  const filters = (chain.filters ?? []) as J[];
+  let hcm: J | undefined;
+  for (const f of filters) {
+    const t = typeName(f.typed_config);
+    if (t === HCM_TYPE && !hcm) {
+      hcm = f.typed_config;
+      continue;
+    }
+    throw new ConfigError(
+      `Didn't find a registered implementation for '${f.name ?? ''}' with type URL: '${t || '<none>'}'`,
+    );
+  }
+  if (!hcm) throw new ConfigError(`listener ${name}: the filter chain has no http_connection_manager`);
+  const address = String(sa.address ?? '');
+  if (!address)
+    throw new ConfigError(
+      `listener ${name}: address.socket_address.address: value length must be at least 1 characters`,
+    );
+  return {
+    name,
+    address,
+    port: Number(sa.port_value ?? 0),
+    hcm,
+    idleTimeoutMs: durationMs(hcm.common_http_protocol_options?.idle_timeout) ?? 3_600_000,
+    statPrefix: l.stat_prefix || undefined,
+    json: l,
+  };
+}
+
+/** A listening socket; kept while listeners with its address come and go. */
+class ListenerSocket {
+  readonly server: http.Server;
+  readonly address: string;
+  port: number;
+  current: ActiveListener | undefined;
+  private readonly queued: Array<() => void> = [];
+  readonly connections = new Set<net.Socket>();
+
+  constructor(
+    address: string,
+    port: number,
+    handler: (sock: ListenerSocket, req: http.IncomingMessage, res: http.ServerResponse) => void,
+  ) {
+    this.address = address;
+    this.port = port;
+    this.server = http.createServer({ keepAliveTimeout: 0, requestTimeout: 0, headersTimeout: 60_000 }, (req, res) =>
+      handler(this, req, res),
+    );
+  }
+
+  get key(): string {
+    return `${this.address}:${this.port}`;
+  }
+
+  listen(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const onError = (err: NodeJS.ErrnoException) => {
+        reject(new ConfigError(`cannot bind '${this.address}:${this.port}': ${errnoText(err)}`));
+      };
+      this.server.once('error', onError);
+      this.server.listen({ host: this.address, port: this.port, exclusive: true }, () => {
+        this.server.off('error', onError);
+        this.port = (this.server.address() as net.AddressInfo).port;
+        resolve();
+      });
+    });
+  }
+
+  /** Requests that arrive before the listener is warm wait here, like connections in a backlog. */
+  whenActive(f: () => void): void {
+    if (this.current) f();
+    else this.queued.push(f);
+  }
+
+  activate(l: ActiveListener): void {
+    this.current = l;
+    for (const f of this.queued.splice(0)) f();
+  }
+
+  /** Stops accepting; idle connections close now, busy ones after their response (draining). */
+  closed = false;
+  close(): void {
+    this.closed = true;
+    this.server.close();
+    this.server.closeIdleConnections();
+  }
+}
+
+function errnoText(err: NodeJS.ErrnoException): string {
+  switch (err.code) {
+    case 'EADDRINUSE':
+      return 'Address already in use';
+    case 'EACCES':
+      return 'Permission denied';
+    case 'EADDRNOTAVAIL':
+      return 'Cannot assign requested address';
+    default:
+      return err.message;
+  }
+}
+
+interface ListenerStats {
+  downstream_cx_total: Counter;
+  downstream_cx_active: Gauge;
+  downstream_cx_destroy: Counter;
+  downstream_cx_length_ms: Histogram;
+}
+
+export class ActiveListener {
+  readonly spec: ListenerSpec;
+  readonly hcm: HcmRuntime;
+  readonly socket: ListenerSocket;
+  readonly versionInfo: string;
+  readonly lastUpdated: string;
+  readonly addedViaApi: boolean;
+  readonly stats: ListenerStats;
+  readonly statPrefix: string;
+
+  constructor(
+    spec: ListenerSpec,
+    hcm: HcmRuntime,
+    socket: ListenerSocket,
+    version: string,
+    addedViaApi: boolean,
+    statPrefix: string,
+    stats: StatsStore,
+  ) {
+    this.spec = spec;
+    this.hcm = hcm;
+    this.socket = socket;
+    this.versionInfo = version;
+    this.lastUpdated = timestampString(Date.now());
+    this.addedViaApi = addedViaApi;
+    this.statPrefix = statPrefix;
+    this.stats = {
+      downstream_cx_total: stats.counter(statPrefix + 'downstream_cx_total'),
+      downstream_cx_active: stats.gauge(statPrefix + 'downstream_cx_active'),
+      downstream_cx_destroy: stats.counter(statPrefix + 'downstream_cx_destroy'),
+      downstream_cx_length_ms: stats.histogram(statPrefix + 'downstream_cx_length_ms'),
+    };
+  }
+}
+
+export interface ListenerManagerDeps {
+  stats: StatsStore;
+  logs: LogRegistry;
+  clusters: ClusterManager;
+  routes: RouteManager;
+  server: HcmDeps['server'];
+  accessLogSinks: AccessLogSinks;
+  connectionIds: () => number;
+}
+
+export class ListenerManager {
+  readonly static_ = new Map<string, ActiveListener>();
+  readonly active = new Map<string, ActiveListener>();
+  readonly warming = new Map<string, ActiveListener>();
+  readonly errors = new Map<string, ErrorState>();
+  private readonly sockets = new Map<string, ListenerSocket>();
+  ldsVersion = '';
+  private readonly deps: ListenerManagerDeps;
+  private readonly log: Logger;
+  private readonly connHandlerLog: Logger;
+  private readonly connectionLog: Logger;
+  private readonly lds: ReturnType<typeof ldsStats>;
+  private readonly lm: ReturnType<typeof lmStats>;
+  private ldsInitialized = false;
+  private readonly waiters: Array<() => void> = [];
+  /** Static listeners accept requests only once the server is initialized (Envoy starts workers then). */
+  private started = false;
+
+  constructor(deps: ListenerManagerDeps) {
+    this.deps = deps;
+    this.log = deps.logs.logger('config');
+    this.connHandlerLog = deps.logs.logger('conn_handler');
+    this.connectionLog = deps.logs.logger('connection');
+    this.lds = ldsStats(deps.stats);
+    this.lm = lmStats(deps.stats);
+  }
+
+  /** Every listener that serves or will serve traffic, for /listeners (static first, then dynamic, by name). */
+  listening(): ActiveListener[] {
+    return [
+      ...this.static_.values(),
+      ...[...this.active.values()].sort((a, b) => (a.spec.name < b.spec.name ? -1 : 1)),
+    ];
+  }
+
+  private makeHcm(spec: ListenerSpec, statPrefix: string, port: number, isStatic: boolean): HcmRuntime {
+    const d = this.deps;
+    const hcmPrefix = String(spec.hcm.stat_prefix ?? '');
+    return new HcmRuntime(spec.hcm, {
+      stats: d.stats,
+      logs: d.logs,
+      clusters: d.clusters,
+      server: d.server,
+      accessLogSinks: d.accessLogSinks,
+      rds: (name) => d.routes.provider(name, hcmPrefix),
+      listenerStatPrefix: statPrefix,
+      listenerPort: port,
+      staticListener: isStatic,
+    });
+  }
+
+  private statPrefixFor(spec: ListenerSpec, port: number): string {
+    if (spec.statPrefix) return `listener.${spec.statPrefix}.`;
+    const addr = spec.address.includes(':') ? `[${spec.address}]` : spec.address;
+    return `listener.${addr}_${port}.`;
+  }
+
+  private async socketFor(spec: ListenerSpec, owner: string): Promise<ListenerSocket> {
+    const key = `${spec.address}:${spec.port}`;
+    const existing = spec.port !== 0 ? this.sockets.get(key) : undefined;
+    if (existing) {
+      const user = [...this.static_.values(), ...this.active.values(), ...this.warming.values()].find(
+        (l) => l.socket === existing && l.spec.name !== owner,
+      );
+      if (user) {
+        throw new ConfigError(
+          `error adding listener '${owner}': listener '${user.spec.name}' has duplicate address '${key}' as existing listener`,
+        );
+      }
+      return existing;
+    }
+    const sock = new ListenerSocket(spec.address, spec.port, (s, req, res) => this.onRequest(s, req, res));
+    sock.server.on('connection', (c: net.Socket) => this.onConnection(sock, c));
+    await sock.listen();
+    this.sockets.set(`${sock.address}:${sock.port}`, sock);
+    if (spec.port !== 0) this.sockets.set(key, sock);
+    return sock;
+  }
+
+  private onConnection(sock: ListenerSocket, c: net.Socket): void {
+    const id = this.deps.connectionIds();
+    (c as net.Socket & { gwlabConnId?: number }).gwlabConnId = id;
+    const opened = performance.now();
+    sock.connections.add(c);
+    c.setNoDelay(true);
+    const tags = { ConnectionId: id };
+    if (this.connHandlerLog.on('debug')) {
+      this.connHandlerLog.debug(`new connection from ${c.remoteAddress}:${c.remotePort}`, tags);
+    }
+    const l = sock.current;
+    const idle = l?.spec.idleTimeoutMs ?? 3_600_000;
+    if (idle > 0) {
+      c.setTimeout(idle, () => {
+        this.connectionLog.debug('idle timeout', tags);
+        c.destroy();
+      });
+    }
+    l?.stats.downstream_cx_total.inc();
+    l?.stats.downstream_cx_active.add(1);
+    l?.hcm.onNewConnection();
+    let remoteClosed = false;
+    c.once('end', () => {
+      remoteClosed = true;
+    });
+    c.once('close', () => {
+      sock.connections.delete(c);
+      const len = performance.now() - opened;
+      if (remoteClosed) this.connectionLog.debug('remote close', tags);
+      this.connectionLog.debug(`closing socket: ${remoteClosed ? 0 : 1}`, tags);
+      this.connHandlerLog.debug('adding to cleanup list', tags);
+      if (l) {
+        l.stats.downstream_cx_active.sub(1);
+        l.stats.downstream_cx_destroy.inc();
+        l.stats.downstream_cx_length_ms.record(len);
+        l.hcm.onConnectionClosed(len, remoteClosed);
+      }
+    });
+  }
+
+  private onRequest(sock: ListenerSocket, req: http.IncomingMessage, res: http.ServerResponse): void {
+    const id = (req.socket as net.Socket & { gwlabConnId?: number }).gwlabConnId ?? 0;
+    if (sock.closed) res.shouldKeepAlive = false;
+    sock.whenActive(() => sock.current!.hcm.handle(req, res, id));
+  }
+
+  /** Bootstrap static listeners: bound now (a failure stops startup), serving once the server is live. */
+  async addStatic(json: J): Promise<ActiveListener> {
+    const spec = compileListener(json);
+    if (this.static_.has(spec.name))
+      throw new ConfigError(`error adding listener: '${spec.name}' duplicate listener name`);
+    const sock = await this.socketFor(spec, spec.name);
+    const prefix = this.statPrefixFor(spec, sock.port);
+    try {
+      const hcm = this.makeHcm(spec, prefix, sock.port, true);
+      const l = new ActiveListener(spec, hcm, sock, '', false, prefix, this.deps.stats);
+      this.static_.set(spec.name, l);
+      this.lm.listener_added.inc();
+      this.lm.listener_create_success.inc();
+      this.syncRds();
+      hcm.ready().then(() => {
+        if (this.started) sock.activate(l);
+      });
+      this.updateGauges();
+      return l;
+    } catch (err) {
+      sock.close();
+      this.sockets.delete(`${sock.address}:${sock.port}`);
+      throw err;
+    }
+  }
+
+  /** Workers start: static listeners take traffic. */
+  startWorkers(): void {
+    this.started = true;
+    this.lm.workers_started.set(1);
+    for (const l of this.static_.values()) l.hcm.ready().then(() => l.socket.current ?? l.socket.activate(l));
+    for (const l of this.active.values()) if (!l.socket.current) l.socket.activate(l);
+  }
+
+  /** Handles an LDS response (the complete set). Returns the NACK reason, if any. */
+  async onLds(resources: DecodedResource[], version: string): Promise<string | undefined> {
+    this.lds.update_attempt.inc();
+    const now = timestampString(Date.now());
+    const errors: string[] = [];
+    const seen = new Set<string>();
+    if (resources.length === 0) this.lds.update_empty.inc();
+    const fail = (r: DecodedResource, msg: string) => {
+      errors.push(`${r.name}: ${msg}`);
+      this.errors.set(r.name, {
+        failed_configuration: { '@type': TYPE_URL.listener, ...r.json },
+        last_update_attempt: now,
+        details: msg,
+        version_info: version,
+      });
+      this.lm.listener_create_failure.inc();
+    };
+    for (const r of resources) {
+      if (seen.has(r.name)) {
+        errors.push(`duplicate listener ${r.name} found`);
+        continue;
+      }
+      seen.add(r.name);
+      if (this.static_.has(r.name)) {
+        fail(r, `error adding listener: '${r.name}' cannot be updated: it is a static listener`);
+        continue;
+      }
+      const current = this.warming.get(r.name) ?? this.active.get(r.name);
+      if (current && sameJson(current.spec.json, r.json)) {
+        this.errors.delete(r.name);
+        continue;
+      }
+      let spec: ListenerSpec;
+      try {
+        spec = compileListener(r.json);
+      } catch (err) {
+        fail(r, (err as Error).message);
+        continue;
+      }
+      let sock: ListenerSocket;
+      const prev = this.active.get(r.name);
+      const reuse =
+        prev && prev.spec.address === spec.address && (prev.spec.port === spec.port || spec.port === 0)
+          ? prev.socket
+          : undefined;
+      try {
+        sock = reuse ?? (await this.socketFor(spec, r.name));
+      } catch (err) {
+        fail(r, (err as Error).message);
+        continue;
+      }
+      const prefix = this.statPrefixFor(spec, sock.port);
+      let hcm: HcmRuntime;
+      try {
+        hcm = this.makeHcm(spec, prefix, sock.port, false);
+      } catch (err) {
+        if (!reuse) this.closeSocket(sock);
+        fail(r, (err as Error).message);
+        continue;
+      }
+      const l = new ActiveListener(spec, hcm, sock, version, true, prefix, this.deps.stats);
+      const oldWarming = this.warming.get(r.name);
+      if (oldWarming && oldWarming.socket !== sock && oldWarming.socket !== prev?.socket)
+        this.closeSocket(oldWarming.socket);
+      this.warming.set(r.name, l);
+      this.errors.delete(r.name);
+      this.log.info(`lds: add/update listener '${r.name}'`);
+      (prev ? this.lm.listener_modified : this.lm.listener_added).inc();
+      this.lm.listener_create_success.inc();
+      hcm.ready().then(() => this.finishWarming(l));
+    }
+    if (errors.length === 0) {
+      for (const name of [...this.active.keys(), ...this.warming.keys()]) {
+        if (seen.has(name)) continue;
+        this.remove(name);
+      }
+      for (const name of [...this.errors.keys()]) if (!seen.has(name)) this.errors.delete(name);
+    }
+    this.syncRds();
+    this.updateGauges();
+    if (errors.length > 0) {
+      this.lds.update_rejected.inc();
+      return `Error adding/updating listener(s) ${errors.join(', ')}`;
+    }
+    this.lds.update_success.inc();
+    this.lds.version.set(Number.parseInt(version, 10) || 0);
+    this.ldsVersion = version;
+    this.markInitialized();
+    return undefined;
+  }
+
+  private finishWarming(l: ActiveListener): void {
+    if (this.warming.get(l.spec.name) !== l) return;
+    this.warming.delete(l.spec.name);
+    const old = this.active.get(l.spec.name);
+    this.active.set(l.spec.name, l);
+    if (old && old.socket !== l.socket && ![...this.active.values()].some((a) => a.socket === old.socket)) {
+      this.closeSocket(old.socket);
+    }
+    if (old) old.hcm.close();
+    if (this.started) l.socket.activate(l);
+    this.log.debug(`listener '${l.spec.name}' warmed and activated`);
+    this.updateGauges();
+    this.checkInitialized();
+  }
+
+  private remove(name: string): void {
+    const l = this.active.get(name) ?? this.warming.get(name);
+    this.active.delete(name);
+    this.warming.delete(name);
+    if (!l) return;
+    this.log.info(`lds: removing listener '${name}'`);
+    this.lm.listener_removed.inc();
+    const stillUsed = [...this.active.values(), ...this.warming.values(), ...this.static_.values()].some(
+      (x) => x.socket === l.socket,
+    );
+    if (!stillUsed) this.closeSocket(l.socket);
+    l.hcm.close();
+  }
+
+  private closeSocket(sock: ListenerSocket): void {
+    for (const [k, v] of [...this.sockets]) if (v === sock) this.sockets.delete(k);
+    sock.close();
+  }
+
+  private syncRds(): void {
+    const names = new Set<string>();
+    for (const l of [...this.static_.values(), ...this.active.values(), ...this.warming.values()]) {
+      if (l.hcm.routes.kind === 'rds') names.add(l.hcm.routes.provider.name);
+    }
+    this.deps.routes.retain(names);
+  }
+
+  private updateGauges(): void {
+    this.lm.total_listeners_active.set(this.static_.size + this.active.size);
+    this.lm.total_listeners_warming.set(this.warming.size);
+  }
+
+  private markInitialized(): void {
+    this.ldsInitialized = true;
+    this.checkInitialized();
+  }
+
+  initFetchTimeout(): void {
+    if (this.ldsInitialized) return;
+    this.lds.init_fetch_timeout.inc();
+    this.markInitialized();
+  }
+
+  private checkInitialized(): void {
+    if (!this.ldsInitialized || this.warming.size > 0) return;
+    for (const w of this.waiters.splice(0)) w();
+  }
+
+  /** Resolves when LDS delivered (or timed out) and no listener is warming. */
+  initialized(): Promise<void> {
+    return new Promise((resolve) => {
+      this.waiters.push(resolve);
+      this.checkInitialized();
+    });
+  }
+
+  async close(): Promise<void> {
+    const socks = new Set(this.sockets.values());
+    await Promise.all(
+      [...socks].map(
+        (s) =>
+          new Promise<void>((resolve) => {
+            s.server.close(() => resolve());
+            s.server.closeAllConnections();
+          }),
+      ),
+    );
+    for (const l of [...this.static_.values(), ...this.active.values(), ...this.warming.values()]) l.hcm.close();
+  }
+}
+
+function ldsStats(s: StatsStore) {
+  return {
+    update_attempt: s.counter('listener_manager.lds.update_attempt'),
+    update_success: s.counter('listener_manager.lds.update_success'),
+    update_rejected: s.counter('listener_manager.lds.update_rejected'),
+    update_failure: s.counter('listener_manager.lds.update_failure'),
+    update_empty: s.counter('listener_manager.lds.update_empty'),
+    init_fetch_timeout: s.counter('listener_manager.lds.init_fetch_timeout'),
+    version: s.gauge('listener_manager.lds.version'),
+  };
+}
+
+function lmStats(s: StatsStore) {
+  return {
+    listener_added: s.counter('listener_manager.listener_added'),
+    listener_modified: s.counter('listener_manager.listener_modified'),
+    listener_removed: s.counter('listener_manager.listener_removed'),
+    listener_create_success: s.counter('listener_manager.listener_create_success'),
+    listener_create_failure: s.counter('listener_manager.listener_create_failure'),
+    total_listeners_active: s.gauge('listener_manager.total_listeners_active'),
+    total_listeners_warming: s.gauge('listener_manager.total_listeners_warming'),
+    total_listeners_draining: s.gauge('listener_manager.total_listeners_draining'),
+    workers_started: s.gauge('listener_manager.workers_started'),
+  };
+}

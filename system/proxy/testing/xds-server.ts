@@ -1,0 +1,217 @@
+// A small SotW ADS server for the proxy's tests, on the same shared service definition the control plane uses.
+// Per stream and type it tracks the last nonce sent and the names asked for; it answers a request when the
+// snapshot has a version the stream has not been sent (or the names changed), ignores stale nonces, and records
+// every request so tests can assert ACKs, NACKs and their error_detail.
+import * as grpc from '@grpc/grpc-js';
+import { packAny } from '../../shared/envoy/protojson.ts';
+import { adsService, TYPE_URL, typeNameOf } from '../../shared/envoy/protos.ts';
+
+type J = Record<string, any>;
+
+export interface RecordedRequest {
+  stream: number;
+  type_url: string;
+  version_info: string;
+  response_nonce: string;
+  resource_names: string[];
+  error_detail?: { code: number; message: string };
+  node?: J;
+  /** 'initial' (no nonce), 'ack', 'nack' or 'stale' (nonce not the last one sent). */
+  kind: 'initial' | 'ack' | 'nack' | 'stale';
+}
+
+interface Snapshot {
+  version: string;
+  resources: Map<string, J>;
+}
+
+interface StreamState {
+  id: number;
+  call: grpc.ServerDuplexStream<J, J>;
+  lastNonce: Map<string, string>;
+  sentVersion: Map<string, string>;
+  names: Map<string, Set<string>>;
+  subscribed: Set<string>;
+}
+
+const WILDCARD = new Set<string>([TYPE_URL.listener, TYPE_URL.cluster]);
+
+export interface XdsSnapshot {
+  clusters?: J[];
+  endpoints?: J[];
+  listeners?: J[];
+  routes?: J[];
+}
+
+export class TestXdsServer {
+  readonly requests: RecordedRequest[] = [];
+  private readonly server = new grpc.Server();
+  private readonly streams = new Set<StreamState>();
+  private readonly snapshots = new Map<string, Snapshot>();
+  private nonce = 0;
+  private streamIds = 0;
+  private waiters: Array<{ pred: (r: RecordedRequest) => boolean; resolve: (r: RecordedRequest) => void }> = [];
+  port = 0;
+
+  async start(port = 0): Promise<this> {
+    this.server.addService(adsService(), {
+      StreamAggregatedResources: (call: grpc.ServerDuplexStream<J, J>) => this.onStream(call),
+      DeltaAggregatedResources: (call: grpc.ServerDuplexStream<J, J>) => {
+        call.emit('error', {
+          code: grpc.status.UNIMPLEMENTED,
+          details: 'delta xDS is not implemented by the test server',
+        });
+      },
+    });
+    this.port = await new Promise<number>((resolve, reject) => {
+      this.server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) =>
+        err ? reject(err) : resolve(p),
+      );
+    });
+    return this;
+  }
+
+  get target(): string {
+    return `127.0.0.1:${this.port}`;
+  }
+
+  get openStreams(): number {
+    return this.streams.size;
+  }
+
+  /** Replaces the resources of a type (resources keyed by name / cluster_name) and pushes to subscribed streams. */
+  set(typeUrl: string, version: string, resources: J[]): void {
+    const map = new Map<string, J>();
+    for (const r of resources) map.set(String(r.name ?? r.cluster_name), r);
+    this.snapshots.set(typeUrl, { version, resources: map });
+    for (const s of this.streams) if (s.subscribed.has(typeUrl)) this.respond(s, typeUrl, false);
+  }
+
+  /** Sets several types at once, in Envoy's push order: CDS, EDS, LDS, RDS. */
+  setSnapshot(version: string, snap: XdsSnapshot): void {
+    if (snap.clusters) this.set(TYPE_URL.cluster, version, snap.clusters);
+    if (snap.endpoints) this.set(TYPE_URL.clusterLoadAssignment, version, snap.endpoints);
+    if (snap.listeners) this.set(TYPE_URL.listener, version, snap.listeners);
+    if (snap.routes) this.set(TYPE_URL.routeConfiguration, version, snap.routes);
+  }
+
+  /** Resolves with the first recorded request (past or future) that matches. */
+  waitFor(pred: (r: RecordedRequest) => boolean, timeoutMs = 10_000, from = 0): Promise<RecordedRequest> {
+    const seen = this.requests.slice(from).find(pred);
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const w = {
+        pred,
+        resolve: (r: RecordedRequest) => {
+          clearTimeout(t);
+          resolve(r);
+        },
+      };
+      const t = setTimeout(() => {
+        this.waiters = this.waiters.filter((x) => x !== w);
+        reject(
+          new Error(
+            `no matching xDS request within ${timeoutMs}ms; last: ${JSON.stringify(this.requests.slice(-4).map((r) => ({ ...r, node: undefined })))}`,
+          ),
+        );
+      }, timeoutMs);
+      this.waiters.push(w);
+    });
+  }
+
+  /** Ends every open stream with UNAVAILABLE (the proxy then reconnects). */
+  disconnectAll(): void {
+    for (const s of this.streams) {
+      s.call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'test server dropped the stream' });
+    }
+    this.streams.clear();
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.streams) s.call.end();
+    this.streams.clear();
+    await new Promise<void>((resolve) => this.server.tryShutdown(() => resolve()));
+    this.server.forceShutdown();
+  }
+
+  private onStream(call: grpc.ServerDuplexStream<J, J>): void {
+    const s: StreamState = {
+      id: ++this.streamIds,
+      call,
+      lastNonce: new Map(),
+      sentVersion: new Map(),
+      names: new Map(),
+      subscribed: new Set(),
+    };
+    this.streams.add(s);
+    call.sendMetadata(new grpc.Metadata());
+    call.on('data', (req: J) => this.onRequest(s, req));
+    const gone = () => this.streams.delete(s);
+    call.on('end', () => {
+      gone();
+      call.end();
+    });
+    call.on('error', gone);
+    call.on('cancelled', gone);
+  }
+
+  private onRequest(s: StreamState, req: J): void {
+    const typeUrl = String(req.type_url);
+    const nonce = String(req.response_nonce ?? '');
+    const last = s.lastNonce.get(typeUrl);
+    const hasError = req.error_detail && (req.error_detail.code || req.error_detail.message);
+    const kind: RecordedRequest['kind'] =
+      nonce === '' ? 'initial' : nonce !== last ? 'stale' : hasError ? 'nack' : 'ack';
+    const rec: RecordedRequest = {
+      stream: s.id,
+      type_url: typeUrl,
+      version_info: String(req.version_info ?? ''),
+      response_nonce: nonce,
+      resource_names: [...(req.resource_names ?? [])],
+      ...(hasError ? { error_detail: { code: req.error_detail.code, message: req.error_detail.message } } : {}),
+      ...(req.node?.id ? { node: req.node } : {}),
+      kind,
+    };
+    this.requests.push(rec);
+    for (const w of [...this.waiters]) {
+      if (w.pred(rec)) {
+        this.waiters = this.waiters.filter((x) => x !== w);
+        w.resolve(rec);
+      }
+    }
+    if (kind === 'stale') return;
+    s.subscribed.add(typeUrl);
+    const before = s.names.get(typeUrl);
+    const names = new Set<string>(rec.resource_names);
+    s.names.set(typeUrl, names);
+    const namesChanged = !before || before.size !== names.size || [...names].some((n) => !before.has(n));
+    if (kind === 'initial' && rec.version_info === '') s.sentVersion.delete(typeUrl);
+    if (kind === 'initial' && rec.version_info !== '') s.sentVersion.set(typeUrl, rec.version_info);
+    this.respond(s, typeUrl, namesChanged && !WILDCARD.has(typeUrl));
+  }
+
+  private respond(s: StreamState, typeUrl: string, force: boolean): void {
+    const snap = this.snapshots.get(typeUrl);
+    if (!snap) return;
+    if (!force && s.sentVersion.get(typeUrl) === snap.version) return;
+    let resources = [...snap.resources.values()];
+    if (!WILDCARD.has(typeUrl)) {
+      const names = s.names.get(typeUrl) ?? new Set();
+      resources = resources.filter((r) => names.has(String(r.name ?? r.cluster_name)));
+      if (names.size === 0) return;
+    }
+    const nonce = String(++this.nonce);
+    s.lastNonce.set(typeUrl, nonce);
+    s.sentVersion.set(typeUrl, snap.version);
+    s.call.write({
+      version_info: snap.version,
+      type_url: typeUrl,
+      nonce,
+      resources: resources.map((r) => packAny({ '@type': `type.googleapis.com/${typeNameOf(typeUrl)}`, ...r })),
+    });
+  }
+}
+
+export async function startTestXdsServer(port = 0): Promise<TestXdsServer> {
+  return new TestXdsServer().start(port);
+}

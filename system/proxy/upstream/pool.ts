@@ -1,0 +1,342 @@
+// A keep-alive HTTP/1.1 connection pool for one upstream host, shaped like Envoy's ConnPoolImplBase: ready, busy
+// and connecting clients, a queue of pending streams, and the cluster's circuit breakers deciding whether a stream
+// may queue and whether a new connection may be opened. The sockets are opened here (so "connecting" and
+// "connected" are logged when they really happen, and "creating a new connection" once per new connection); each
+// connected socket is then handed to an undici Client that speaks HTTP/1.1 on it.
+import net from 'node:net';
+import { Client, type Dispatcher } from 'undici';
+import type { Logger } from '../log.ts';
+import type { Cluster, Host } from './cluster.ts';
+
+export type PoolFailure = 'overflow' | 'connection failure' | 'connection timeout';
+
+export interface PoolCallbacks {
+  onReady(conn: PoolConnection): void;
+  onFailure(reason: PoolFailure, detail: string): void;
+}
+
+export interface PendingStream {
+  readonly callbacks: PoolCallbacks;
+  cancelled: boolean;
+  readonly tags: Record<string, string | number>;
+}
+
+let pendingId = 0;
+
+export class PoolConnection {
+  readonly id: number;
+  readonly pool: ConnPool;
+  client: Client | undefined;
+  socket: net.Socket;
+  state: 'connecting' | 'ready' | 'busy' | 'closed' = 'connecting';
+  requests = 0;
+  /** The upstream said `connection: close`, or a request failed on it: do not reuse. */
+  noReuse = false;
+  readonly openedAt = performance.now();
+
+  constructor(pool: ConnPool, id: number, socket: net.Socket) {
+    this.pool = pool;
+    this.id = id;
+    this.socket = socket;
+  }
+
+  dispatch(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): void {
+    this.requests++;
+    this.client!.dispatch(opts, handler);
+  }
+
+  /** The stream on this connection is finished; the connection goes back to the pool (or closes). */
+  release(reusable: boolean): void {
+    this.pool.onStreamDone(this, reusable);
+  }
+}
+
+export class ConnPool {
+  readonly host: Host;
+  readonly cluster: Cluster;
+  private readonly ready: PoolConnection[] = [];
+  private readonly busy = new Set<PoolConnection>();
+  private readonly connecting = new Set<PoolConnection>();
+  private readonly pending: PendingStream[] = [];
+  private readonly log: Logger;
+  private readonly clientLog: Logger;
+  private readonly connLog: Logger;
+  private closed = false;
+
+  constructor(cluster: Cluster, host: Host) {
+    this.cluster = cluster;
+    this.host = host;
+    this.log = cluster.logs.logger('pool');
+    this.clientLog = cluster.logs.logger('client');
+    this.connLog = cluster.logs.logger('connection');
+  }
+
+  get activeConnections(): number {
+    return this.ready.length + this.busy.size + this.connecting.size;
+  }
+
+  get idle(): boolean {
+    return this.busy.size === 0 && this.connecting.size === 0 && this.pending.length === 0;
+  }
+
+  /** Asks for a connection for one stream: immediate when one is ready, else queued (Envoy's newStream). */
+  newStream(callbacks: PoolCallbacks, tags: Record<string, string | number>): PendingStream | undefined {
+    const c = this.cluster;
+    while (this.ready.length > 0) {
+      const conn = this.ready.pop()!;
+      if (conn.state !== 'ready' || conn.socket.destroyed) continue;
+      if (this.log.on('debug')) this.log.debug('using existing fully connected connection', { ConnectionId: conn.id });
+      this.attach(conn, callbacks);
+      return undefined;
+    }
+    if (!c.resources.canQueue()) {
+      this.log.debug('max pending streams overflow', tags);
+      c.stats.upstream_rq_pending_overflow.inc();
+      callbacks.onFailure('overflow', 'overflow');
+      return undefined;
+    }
+    if (this.log.on('debug')) {
+      this.log.debug(
+        `queueing stream due to no available connections (ready=${this.ready.length} busy=${this.busy.size} connecting=${this.connecting.size})`,
+        tags,
+      );
+    }
+    const p: PendingStream = { callbacks, cancelled: false, tags: { ...tags, PendingId: ++pendingId } };
+    this.pending.push(p);
+    c.resources.pendingRequests++;
+    c.stats.upstream_rq_pending_total.inc();
+    c.stats.upstream_rq_pending_active.add(1);
+    this.tryCreateConnections();
+    return p;
+  }
+
+  /** The downstream went away while waiting for a connection. */
+  cancel(p: PendingStream): void {
+    if (p.cancelled) return;
+    p.cancelled = true;
+    const i = this.pending.indexOf(p);
+    if (i >= 0) {
+      this.pending.splice(i, 1);
+      this.leavePending();
+      this.cluster.stats.upstream_rq_cancelled.inc();
+    }
+  }
+
+  private leavePending(): void {
+    this.cluster.resources.pendingRequests--;
+    this.cluster.stats.upstream_rq_pending_active.sub(1);
+  }
+
+  private tryCreateConnections(): void {
+    // One new connection per pending stream not already covered by a connection in progress.
+    while (this.pending.length > this.connecting.size) {
+      if (!this.cluster.resources.canConnect()) {
+        this.cluster.stats.upstream_cx_overflow.inc();
+        this.log.debug('max connections overflow: the stream waits for a busy connection');
+        return;
+      }
+      this.log.debug(`creating a new connection (connecting=${this.connecting.size})`);
+      this.connect();
+    }
+  }
+
+  private connect(): void {
+    const c = this.cluster;
+    const id = c.connectionIds();
+    const tags = { ConnectionId: id };
+    this.clientLog.debug('connecting', tags);
+    this.connLog.debug(`connecting to ${this.host.key}`, tags);
+    const socket = net.connect({ host: this.host.address, port: this.host.port, noDelay: true });
+    const conn = new PoolConnection(this, id, socket);
+    this.connecting.add(conn);
+    c.resources.connections++;
+    c.stats.upstream_cx_total.inc();
+    c.stats.upstream_cx_http1_total.inc();
+    c.stats.upstream_cx_active.add(1);
+    this.host.stats.cx_total++;
+    this.host.stats.cx_active++;
+    const timer = setTimeout(() => {
+      this.connLog.debug('connect timeout', tags);
+      c.stats.upstream_cx_connect_timeout.inc();
+      socket.destroy(Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT_CONNECT' }));
+    }, c.connectTimeoutMs);
+    timer.unref();
+    socket.once('connect', () => {
+      clearTimeout(timer);
+      this.connecting.delete(conn);
+      c.stats.upstream_cx_connect_ms.record(performance.now() - conn.openedAt);
+      this.clientLog.debug('connected', tags);
+      if (this.closed) {
+        socket.destroy();
+        return;
+      }
+      conn.client = this.makeClient(conn);
+      conn.state = 'ready';
+      this.onReady(conn);
+    });
+    socket.once('error', (err: NodeJS.ErrnoException) => {
+      if (conn.state !== 'connecting') return;
+      clearTimeout(timer);
+      this.connecting.delete(conn);
+      conn.state = 'closed';
+      const timeout = err.code === 'ETIMEDOUT_CONNECT';
+      c.stats.upstream_cx_connect_fail.inc();
+      this.host.stats.cx_connect_fail++;
+      const detail = timeout ? 'connection timeout' : `delayed connect error: ${describeErrno(err)}`;
+      this.connLog.debug(`delayed connection error: ${describeErrno(err)}`, tags);
+      this.closeConnection(conn, 'remote');
+      this.log.debug(`client disconnected, failure reason: ${detail}`, tags);
+      // Envoy purges the pending streams when a connection fails and nothing else is in progress.
+      if (this.connecting.size === 0) {
+        const failed = this.pending.splice(0);
+        for (const p of failed) {
+          this.leavePending();
+          p.callbacks.onFailure(timeout ? 'connection timeout' : 'connection failure', detail);
+        }
+      }
+    });
+    socket.once('close', () => {
+      if (conn.state === 'connecting') return; // the error handler above deals with it
+      if (conn.state !== 'closed') {
+        this.connLog.debug('remote close', tags);
+        this.closeConnection(conn, 'remote');
+      }
+    });
+  }
+
+  private makeClient(conn: PoolConnection): Client {
+    const c = this.cluster;
+    let handed = false;
+    const client = new Client(`http://${this.host.key}`, {
+      connect: (_opts, cb) => {
+        // The socket is already connected; undici asking again means it wants a fresh one: this connection is done.
+        // undici must get the answer asynchronously (it is inside its own resume loop when it asks).
+        if (handed || conn.socket.destroyed) {
+          process.nextTick(() =>
+            cb(Object.assign(new Error('upstream connection closed'), { code: 'UND_ERR_SOCKET' }), null),
+          );
+          return;
+        }
+        handed = true;
+        process.nextTick(() => cb(null, conn.socket));
+      },
+      keepAliveTimeout: c.idleTimeoutMs,
+      keepAliveMaxTimeout: c.idleTimeoutMs,
+      keepAliveTimeoutThreshold: 1000,
+      headersTimeout: 0,
+      bodyTimeout: 0,
+      pipelining: 1,
+      strictContentLength: false,
+      maxRequestsPerClient: c.maxRequestsPerConnection || undefined,
+    });
+    client.on('disconnect', () => {
+      if (conn.state !== 'closed') {
+        this.connLog.debug('closing socket: 1', { ConnectionId: conn.id });
+        this.closeConnection(conn, 'remote');
+      }
+    });
+    return client;
+  }
+
+  private onReady(conn: PoolConnection): void {
+    // A freshly connected (or released) connection takes the oldest pending stream.
+    while (this.pending.length > 0) {
+      const p = this.pending.shift()!;
+      this.leavePending();
+      if (p.cancelled) continue;
+      if (this.log.on('debug')) this.log.debug('attaching to next stream', { ConnectionId: conn.id });
+      this.attach(conn, p.callbacks);
+      return;
+    }
+    conn.state = 'ready';
+    this.ready.push(conn);
+  }
+
+  private attach(conn: PoolConnection, callbacks: PoolCallbacks): void {
+    conn.state = 'busy';
+    this.busy.add(conn);
+    if (this.log.on('debug')) this.log.debug('creating stream', { ConnectionId: conn.id });
+    callbacks.onReady(conn);
+  }
+
+  onStreamDone(conn: PoolConnection, reusable: boolean): void {
+    if (conn.state !== 'busy') return;
+    this.busy.delete(conn);
+    const max = this.cluster.maxRequestsPerConnection;
+    if (!reusable || conn.noReuse || conn.socket.destroyed || this.closed || (max > 0 && conn.requests >= max)) {
+      this.closeConnection(conn, 'local');
+      this.tryCreateConnections();
+      return;
+    }
+    if (this.log.on('debug')) this.log.debug('response complete', { ConnectionId: conn.id });
+    this.onReady(conn);
+  }
+
+  private closeConnection(conn: PoolConnection, by: 'local' | 'remote'): void {
+    const wasBusy = this.busy.delete(conn);
+    this.connecting.delete(conn);
+    const i = this.ready.indexOf(conn);
+    if (i >= 0) this.ready.splice(i, 1);
+    conn.state = 'closed';
+    if (by === 'local') this.connLog.debug('closing data_to_write=0 type=1', { ConnectionId: conn.id });
+    if (conn.client) {
+      const client = conn.client;
+      conn.client = undefined;
+      client.destroy().catch(() => {});
+    } else {
+      conn.socket.destroy();
+    }
+    this.finishClose(conn, by);
+    if (wasBusy && this.pending.length > 0) this.tryCreateConnections();
+  }
+
+  private readonly finished = new WeakSet<PoolConnection>();
+
+  private finishClose(conn: PoolConnection, by: 'local' | 'remote'): void {
+    if (this.finished.has(conn)) return;
+    this.finished.add(conn);
+    const c = this.cluster;
+    c.resources.connections--;
+    c.stats.upstream_cx_active.sub(1);
+    c.stats.upstream_cx_destroy.inc();
+    (by === 'local' ? c.stats.upstream_cx_destroy_local : c.stats.upstream_cx_destroy_remote).inc();
+    c.stats.upstream_cx_length_ms.record(performance.now() - conn.openedAt);
+    this.host.stats.cx_active--;
+    this.clientLog.debug(`disconnect. resetting 0 pending requests`, { ConnectionId: conn.id });
+    // Another pool of the cluster may be waiting for a connection slot.
+    c.onConnectionClosed();
+  }
+
+  /** Called by the cluster when a connection slot frees elsewhere. */
+  retryPending(): void {
+    if (this.pending.length > 0) this.tryCreateConnections();
+  }
+
+  /** Closes every connection; fails pending streams. */
+  close(): void {
+    this.closed = true;
+    for (const p of this.pending.splice(0)) {
+      this.leavePending();
+      p.callbacks.onFailure('connection failure', 'cluster removed');
+    }
+    for (const conn of [...this.ready, ...this.connecting]) this.closeConnection(conn, 'local');
+    // Busy connections close when their stream ends (release sees `closed`).
+  }
+}
+
+function describeErrno(err: NodeJS.ErrnoException): string {
+  switch (err.code) {
+    case 'ECONNREFUSED':
+      return 'Connection refused';
+    case 'ECONNRESET':
+      return 'Connection reset by peer';
+    case 'EHOSTUNREACH':
+      return 'No route to host';
+    case 'ENETUNREACH':
+      return 'Network is unreachable';
+    case 'ETIMEDOUT':
+      return 'Connection timed out';
+    default:
+      return err.code ?? err.message;
+  }
+}

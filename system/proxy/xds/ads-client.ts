@@ -1,0 +1,285 @@
+// State-of-the-world ADS client (envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources)
+// on @grpc/grpc-js with the shared service definition. Per type URL it keeps the subscribed names, the last
+// accepted version and the last nonce; every response is answered with its nonce (ACK with the new version, or
+// NACK with the previous version and error_detail). Responses are handled one at a time, in arrival order, so a
+// CDS update is applied before the EDS response that follows it. A broken stream is re-opened with jittered
+// exponential back-off and every subscription re-sent with its last accepted version.
+import * as grpc from '@grpc/grpc-js';
+import { decode } from '../../shared/envoy/protojson.ts';
+import { adsService, typeNameOf } from '../../shared/envoy/protos.ts';
+import type { Logger, LogRegistry } from '../log.ts';
+import type { Gauge, StatsStore } from '../stats.ts';
+
+type J = Record<string, any>;
+
+export interface DecodedResource {
+  name: string;
+  json: J;
+}
+
+export interface TypeHandler {
+  /** true: the client subscribes to every resource of the type (LDS, CDS), as Envoy does. */
+  wildcard: boolean;
+  /** Validates and applies a response; returns the NACK reason, or undefined to ACK. */
+  onResponse(resources: DecodedResource[], version: string, raw: { nonce: string }): Promise<string | undefined>;
+  /** The stream failed before any response arrived (for init timeouts and stats). */
+  onStreamFailure?(): void;
+}
+
+export interface AdsClientOptions {
+  target: string;
+  /** The static cluster named in the bootstrap's ads_config (for log lines). */
+  clusterName: string;
+  node: J;
+  setNodeOnFirstMessageOnly: boolean;
+  logs: LogRegistry;
+  stats: StatsStore;
+  backoffBaseMs?: number;
+  backoffMaxMs?: number;
+}
+
+interface TypeState {
+  handler: TypeHandler;
+  names: Set<string>;
+  version: string;
+  nonce: string;
+  /** Names changed while a response was being processed: re-send after the ACK/NACK. */
+  dirty: boolean;
+  /** A request has been sent on the current stream. */
+  requested: boolean;
+}
+
+/** Envoy's ADS request order when (re)starting a stream. */
+const ORDER = [
+  'type.googleapis.com/envoy.config.cluster.v3.Cluster',
+  'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment',
+  'type.googleapis.com/envoy.config.listener.v3.Listener',
+  'type.googleapis.com/envoy.config.route.v3.RouteConfiguration',
+];
+
+type Call = grpc.ClientDuplexStream<J, J>;
+
+export class AdsClient {
+  private readonly opts: AdsClientOptions;
+  private readonly types = new Map<string, TypeState>();
+  private client: grpc.Client | undefined;
+  private call: Call | undefined;
+  private stopped = false;
+  private nodeSent = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private attempt = 0;
+  private queue: Promise<void> = Promise.resolve();
+  private processing = 0;
+  private readonly log: Logger;
+  private readonly connected: Gauge;
+  private closedSince: number | undefined;
+  /** Every request sent, newest last (bounded): tests and debugging read it. */
+  readonly sent: J[] = [];
+
+  constructor(opts: AdsClientOptions) {
+    this.opts = opts;
+    this.log = opts.logs.logger('config');
+    this.connected = opts.stats.gauge('control_plane.connected_state');
+    opts.stats.gauge('control_plane.pending_requests');
+    opts.stats.counter('control_plane.rate_limit_enforced');
+  }
+
+  watch(typeUrl: string, handler: TypeHandler): void {
+    this.types.set(typeUrl, { handler, names: new Set(), version: '', nonce: '', dirty: false, requested: false });
+  }
+
+  /** Changes the names subscribed for a non-wildcard type (EDS cluster names, RDS route config names). */
+  setNames(typeUrl: string, names: Iterable<string>): void {
+    const t = this.types.get(typeUrl);
+    if (!t) return;
+    const next = new Set(names);
+    if (next.size === t.names.size && [...next].every((n) => t.names.has(n))) return;
+    t.names = next;
+    if (this.processing > 0) t.dirty = true;
+    else this.sendRequest(typeUrl, t);
+  }
+
+  isConnected(): boolean {
+    return this.connected.value === 1;
+  }
+
+  versionOf(typeUrl: string): string {
+    return this.types.get(typeUrl)?.version ?? '';
+  }
+
+  start(): void {
+    if (!this.client) {
+      const Ctor = grpc.makeGenericClientConstructor(adsService(), 'AggregatedDiscoveryService');
+      this.client = new Ctor(this.opts.target, grpc.credentials.createInsecure(), {
+        'grpc.keepalive_time_ms': 30_000,
+        'grpc.initial_reconnect_backoff_ms': 200,
+        'grpc.max_reconnect_backoff_ms': 5_000,
+      });
+    }
+    this.openStream();
+  }
+
+  private openStream(): void {
+    if (this.stopped || !this.client) return;
+    this.nodeSent = false;
+    const method = (this.client as unknown as Record<string, () => Call>).StreamAggregatedResources!;
+    const call = method.call(this.client);
+    this.call = call;
+    let sawData = false;
+    const markConnected = () => {
+      if (this.connected.value !== 1) {
+        this.connected.set(1);
+        this.attempt = 0;
+        this.closedSince = undefined;
+      }
+    };
+    call.on('metadata', markConnected);
+    call.on('data', (resp: J) => {
+      sawData = true;
+      markConnected();
+      this.enqueue(resp, call);
+    });
+    const onEnd = (status: grpc.StatusObject | undefined) => {
+      if (this.call !== call) return;
+      this.call = undefined;
+      this.connected.set(0);
+      this.closedSince ??= Date.now();
+      if (this.stopped) return;
+      const code = status?.code ?? grpc.status.UNAVAILABLE;
+      const details = status?.details ?? 'stream closed';
+      const ago = Math.round((Date.now() - this.closedSince) / 1000);
+      this.log.warn(
+        `StreamAggregatedResources gRPC config stream to ${this.opts.clusterName} closed${ago > 0 ? ` since ${ago}s ago` : ''}: ${code}, ${details}`,
+      );
+      if (!sawData) for (const t of this.types.values()) t.handler.onStreamFailure?.();
+      for (const t of this.types.values()) t.requested = false;
+      this.scheduleReconnect();
+    };
+    call.on('status', onEnd);
+    call.on('error', (err: grpc.ServiceError) =>
+      onEnd({ code: err.code, details: err.details, metadata: err.metadata }),
+    );
+    for (const typeUrl of ORDER) {
+      const t = this.types.get(typeUrl);
+      if (t && (t.handler.wildcard || t.names.size > 0)) this.sendRequest(typeUrl, t, true);
+    }
+  }
+
+  private scheduleReconnect(): void {
+    const base = this.opts.backoffBaseMs ?? 500;
+    const max = this.opts.backoffMaxMs ?? 30_000;
+    const ceiling = Math.min(max, base * 2 ** this.attempt);
+    this.attempt++;
+    const wait = Math.max(10, Math.floor(Math.random() * ceiling));
+    this.log.debug(`gRPC config stream to ${this.opts.clusterName}: retrying in ${wait}ms`);
+    this.retryTimer = setTimeout(() => this.openStream(), wait);
+  }
+
+  private enqueue(resp: J, call: Call): void {
+    this.processing++;
+    this.queue = this.queue
+      .then(() => this.handle(resp, call))
+      .catch((err) => this.log.error(`xDS response handling failed: ${(err as Error).stack ?? err}`))
+      .finally(() => {
+        this.processing--;
+        if (this.processing === 0) this.flushDirty();
+      });
+  }
+
+  private async handle(resp: J, call: Call): Promise<void> {
+    const typeUrl = String(resp.type_url ?? '');
+    const version = String(resp.version_info ?? '');
+    const nonce = String(resp.nonce ?? '');
+    const t = this.types.get(typeUrl);
+    if (!t) {
+      this.log.warn(`Ignoring the message for type URL ${typeUrl} as it has no current subscribers.`);
+      return;
+    }
+    t.nonce = nonce;
+    this.log.debug(`Received gRPC message for ${typeUrl} at version ${version}`);
+    let error: string | undefined;
+    const resources: DecodedResource[] = [];
+    const typeName = typeNameOf(typeUrl);
+    for (const any of (resp.resources ?? []) as Array<{ type_url: string; value: Uint8Array }>) {
+      if (any.type_url !== typeUrl) {
+        error = `type URL ${any.type_url} embedded in an individual Any does not match the message-wide type URL ${typeUrl} in DiscoveryResponse`;
+        break;
+      }
+      try {
+        const json = decode(typeName, any.value);
+        const name = String(json.name ?? json.cluster_name ?? '');
+        resources.push({ name, json });
+      } catch (err) {
+        error = `cannot decode ${typeName}: ${(err as Error).message}`;
+        break;
+      }
+    }
+    if (error === undefined) {
+      try {
+        error = await t.handler.onResponse(resources, version, { nonce });
+      } catch (err) {
+        error = (err as Error).message;
+      }
+    }
+    if (call !== this.call) return; // the stream went away meanwhile; the new one re-requests
+    if (error === undefined) {
+      t.version = version;
+      this.write(typeUrl, t, { version_info: version, response_nonce: nonce });
+    } else {
+      this.log.warn(`gRPC config for ${typeUrl} rejected: ${error}`);
+      this.write(typeUrl, t, {
+        version_info: t.version,
+        response_nonce: nonce,
+        error_detail: { code: grpc.status.INTERNAL, message: error },
+      });
+    }
+    t.dirty = false;
+  }
+
+  private flushDirty(): void {
+    for (const typeUrl of ORDER) {
+      const t = this.types.get(typeUrl);
+      if (t?.dirty) {
+        t.dirty = false;
+        this.sendRequest(typeUrl, t);
+      }
+    }
+  }
+
+  /** A (re-)subscription: the last accepted version and, on an open stream, the last nonce. */
+  private sendRequest(typeUrl: string, t: TypeState, initial = false): void {
+    if (!this.call) return;
+    if (!t.handler.wildcard && t.names.size === 0 && !t.requested) return;
+    this.write(typeUrl, t, { version_info: t.version, response_nonce: initial ? '' : t.nonce });
+  }
+
+  private write(typeUrl: string, t: TypeState, fields: J): void {
+    const call = this.call;
+    if (!call) return;
+    const req: J = {
+      ...fields,
+      type_url: typeUrl,
+      resource_names: t.handler.wildcard ? [] : [...t.names].sort(),
+    };
+    if (!this.opts.setNodeOnFirstMessageOnly || !this.nodeSent) {
+      req.node = this.opts.node;
+      this.nodeSent = true;
+    }
+    t.requested = true;
+    this.sent.push(req);
+    if (this.sent.length > 200) this.sent.shift();
+    if (this.log.on('trace'))
+      this.log.trace(`Sending DiscoveryRequest for ${typeUrl}: ${JSON.stringify({ ...req, node: undefined })}`);
+    call.write(req);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    const call = this.call;
+    this.call = undefined;
+    call?.cancel();
+    this.client?.close();
+    this.connected.set(0);
+  }
+}
