@@ -9,6 +9,7 @@ import { ApiError, errors, type FieldError, fieldErrors } from './errors.ts';
 import { evalJsonPath } from './jsonpath.ts';
 import { serverSideApply, updateManagedFields } from './managedfields.ts';
 import { applyJsonPatch, jsonMergePatch, strategicMergePatch } from './patch.ts';
+import { decodeProtobuf, isProtobuf } from './protobuf.ts';
 import { crdResources, gv, type ResourceRegistry, type ResourceType } from './resources.ts';
 import { builtinSchema, dropUnknown, unknownFields } from './schema.ts';
 import {
@@ -173,6 +174,7 @@ export class Core {
 
   /** Parses a request body (JSON or YAML) into an object. */
   decode(body: Buffer, contentType: string): unknown {
+    if (isProtobuf(contentType)) return decodeProtobuf(body);
     const text = body.toString('utf8');
     if (!text.trim()) throw errors.badRequest('the request body is empty: an object is required');
     const ct = contentType.split(';')[0].trim().toLowerCase();

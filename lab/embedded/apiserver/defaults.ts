@@ -115,7 +115,8 @@ export function defaultBuiltin(resource: string, obj: K8sObject): void {
     case 'rolebindings':
     case 'clusterrolebindings':
       for (const s of obj.subjects ?? []) {
-        if (s.apiGroup === undefined) s.apiGroup = s.kind === 'ServiceAccount' ? '' : 'rbac.authorization.k8s.io';
+        // ServiceAccount subjects keep the empty (omitted) group.
+        if (s.apiGroup === undefined && s.kind !== 'ServiceAccount') s.apiGroup = 'rbac.authorization.k8s.io';
       }
       break;
     case 'endpointslices':
