@@ -79,6 +79,12 @@ describe('embedded cluster workloads', () => {
       images: {
         'gwlab.test/http-app:1': ['node', APP],
         'gwlab.test/crash:1': ['node', '-e', 'console.log("about to crash"); process.exit(3)'],
+        // Healthy for its first two /healthz requests, then 500.
+        'gwlab.test/sickly:1': [
+          'node',
+          '-e',
+          'let n = 0; require("node:http").createServer((q, r) => { r.statusCode = q.url === "/healthz" && ++n > 2 ? 500 : 200; r.end(); }).listen(8080)',
+        ],
       },
     });
     await c.k(['apply', '-f', '-'], SETUP);
@@ -222,6 +228,38 @@ describe('embedded cluster workloads', () => {
     }, 15_000);
     expect(d).toContain('Failed to pull image "example.invalid/ghost:1"');
     expect(d).toContain('Scheduled');
+  });
+
+  it('runs startup, readiness (exec) and liveness (httpGet) probes; a failing liveness probe restarts the container', async () => {
+    await c.k(
+      ['apply', '-f', '-'],
+      `apiVersion: v1
+kind: Pod
+metadata: {name: sickly, namespace: apps}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: app
+    image: gwlab.test/sickly:1
+    startupProbe: {tcpSocket: {port: 8080}, periodSeconds: 1, failureThreshold: 10}
+    readinessProbe: {exec: {command: [sh, -c, 'test -n "$HOSTNAME"']}, periodSeconds: 1}
+    livenessProbe: {httpGet: {path: /healthz, port: 8080}, periodSeconds: 1, failureThreshold: 1}
+`,
+    );
+    await eventually(async () => {
+      const p = JSON.parse(await c.k(['get', 'pod', 'sickly', '-n', 'apps', '-o', 'json']));
+      return p.status.conditions?.some((x: any) => x.type === 'Ready' && x.status === 'True');
+    }, 20_000).catch(async (err) => {
+      throw new Error(`${err}\n${await c.k(['describe', 'pod', 'sickly', '-n', 'apps'])}`);
+    });
+    const restarted = await eventually(async () => {
+      const p = JSON.parse(await c.k(['get', 'pod', 'sickly', '-n', 'apps', '-o', 'json']));
+      return p.status.containerStatuses[0].restartCount >= 1 ? p : undefined;
+    }, 20_000);
+    expect(restarted.status.containerStatuses[0].lastState.terminated).toBeDefined();
+    const d = await c.k(['describe', 'pod', 'sickly', '-n', 'apps']);
+    expect(d).toContain('Liveness probe failed: HTTP probe failed with statuscode: 500');
+    expect(d).toContain('failed liveness probe, will be restarted');
   });
 
   it('reaches CrashLoopBackOff with restarts and keeps the previous logs', async () => {
