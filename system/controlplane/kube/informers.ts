@@ -111,6 +111,13 @@ export function startInformers(
     const input = inputFor(w.kind);
     if (!input) throw new Error(`no input collection for ${w.kind}`);
     let listed = false;
+    const onListed = () => {
+      if (stopped || synced.has(w.resource)) return;
+      synced.add(w.resource);
+      input.markSynced();
+      log.info('synced', { resource: w.resource, items: input.size() });
+      if (synced.size === WATCHED.length) resolveSynced();
+    };
     const listFn = async () => {
       const list = await objApi.list(
         w.apiVersion,
@@ -128,6 +135,8 @@ export function startInformers(
         items: list.items.length,
         resourceVersion: list.metadata?.resourceVersion,
       });
+      // The informer adds the listed items right after this resolves (before it opens the watch): synced then.
+      setImmediate(onListed);
       return list as any;
     };
     const inf = makeInformer<any>(kc, w.path, listFn, w.labelSelector);
@@ -141,13 +150,6 @@ export function startInformers(
     const start = async (): Promise<void> => {
       if (stopped) return;
       await inf.start();
-      if (stopped) return;
-      if (listed && !synced.has(w.resource)) {
-        synced.add(w.resource);
-        input.markSynced();
-        log.info('synced', { resource: w.resource, items: input.size() });
-        if (synced.size === WATCHED.length) resolveSynced();
-      }
     };
     inf.on('error', (err) => {
       if (stopped) return;
