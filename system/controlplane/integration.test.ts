@@ -1,9 +1,3 @@
-// The control plane against the embedded API server (lab/embedded/apiserver), as it runs in the lab: the shipped
-// CRDs and install manifest applied with kubectl, the control plane authenticated as its own ServiceAccount (so the
-// install manifest's RBAC is what it gets), then the contract's procedure 4.6: GatewayParameters(debug) + Gateway +
-// HTTPRoute → the proxy's ServiceAccount, ConfigMap, Deployment and LoadBalancer Service with the labels and
-// `--log-level debug`, statuses written, Events recorded. (The test imports lab/ for the API server only.)
-import { readFileSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
