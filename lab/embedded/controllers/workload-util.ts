@@ -133,8 +133,10 @@ export class KeyedQueue {
         try {
           await this.fn(key);
         } catch (err) {
+          // Syncs still in flight when the controller stops fail against a closed server: not worth a warning.
+          if (this.stopped) break;
           this.onError(key, err);
-          if (!this.stopped) setTimeout(() => this.add(key), 500).unref();
+          setTimeout(() => this.add(key), 500).unref();
         }
       } while (this.again.has(key) && !this.stopped);
       this.running.delete(key);
