@@ -83,6 +83,18 @@ const MAX_DURATION_SECONDS = 315576000000;
 // ---------------------------------------------------------------------------------------------------------------
 // Field lookup by proto name or JSON (camelCase) name.
 
+const fullNames = new WeakMap<protobuf.ReflectionObject, string>();
+
+/** protobufjs computes fullName by walking the parents on every read; the hot paths read it once per type. */
+function fullNameOf(t: protobuf.ReflectionObject): string {
+  let n = fullNames.get(t);
+  if (n === undefined) {
+    n = t.fullName;
+    fullNames.set(t, n);
+  }
+  return n;
+}
+
 const fieldIndex = new WeakMap<protobuf.Type, Map<string, protobuf.Field>>();
 
 function lowerCamel(name: string): string {
@@ -197,7 +209,7 @@ function isSyntheticOneof(oneof: protobuf.OneOf): boolean {
 
 function isValueField(field: protobuf.Field): boolean {
   const t = resolvedTypeOf(field);
-  return t instanceof protobuf.Type && t.fullName === WKT.value && !field.repeated && !field.map;
+  return t instanceof protobuf.Type && fullNameOf(t) === WKT.value && !field.repeated && !field.map;
 }
 
 function fieldValue(field: protobuf.Field, value: unknown, path: string): unknown {
@@ -229,7 +241,7 @@ function fieldValue(field: protobuf.Field, value: unknown, path: string): unknow
 
 function isValueType(field: protobuf.Field): boolean {
   const t = resolvedTypeOf(field);
-  return t instanceof protobuf.Type && t.fullName === WKT.value;
+  return t instanceof protobuf.Type && fullNameOf(t) === WKT.value;
 }
 
 function checkMapKey(keyType: string, key: string, path: string): void {
@@ -249,7 +261,7 @@ function singleValue(field: protobuf.Field, value: unknown, path: string): unkno
 }
 
 function enumValue(en: protobuf.Enum, value: unknown, path: string): number {
-  if (en.fullName === '.google.protobuf.NullValue' && value === null) return 0;
+  if (fullNameOf(en) === '.google.protobuf.NullValue' && value === null) return 0;
   if (typeof value === 'string') {
     const n = en.values[value];
     if (n === undefined) {
@@ -338,7 +350,7 @@ function int64Value(kind: string, value: unknown, path: string): string {
 
 /** Well-known types with their own JSON form; undefined for ordinary messages. */
 function wellKnownObject(type: protobuf.Type, json: unknown, path: string): JsonObject | undefined {
-  const name = type.fullName;
+  const name = fullNameOf(type);
   if (WRAPPERS.has(name)) {
     const inner = fieldById(type, 1);
     if (json !== null && typeof json === 'object') {
@@ -474,7 +486,7 @@ function anyObject(json: unknown, path: string): JsonObject {
   const inner = findType(typeNameOf(url));
   if (!inner) throw new ProtoJsonError(join(path, '@type'), `unknown @type ${JSON.stringify(url)}`);
   let obj: JsonObject;
-  if (hasSpecialJson(inner.fullName)) {
+  if (hasSpecialJson(fullNameOf(inner))) {
     const extra = Object.keys(rest).filter((k) => k !== 'value');
     if (extra.length > 0) {
       throw new ProtoJsonError(
@@ -512,31 +524,30 @@ function messageJson(type: protobuf.Type, msg: JsonObject, path: string, opts: T
   const out: JsonObject = {};
   for (const field of fieldsByNumber(type)) {
     const v = msg[field.name];
-    const here = join(path, field.name);
     if (field.map) {
       if (v == null || typeof v !== 'object') continue;
-      const entries = Object.entries(v as JsonObject);
-      if (entries.length === 0) continue;
+      const keys = Object.keys(v as JsonObject);
+      if (keys.length === 0) continue;
       const obj: JsonObject = {};
-      for (const [k, val] of entries) obj[k] = singleJson(field, val, `${here}[${JSON.stringify(k)}]`, opts);
+      for (const k of keys) obj[k] = singleJson(field, (v as JsonObject)[k], path, field.name, k, opts);
       out[field.name] = obj;
     } else if (field.repeated) {
       if (!Array.isArray(v) || v.length === 0) {
         if (opts.emitDefaults && field.partOf === null) out[field.name] = [];
         continue;
       }
-      out[field.name] = v.map((val, i) => singleJson(field, val, `${here}[${i}]`, opts));
+      const arr = new Array(v.length);
+      for (let i = 0; i < v.length; i++) arr[i] = singleJson(field, v[i], path, field.name, i, opts);
+      out[field.name] = arr;
     } else {
       if (v == null) continue;
-      const resolved = resolvedTypeOf(field);
-      const explicit = field.partOf !== null || resolved instanceof protobuf.Type;
-      if (explicit) {
+      if (field.partOf !== null) {
         // oneof members and proto3 `optional` fields have presence: set means present, even with a default value.
-        if (field.partOf && !Object.hasOwn(msg, field.name)) continue;
-      } else if (isDefault(field, v) && !opts.emitDefaults) {
+        if (!Object.hasOwn(msg, field.name)) continue;
+      } else if (!(resolvedTypeOf(field) instanceof protobuf.Type) && !opts.emitDefaults && isDefault(field, v)) {
         continue;
       }
-      out[field.name] = singleJson(field, v, here, opts);
+      out[field.name] = singleJson(field, v, path, field.name, undefined, opts);
     }
   }
   return out;
@@ -552,11 +563,25 @@ function isDefault(field: protobuf.Field, v: unknown): boolean {
   return field.type === 'bytes' && Array.isArray(v) && v.length === 0;
 }
 
-function singleJson(field: protobuf.Field, v: unknown, path: string, opts: ToJsonOptions): unknown {
+function singleJson(
+  field: protobuf.Field,
+  v: unknown,
+  parent: string,
+  name: string,
+  index: number | string | undefined,
+  opts: ToJsonOptions,
+): unknown {
   const resolved = resolvedTypeOf(field);
-  if (resolved instanceof protobuf.Type) return messageJson(resolved, v as JsonObject, path, opts);
+  if (resolved instanceof protobuf.Type) {
+    // The JSON path is only needed by nested Any errors; build it for message values only.
+    const here =
+      index === undefined
+        ? join(parent, name)
+        : `${join(parent, name)}[${typeof index === 'string' ? JSON.stringify(index) : index}]`;
+    return messageJson(resolved, v as JsonObject, here, opts);
+  }
   if (resolved instanceof protobuf.Enum) {
-    if (resolved.fullName === '.google.protobuf.NullValue') return null;
+    if (fullNameOf(resolved) === '.google.protobuf.NullValue') return null;
     return resolved.valuesById[v as number] ?? v;
   }
   return scalarJson(field.type, v);
@@ -605,7 +630,7 @@ function longNumber(v: unknown): bigint {
 }
 
 function wellKnownJson(type: protobuf.Type, msg: JsonObject, path: string, opts: ToJsonOptions): unknown {
-  const name = type.fullName;
+  const name = fullNameOf(type);
   if (WRAPPERS.has(name)) {
     const f = fieldById(type, 1);
     return scalarJson(f.type, msg[f.name] ?? (f.type === 'bool' ? false : f.type === 'string' ? '' : 0));
@@ -707,7 +732,7 @@ function anyJson(msg: JsonObject, path: string, opts: ToJsonOptions): JsonObject
     throw new ProtoJsonError(path, `cannot decode an Any of ${typeNameOf(url)}: ${(err as Error).message}`);
   }
   const body = messageJson(inner, decoded as unknown as JsonObject, path, opts);
-  if (hasSpecialJson(inner.fullName)) return { '@type': url, value: body };
+  if (hasSpecialJson(fullNameOf(inner))) return { '@type': url, value: body };
   return { '@type': url, ...(body as JsonObject) };
 }
 
