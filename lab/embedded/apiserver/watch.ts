@@ -34,10 +34,10 @@ export interface TableRenderer {
   row(rt: ResourceType, obj: K8sObject, includeObject: string): unknown;
 }
 
-const serialized = new WeakMap<object, Map<string, string>>();
+const serialized = new WeakMap<object, Map<string, Buffer>>();
 
-/** Serialises an event's object once per version, shared by every watcher (fan-out cost is one write each). */
-function eventLine(type: string, obj: K8sObject, rt: ResourceType, core: Core): string {
+/** Encodes an event once per version, shared by every watcher (fan-out cost is one socket write each). */
+function eventLine(type: string, obj: K8sObject, rt: ResourceType, core: Core): Buffer {
   let m = serialized.get(obj);
   if (!m) {
     m = new Map();
@@ -46,7 +46,7 @@ function eventLine(type: string, obj: K8sObject, rt: ResourceType, core: Core): 
   const k = `${type}|${gv(rt)}`;
   let s = m.get(k);
   if (!s) {
-    s = `{"type":"${type}","object":${core.store.json(core.present(rt, obj))}}\n`;
+    s = Buffer.from(`{"type":"${type}","object":${core.store.json(core.present(rt, obj))}}\n`);
     m.set(k, s);
   }
   return s;
@@ -101,7 +101,7 @@ export function serveWatch(
 
   let firstTable = true;
   let lastRev = startRev;
-  const write = (s: string) => {
+  const write = (s: string | Buffer) => {
     if (res.destroyed || res.writableEnded) return;
     res.write(s);
     // A watcher that cannot keep up is closed, as Kubernetes does; it re-lists.
