@@ -21,6 +21,7 @@ export default defineConfig({
         test: {
           name: 'scenarios',
           include: ['scenarios/**/*.test.ts'],
+          globalSetup: ['scenarios/support/global-setup.ts'],
           pool: 'forks',
           testTimeout: 180_000,
           hookTimeout: 300_000,
