@@ -98,6 +98,13 @@ describe('discovery', () => {
     expect(wide).toMatch(/deployments.*create,delete,deletecollection,get,list,patch,update,watch\s+all/);
   });
 
+  it('watch responses start at once: kubectl wait on a met condition does not wait for a keep-alive', async () => {
+    // client-go treats a watch as established only when its response headers arrive; the keep-alive is every 5 s.
+    const t = Date.now();
+    await lab.k(['wait', '--for', 'condition=established', '--timeout=20s', 'crd/widgets.example.com']);
+    expect(Date.now() - t).toBeLessThan(3000);
+  });
+
   it('kubectl version reports the server', async () => {
     const out = await lab.k(['version', '-o', 'json']);
     expect(JSON.parse(out).serverVersion.gitVersion).toMatch(/^v1\.32\./);

@@ -95,6 +95,8 @@ export function serveWatch(
     });
     startRev = core.store.revision();
   }
+  // Headers go out now: client-go waits for them before it treats the watch as established.
+  res.flushHeaders();
   if (sendInitial && (rvParam === '' || rvParam === '0' || opts.sendInitialEvents)) {
     initial = core.store.list(rt.bucket, ns).filter(matches);
   }
