@@ -22,6 +22,8 @@ export default defineConfig({
           name: 'scenarios',
           include: ['scenarios/**/*.test.ts'],
           globalSetup: ['scenarios/support/global-setup.ts'],
+          // Scenarios share one lab and some restart or reconfigure the control plane: one file at a time.
+          fileParallelism: false,
           pool: 'forks',
           testTimeout: 180_000,
           hookTimeout: 300_000,
