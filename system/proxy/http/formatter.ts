@@ -174,17 +174,30 @@ export function compileFormat(format: string, opts: { missing?: string } = {}): 
       i += 2;
       continue;
     }
-    const end = format.indexOf('%', i + 1);
-    if (end < 0) {
-      throw new ConfigError(`Incorrect configuration: ${format}. Couldn't find valid command at position ${i}`);
+    // %COMMAND%, %COMMAND(arg)% or %COMMAND(arg):N%; the argument may itself contain '%' (START_TIME formats).
+    const head = /^[A-Z_0-9]+/.exec(format.slice(i + 1));
+    const bad = () =>
+      new ConfigError(`Incorrect configuration: ${format}. Couldn't find valid command at position ${i}`);
+    if (!head) throw bad();
+    let j = i + 1 + head[0].length;
+    let arg: string | undefined;
+    if (format[j] === '(') {
+      const close = format.indexOf(')', j);
+      if (close < 0) throw bad();
+      arg = format.slice(j + 1, close);
+      j = close + 1;
     }
-    const spec = format.slice(i + 1, end);
-    const m = /^([A-Z_0-9]+)(?:\(([^)]*)\))?(?::(\d+))?$/.exec(spec);
-    if (!m) throw new ConfigError(`Incorrect configuration: ${format}. Couldn't find valid command at position ${i}`);
+    let max: number | undefined;
+    const len = /^:(\d+)/.exec(format.slice(j));
+    if (len) {
+      max = Number(len[1]);
+      j += len[0].length;
+    }
+    if (format[j] !== '%') throw bad();
+    const end = j;
     if (lit) pieces.push(lit);
     lit = '';
-    const fn = operator(m[1]!, m[2]);
-    const max = m[3] ? Number(m[3]) : undefined;
+    const fn = operator(head[0], arg);
     pieces.push(max === undefined ? fn : (info) => fn(info)?.slice(0, max));
     i = end + 1;
   }

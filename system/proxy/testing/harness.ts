@@ -276,3 +276,63 @@ export async function eventually<T>(
 }
 
 export { TYPE_URL };
+
+/** A proxy fed by a test xDS server, with `apply()` waiting until the proxy acknowledged every type it sent. */
+export interface XdsFixture {
+  xds: import('./xds-server.ts').TestXdsServer;
+  proxy: TestProxy;
+  /** Pushes a snapshot (new version for each type given) and resolves once each type was ACKed or NACKed. */
+  apply(
+    snap: import('./xds-server.ts').XdsSnapshot,
+  ): Promise<{ version: string; nacks: import('./xds-server.ts').RecordedRequest[] }>;
+  close(): Promise<void>;
+}
+
+export async function startXdsFixture(opts: { level?: LogLevel; bootstrap?: J } = {}): Promise<XdsFixture> {
+  const { startTestXdsServer } = await import('./xds-server.ts');
+  const xds = await startTestXdsServer();
+  let proxy: TestProxy;
+  try {
+    proxy = await startTestProxy(
+      { ...bootstrapJson({ xdsPort: xds.port }), ...(opts.bootstrap ?? {}) },
+      { level: opts.level ?? 'info' },
+    );
+  } catch (err) {
+    await xds.close();
+    throw err;
+  }
+  let version = 0;
+  return {
+    xds,
+    proxy,
+    async apply(snap) {
+      const v = String(++version);
+      const from = xds.requests.length;
+      const types: string[] = [];
+      if (snap.clusters) types.push(TYPE_URL.cluster);
+      if (snap.endpoints) types.push(TYPE_URL.clusterLoadAssignment);
+      if (snap.listeners) types.push(TYPE_URL.listener);
+      if (snap.routes) types.push(TYPE_URL.routeConfiguration);
+      xds.setSnapshot(v, snap);
+      const answers = await Promise.all(
+        types.map((t) =>
+          xds.waitFor(
+            (r) =>
+              r.type_url === t &&
+              r.kind !== 'initial' &&
+              r.kind !== 'stale' &&
+              r.response_nonce !== '' &&
+              (r.version_info === v || r.kind === 'nack'),
+            10_000,
+            from,
+          ),
+        ),
+      );
+      return { version: v, nacks: answers.filter((a) => a.kind === 'nack') };
+    },
+    async close() {
+      await proxy.close();
+      await xds.close();
+    },
+  };
+}

@@ -184,16 +184,13 @@ export class ConnPool {
       this.host.stats.cx_connect_fail++;
       const detail = timeout ? 'connection timeout' : `delayed connect error: ${describeErrno(err)}`;
       this.connLog.debug(`delayed connection error: ${describeErrno(err)}`, tags);
-      this.closeConnection(conn, 'remote');
       this.log.debug(`client disconnected, failure reason: ${detail}`, tags);
-      // Envoy purges the pending streams when a connection fails and nothing else is in progress.
-      if (this.connecting.size === 0) {
-        const failed = this.pending.splice(0);
-        for (const p of failed) {
-          this.leavePending();
-          p.callbacks.onFailure(timeout ? 'connection timeout' : 'connection failure', detail);
-        }
-      }
+      // Envoy purges the pending streams when a connection fails and nothing else is in progress (before the
+      // freed slot could start another attempt for them).
+      const failed = this.connecting.size === 0 ? this.pending.splice(0) : [];
+      for (const p of failed) this.leavePending();
+      this.closeConnection(conn, 'remote');
+      for (const p of failed) p.callbacks.onFailure(timeout ? 'connection timeout' : 'connection failure', detail);
     });
     socket.once('close', () => {
       if (conn.state === 'connecting') return; // the error handler above deals with it
