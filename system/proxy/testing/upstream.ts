@@ -44,19 +44,21 @@ export async function startTestUpstream(name = 'upstream'): Promise<TestUpstream
         });
         res.end(text);
       };
-      let m: RegExpExecArray | null;
-      if ((m = /^\/status\/(\d{3})/.exec(url))) {
-        res.writeHead(Number(m[1]), { 'x-upstream': name, 'content-length': '0' });
+      const status = /^\/status\/(\d{3})/.exec(url);
+      const delay = /^\/delay\/(\d+)/.exec(url);
+      const fl = /^\/flaky\/([^/]+)\/(\d+)/.exec(url);
+      if (status) {
+        res.writeHead(Number(status[1]), { 'x-upstream': name, 'content-length': '0' });
         res.end();
-      } else if ((m = /^\/delay\/(\d+)/.exec(url))) {
-        const t = setTimeout(echo, Number(m[1]));
+      } else if (delay) {
+        const t = setTimeout(echo, Number(delay[1]));
         res.on('close', () => clearTimeout(t));
       } else if (url.startsWith('/drop')) {
         req.socket.destroy();
-      } else if ((m = /^\/flaky\/([^/]+)\/(\d+)/.exec(url))) {
-        const n = (flaky.get(m[1]!) ?? 0) + 1;
-        flaky.set(m[1]!, n);
-        if (n <= Number(m[2])) {
+      } else if (fl) {
+        const n = (flaky.get(fl[1]!) ?? 0) + 1;
+        flaky.set(fl[1]!, n);
+        if (n <= Number(fl[2])) {
           res.writeHead(503, { 'x-upstream': name, 'content-length': '0' });
           res.end();
         } else echo();
