@@ -95,7 +95,8 @@ export const errors = {
     );
   },
   applyConflict(group: string, resource: string, name: string, conflicts: { manager: string; field: string }[]) {
-    const lines = conflicts.map((c) => `conflict with "${c.manager}": ${c.field}`);
+    // `manager` is already quoted, with its operation details (managedfields.ts managerLabel).
+    const lines = conflicts.map((c) => `conflict with ${c.manager}: ${c.field}`);
     const msg =
       conflicts.length === 1
         ? `Apply failed with 1 conflict: ${lines[0]}`
@@ -106,7 +107,7 @@ export const errors = {
       kind: resource,
       causes: conflicts.map((c) => ({
         reason: 'FieldManagerConflict',
-        message: `conflict with "${c.manager}"`,
+        message: `conflict with ${c.manager}`,
         field: c.field,
       })),
     });

@@ -132,7 +132,7 @@ describe('apply', () => {
     // replicas and env are owned by kubectl-client-side-apply with other values: a conflict.
     const conflict = await ssa(4, 'c');
     expect(conflict.code).not.toBe(0);
-    expect(conflict.stderr).toMatch(/conflict with "kubectl-client-side-apply"/);
+    expect(conflict.stderr).toMatch(/conflict with "kubectl-client-side-apply" using apps\/v1: \.spec\.replicas/);
     expect(conflict.stderr).toMatch(/\.spec\.replicas/);
     const forced = await ssa(4, 'c', ['--force-conflicts']);
     expect(forced.code, forced.stderr).toBe(0);

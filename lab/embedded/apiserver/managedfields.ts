@@ -276,7 +276,7 @@ export function serverSideApply(opts: {
       const last = p.split(SEP).at(-1)!;
       if (last.startsWith('k:') || last.startsWith('v:')) continue;
       if (!same(valueAt(live, p), valueAt(appliedOwnable, p)))
-        conflicts.push({ manager: e.manager, field: prettyPath(p), entry: e, path: p });
+        conflicts.push({ manager: managerLabel(e), field: prettyPath(p), entry: e, path: p });
     }
   }
   if (conflicts.length && !opts.force) {
@@ -387,6 +387,14 @@ export function updateManagedFields(opts: {
     });
   }
   return sortedEntries(out);
+}
+
+/** How Kubernetes names a manager in conflict messages: `"kubectl-client-side-apply" using apps/v1`. */
+function managerLabel(e: ManagedFieldsEntry): string {
+  let s = JSON.stringify(e.manager);
+  if (e.subresource) s += ` with subresource ${JSON.stringify(e.subresource)}`;
+  if (e.operation === 'Update') s += ` using ${e.apiVersion}`;
+  return s;
 }
 
 /** `.spec.replicas`, `.spec.containers[name="x"].image` — how Kubernetes prints a path in conflict messages. */
