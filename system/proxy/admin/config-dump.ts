@@ -292,9 +292,11 @@ export function configDump(srv: ProxyServer, q: DumpQuery): J {
     }
   }
   const match = (name: string) => !matcher || matcher.matchesFully(name);
+  // Each dump goes through the Envoy protos: field order, defaults and every nested Any come out canonical.
   const dumps = buildDumps(srv, match, q.includeEds).map((d) => {
-    const type = String(d['@type']).slice(String(d['@type']).lastIndexOf('/') + 1);
-    return { '@type': d['@type'], ...canonicalize(type, d) };
+    const { '@type': url, ...rest } = d;
+    const type = String(url).slice(String(url).lastIndexOf('/') + 1);
+    return { '@type': url, ...canonicalize(type, rest) };
   });
   const paths = q.mask ? q.mask.split(',').filter(Boolean) : [];
   if (q.resource) {
