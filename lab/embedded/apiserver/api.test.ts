@@ -471,6 +471,50 @@ describe('registered subresources', () => {
   });
 });
 
+describe('stop', () => {
+  it('ends upgraded streams too, so nothing outlives the server', async () => {
+    const other = await startTestLab();
+    try {
+      other.server.registerSubresource('pods', 'exec', ({ upgrade }) => {
+        upgrade!.socket.write('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: x\r\n\r\n');
+      });
+      const a = new Agent({ connect: { ca: other.server.caPem } });
+      await fetch(`${other.server.url}/api/v1/namespaces/default/pods`, {
+        method: 'POST',
+        dispatcher: a,
+        headers: { Authorization: `Bearer ${other.server.adminToken}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'p' },
+          spec: { containers: [{ name: 'c', image: 'x:1' }] },
+        }),
+      }).then((r) => r.text());
+      await a.close();
+      const closed = new Promise<string>((resolve) => {
+        const sock = connect(
+          { host: '127.0.0.1', port: other.server.port, ca: other.server.caPem, servername: 'localhost' },
+          () => {
+            sock.write(
+              `POST /api/v1/namespaces/default/pods/p/exec HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${other.server.adminToken}\r\nConnection: Upgrade\r\nUpgrade: x\r\n\r\n`,
+            );
+          },
+        );
+        let got = '';
+        sock.on('data', (d) => {
+          got += d.toString();
+          if (got.startsWith('HTTP/1.1 101')) void other.server.stop();
+        });
+        sock.on('close', () => resolve(got));
+        sock.on('error', () => {});
+      });
+      expect(await closed).toMatch(/^HTTP\/1.1 101/);
+    } finally {
+      await other.stop();
+    }
+  });
+});
+
 describe('request log', () => {
   it('records every request with user, verb, resource, namespace, name, code and duration; reads write nothing', async () => {
     const log = labPaths(lab.name, lab.home).auditLog;

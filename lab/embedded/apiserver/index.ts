@@ -1,7 +1,7 @@
 // The embedded Kubernetes API server of a lab: `startApiServer(opts)` serves HTTPS on loopback with the lab's own CA,
 // requires bearer tokens (admin token in the kubeconfig; service-account JWTs under RBAC), stores objects durably in
 // labPaths().store and writes the request log to labPaths().auditLog. See README.md in this folder for the seams.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -9,7 +9,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { LogRegistry } from '../../../system/shared/log.ts';
 import { type AddressPlan, labPaths, addressPlan as planFor } from '../../state.ts';
 import { Authenticator, type TokenOptions } from './authn.ts';
-import { Core, now } from './core.ts';
+import { Core } from './core.ts';
 import { ApiError } from './errors.ts';
 import { ensurePki } from './pki.ts';
 import { Authorizer, bootstrapPolicy } from './rbac.ts';
@@ -133,7 +133,8 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServerH
     },
     lookupPod: (ns, name) => {
       const p = store.get('core/pods', `${ns}/${name}`);
-      return p && !p.metadata.deletionTimestamp ? { uid: p.metadata.uid! } : p ? { uid: p.metadata.uid! } : undefined;
+      // A terminating pod's token stays valid until the pod is gone, as in Kubernetes.
+      return p ? { uid: p.metadata.uid! } : undefined;
     },
   });
   const authz = new Authorizer(store);
@@ -331,8 +332,6 @@ function bootstrap(core: Core, store: Store, kubernetesIp: string, port: number)
     },
     true,
   );
-  void now;
-  void existsSync;
 }
 
 /** Next free ClusterIP in 127.<serviceOctet>.1.1 … 127.<serviceOctet>.255.254 (127.<serviceOctet>.0.x is for fixed IPs). */

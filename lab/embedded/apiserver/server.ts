@@ -169,6 +169,8 @@ export class HttpApi {
   private readonly subresourceInfo: SubresourceInfo[] = [];
   private auditFd?: number;
   readonly activeWatches = new Set<() => void>();
+  /** Upgraded connections (exec, attach, port-forward): the HTTP server no longer tracks them, so stop() does. */
+  private readonly upgraded = new Set<Duplex>();
   private openapiCache?: { key: string; value: ReturnType<typeof openapiIndex> };
   private auditBuf: string[] = [];
   /** Responses of this turn; `res` is set for writes, which fail with 500 when the commit fails. */
@@ -188,6 +190,8 @@ export class HttpApi {
 
   close(): void {
     for (const end of [...this.activeWatches]) end();
+    for (const s of this.upgraded) s.destroy();
+    this.upgraded.clear();
     this.flush();
     if (this.auditFd !== undefined) closeSync(this.auditFd);
     this.auditFd = undefined;
@@ -339,6 +343,8 @@ export class HttpApi {
       this.audit(rec, started, req.method ?? 'GET', uri, req.headers['user-agent']);
     };
     socket.on('error', () => {});
+    this.upgraded.add(socket);
+    socket.once('close', () => this.upgraded.delete(socket));
     try {
       const url = new URL(uri, 'https://apiserver');
       const user = this.authn.authenticate(req.headers.authorization);
