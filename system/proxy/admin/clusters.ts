@@ -100,5 +100,6 @@ export function clustersJson(srv: ProxyServer): J {
       })),
     };
   });
-  return canonicalize('envoy.admin.v3.Clusters', { cluster_statuses: statuses });
+  // Envoy prints /clusters?format=json with always_print_primitive_fields.
+  return canonicalize('envoy.admin.v3.Clusters', { cluster_statuses: statuses }, { emitDefaults: true });
 }

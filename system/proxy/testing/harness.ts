@@ -3,7 +3,7 @@
 // and a tiny HTTP client that can set any Host header.
 import http from 'node:http';
 import { TYPE_URL } from '../../shared/envoy/protos.ts';
-import { loadBootstrap } from '../bootstrap.ts';
+import { loadBootstrap, mergeFrom } from '../bootstrap.ts';
 import { type LogLevel, LogRegistry } from '../log.ts';
 import { type ProxyServer, startProxy } from '../server.ts';
 
@@ -293,10 +293,9 @@ export async function startXdsFixture(opts: { level?: LogLevel; bootstrap?: J } 
   const xds = await startTestXdsServer();
   let proxy: TestProxy;
   try {
-    proxy = await startTestProxy(
-      { ...bootstrapJson({ xdsPort: xds.port }), ...(opts.bootstrap ?? {}) },
-      { level: opts.level ?? 'info' },
-    );
+    proxy = await startTestProxy(mergeFrom(bootstrapJson({ xdsPort: xds.port }), opts.bootstrap ?? {}), {
+      level: opts.level ?? 'info',
+    });
   } catch (err) {
     await xds.close();
     throw err;

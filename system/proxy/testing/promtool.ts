@@ -1,7 +1,7 @@
 // Runs `promtool check metrics` (Debian package prometheus, installed by .ci/run) on an exposition. Envoy's own
-// output has no # HELP lines and counters without a _total suffix, which promtool reports as lint problems; those
-// two are Envoy's format and are returned separately. Anything else (a parse error, a duplicate or misplaced TYPE
-// line, a bad label) is a real problem.
+// output has no # HELP lines and Envoy's metric names (counters without _total, gauges like membership_total,
+// units such as _ms), which promtool reports as naming lint; those are Envoy's format and are returned separately.
+// Anything else (a parse error, a duplicate or misplaced TYPE line, a bad label) is a real problem.
 import { spawnSync } from 'node:child_process';
 
 export interface PromtoolResult {
@@ -11,7 +11,13 @@ export interface PromtoolResult {
   style: string[];
 }
 
-const ENVOY_STYLE = [/ no help text$/, / counter metrics should have "_total" suffix$/];
+const ENVOY_STYLE = [
+  / no help text$/,
+  / counter metrics should have "_total" suffix$/,
+  / non-counter metrics should not have "_total" suffix$/,
+  / metric names should not contain abbreviated units$/,
+  / use base unit "[^"]+" instead of "[^"]+"$/,
+];
 
 export function promtoolCheck(text: string): PromtoolResult {
   const r = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
