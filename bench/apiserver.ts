@@ -218,6 +218,8 @@ async function main() {
     }
     while (ready < WATCHERS) await new Promise((r) => setTimeout(r, 10));
     const writeLat: number[] = [];
+    const fanCpu0 = cpuMs(child.pid!);
+    const fanClient0 = process.cpuUsage();
     for (let i = 0; i < WRITES; i++) {
       const name = `fan-${i}`;
       const t = performance.now();
@@ -228,6 +230,9 @@ async function main() {
     }
     const deadline = Date.now() + 10_000;
     while (fromSend.length < WATCHERS * WRITES && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const serverUsPerDelivery = ((cpuMs(child.pid!) - fanCpu0) * 1000) / Math.max(1, fromSend.length);
+    const fc = process.cpuUsage(fanClient0);
+    const clientUsPerDelivery = (fc.user + fc.system) / Math.max(1, fromSend.length);
     for (const r of watchReqs) r.destroy();
 
     // 5. Client paths: client-node over HTTPS, raw HTTPS, in-process core (the same verb code without HTTP).
@@ -286,6 +291,8 @@ async function main() {
         fromSendP50Ms: r2(pct(fromSend, 50)),
         fromSendP99Ms: r2(pct(fromSend, 99)),
         spreadP99Ms: r2(pct(spread, 99)),
+        serverCpuUsPerDelivery: Math.round(serverUsPerDelivery),
+        clientCpuUsPerDelivery: Math.round(clientUsPerDelivery),
         writeP50Ms: r2(pct(writeLat, 50)),
       },
       memory: { rssMbHolding10k: r2(rss10k) },
@@ -322,6 +329,7 @@ async function main() {
       `| kubectl get page (Table, 500 of 1,000) | p50 ${result.list.table1kFirstPage500.p50Ms} ms | | |`,
       `| watch fan-out, ${WATCHERS} watchers (from write sent) | p50 ${result.watchFanout.fromSendP50Ms} ms, p99 ${result.watchFanout.fromSendP99Ms} ms (${result.watchFanout.delivered}/${WATCHERS * WRITES} delivered) | p99 < ${TARGETS.watchP99Ms} ms | ${ok(result.met.watchP99)} |`,
       `| fan-out spread (first to each later watcher) / the write's own round trip | p99 ${result.watchFanout.spreadP99Ms} ms / p50 ${result.watchFanout.writeP50Ms} ms | | |`,
+      `| CPU per delivered event: server / watchers | ${result.watchFanout.serverCpuUsPerDelivery} / ${result.watchFanout.clientCpuUsPerDelivery} µs | | |`,
       `| RSS holding 10,000 objects | ${result.memory.rssMbHolding10k} MB | < ${TARGETS.rssMb10k} MB | ${ok(result.met.memory)} |`,
       `| GET one object: client-node / raw HTTPS / in-process | ${result.clientPath.clientNodeHttpsUs} / ${result.clientPath.rawHttpsUs} / ${result.clientPath.inProcessUs} µs | | |`,
       '',
