@@ -178,7 +178,10 @@ describe('/config_dump', () => {
     const d = await dump('?include_eds');
     let anys = 0;
     const visit = (v: unknown): void => {
-      if (Array.isArray(v)) return v.forEach(visit);
+      if (Array.isArray(v)) {
+        for (const x of v) visit(x);
+        return;
+      }
       if (!v || typeof v !== 'object') return;
       const o = v as J;
       if (typeof o['@type'] === 'string') {
