@@ -263,6 +263,80 @@ describe('errors are Status objects and never crash the server', () => {
     expect((await call('GET', '/api/v1/namespaces/team/configmaps/e1')).status).toBe(200);
   });
 
+  it('hundreds of malformed requests all get Status answers; the server keeps serving', async () => {
+    let seed = 42;
+    const rnd = (n: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    const junk = () =>
+      [
+        '{',
+        '[]',
+        'null',
+        '1',
+        '"x"',
+        '{"metadata":1}',
+        '{"metadata":{"name":{}}}',
+        '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"z","labels":{"a":["b"]}},"data":{"k":{}}}',
+        '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"q"},"spec":{"containers":"nope"}}',
+        '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"q2"},"spec":{"containers":[{"name":"c","image":"i","ports":"x","env":{"a":1}}],"volumes":[1]}}',
+        '{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{"template":{"spec":{"containers":[{"name":"c","image":"i","ports":[{"containerPort":"80"}]}]}}}}',
+        '[{"op":"replace","path":"/nope/x","value":1}]',
+        '[{"op":"bogus"}]',
+        '{"spec":{"$patch":"delete"}}',
+        'a: [b',
+        '\u0000\u00ff',
+        JSON.stringify({ metadata: { name: 'y'.repeat(300) } }),
+      ][rnd(17)];
+    const paths = [
+      '/api/v1/namespaces/team/configmaps',
+      '/api/v1/namespaces/team/configmaps/e1',
+      '/api/v1/namespaces/team/pods',
+      '/api/v1/namespaces/team/pods/x/status',
+      '/apis/apps/v1/namespaces/team/deployments',
+      '/apis/apps/v1/namespaces/team/deployments/x/scale',
+      '/api/v1/namespaces/team/configmaps?labelSelector=a%20in%20(',
+      '/api/v1/namespaces/team/configmaps?fieldSelector=%3D%3D',
+      '/api/v1/namespaces/team/configmaps?continue=%%%',
+      '/api/v1/namespaces/team/configmaps?watch=true&resourceVersion=abc',
+      '/api/v1/namespaces/team/configmaps?limit=-5',
+      '/api/v1/namespaces/team/configmaps?dryRun=Some',
+      '/api/v1/namespaces/team/configmaps?fieldValidation=Loud',
+      '/api/v1/namespaces/team/configmaps/e1?propagationPolicy=Sideways',
+      '/apis/example.com/v1/widgets',
+      '/api/v1/namespaces/%ZZ/configmaps',
+      '/api//v1///',
+      '/openapi/v3/apis/nope/v1',
+    ];
+    const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+    const cts = [
+      'application/json',
+      'application/yaml',
+      'application/merge-patch+json',
+      'application/json-patch+json',
+      'application/strategic-merge-patch+json',
+      'application/apply-patch+yaml',
+      'text/html',
+    ];
+    const codes = new Set<number>();
+    for (let i = 0; i < 300; i++) {
+      const method = methods[rnd(5)];
+      const path = paths[rnd(paths.length)];
+      const ct = cts[rnd(cts.length)];
+      const r = await call(method, path.includes('watch=true') ? `${path}&timeoutSeconds=1` : path, {
+        raw: method === 'GET' || method === 'DELETE' ? undefined : junk(),
+        ct,
+      });
+      codes.add(r.status);
+      expect(r.status, `${method} ${path}`).toBeLessThan(500);
+      if (r.status >= 400)
+        expect(r.json, `${method} ${path} ${r.text.slice(0, 100)}`).toMatchObject({ kind: 'Status', code: r.status });
+    }
+    expect(codes.size).toBeGreaterThan(4);
+    expect((await call('GET', '/api/v1/namespaces/team')).status).toBe(200);
+  });
+
   it('dryRun=All validates and answers without writing', async () => {
     const before = lab.server.revision();
     const c = await call('POST', '/api/v1/namespaces/team/configmaps?dryRun=All', { body: cmBody('dry') });
