@@ -290,20 +290,20 @@ describe('errors are Status objects and never crash the server', () => {
         JSON.stringify({ metadata: { name: 'y'.repeat(300) } }),
       ][rnd(17)];
     const paths = [
-      '/api/v1/namespaces/team/configmaps',
-      '/api/v1/namespaces/team/configmaps/e1',
-      '/api/v1/namespaces/team/pods',
-      '/api/v1/namespaces/team/pods/x/status',
-      '/apis/apps/v1/namespaces/team/deployments',
-      '/apis/apps/v1/namespaces/team/deployments/x/scale',
-      '/api/v1/namespaces/team/configmaps?labelSelector=a%20in%20(',
-      '/api/v1/namespaces/team/configmaps?fieldSelector=%3D%3D',
-      '/api/v1/namespaces/team/configmaps?continue=%%%',
-      '/api/v1/namespaces/team/configmaps?watch=true&resourceVersion=abc',
-      '/api/v1/namespaces/team/configmaps?limit=-5',
-      '/api/v1/namespaces/team/configmaps?dryRun=Some',
-      '/api/v1/namespaces/team/configmaps?fieldValidation=Loud',
-      '/api/v1/namespaces/team/configmaps/e1?propagationPolicy=Sideways',
+      '/api/v1/namespaces/fuzz/configmaps',
+      '/api/v1/namespaces/fuzz/configmaps/e1',
+      '/api/v1/namespaces/fuzz/pods',
+      '/api/v1/namespaces/fuzz/pods/x/status',
+      '/apis/apps/v1/namespaces/fuzz/deployments',
+      '/apis/apps/v1/namespaces/fuzz/deployments/x/scale',
+      '/api/v1/namespaces/fuzz/configmaps?labelSelector=a%20in%20(',
+      '/api/v1/namespaces/fuzz/configmaps?fieldSelector=%3D%3D',
+      '/api/v1/namespaces/fuzz/configmaps?continue=%%%',
+      '/api/v1/namespaces/fuzz/configmaps?watch=true&resourceVersion=abc',
+      '/api/v1/namespaces/fuzz/configmaps?limit=-5',
+      '/api/v1/namespaces/fuzz/configmaps?dryRun=Some',
+      '/api/v1/namespaces/fuzz/configmaps?fieldValidation=Loud',
+      '/api/v1/namespaces/fuzz/configmaps/e1?propagationPolicy=Sideways',
       '/apis/example.com/v1/widgets',
       '/api/v1/namespaces/%ZZ/configmaps',
       '/api//v1///',
@@ -319,6 +319,11 @@ describe('errors are Status objects and never crash the server', () => {
       'application/apply-patch+yaml',
       'text/html',
     ];
+    // Its own namespace: the sweep deletes and overwrites what it finds.
+    await call('POST', '/api/v1/namespaces', {
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'fuzz' } },
+    });
+    await call('POST', '/api/v1/namespaces/fuzz/configmaps', { body: cmBody('e1') });
     const codes = new Set<number>();
     for (let i = 0; i < 300; i++) {
       const method = methods[rnd(5)];
