@@ -11,21 +11,26 @@ export interface XdsView {
 }
 
 export function xdsView(cache: SnapshotCache, proxies: ProxyStream[]): XdsView {
+  // Only proxies whose role has a snapshot (a Gateway that produced them) count (contract section 3).
   const byRole = new Map<string, ProxyStream[]>();
-  for (const p of proxies) byRole.set(p.role, [...(byRole.get(p.role) ?? []), p]);
+  const orphans: ProxyStream[] = [];
+  for (const p of proxies) {
+    if (!cache.get(p.role)) orphans.push(p);
+    else byRole.set(p.role, [...(byRole.get(p.role) ?? []), p]);
+  }
   if (!byRole.size) {
     const roles = cache.roles();
-    return {
-      data: {},
-      error: '',
-      reason: roles.length
-        ? `no gateway proxy is connected (snapshots exist for ${roles.join(', ')}; is the proxy running and pointed at this control plane's xDS port?)`
-        : 'no gateway proxy is connected, and no Gateway of class gwvendor has produced a snapshot: create a Gateway (contract section 7)',
-    };
+    const why = roles.length
+      ? `no gateway proxy is connected (snapshots exist for ${roles.join(', ')}; is the proxy running and pointed at this control plane's xDS port?)`
+      : 'no gateway proxy is connected, and no Gateway of class gwvendor has produced a snapshot: create a Gateway (contract section 7)';
+    const extra = orphans.length
+      ? `; connected without a Gateway: ${orphans.map((p) => `${p.nodeId} (role ${p.role})`).join(', ')}`
+      : '';
+    return { data: {}, error: '', reason: why + extra };
   }
   const data: Record<string, unknown> = {};
   for (const role of [...byRole.keys()].sort()) {
-    const snap = cache.get(role);
+    const snap = cache.get(role)!;
     const proxiesOut: Record<string, unknown> = {};
     for (const p of byRole.get(role)!.sort((a, b) => a.nodeId.localeCompare(b.nodeId) || a.streamId - b.streamId)) {
       const types: Record<string, unknown> = {};

@@ -62,8 +62,14 @@ export function structToJson(s: unknown): Record<string, unknown> {
 function valueToJson(v: unknown): unknown {
   // protobufjs keeps the well-known types in camelCase even when the Envoy messages use snake_case.
   const x = v as Record<string, unknown>;
-  const kind = String(x?.kind ?? '').replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
-  const val = (camel: string, snake: string) => x[camel] ?? x[snake];
+  const val = (camel: string, snake: string) => x?.[camel] ?? x?.[snake];
+  let kind = String(x?.kind ?? '').replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
+  // With defaults on, every member of the oneof is filled in; a sender that wrote more than one member (seen with
+  // messages built from another protobufjs root) makes `kind` name the last. A non-default value wins.
+  const str = val('stringValue', 'string_value');
+  if (typeof str === 'string' && str !== '') kind = 'stringValue';
+  else if (val('structValue', 'struct_value')) kind = 'structValue';
+  else if (val('listValue', 'list_value')) kind = 'listValue';
   switch (kind) {
     case 'stringValue':
       return val('stringValue', 'string_value');

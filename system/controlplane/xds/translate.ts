@@ -203,7 +203,18 @@ function corsPolicy(c: NonNullable<RouteIR['policy']['cors']>): Json {
   return out;
 }
 
-function translateRoute(r: RouteIR): Json {
+/** The ext_authz filters a listener has (one per GatewayExtension its routes use). */
+function extAuthFilterNames(l: ListenerIR): Set<string> {
+  return new Set(
+    l.virtualHosts.flatMap((v) =>
+      v.routes.flatMap((r) =>
+        r.policy.extAuth && !r.policy.extAuth.disabled ? [r.policy.extAuth.ext.filterName] : [],
+      ),
+    ),
+  );
+}
+
+function translateRoute(r: RouteIR, extFilters: Set<string>): Json {
   const out: Json = { name: r.name, match: routeMatch(r.matchIR) };
   if (r.action.type === 'forward') out.route = routeAction(r);
   else if (r.action.type === 'redirect') out.redirect = redirectAction(r);
@@ -215,9 +226,9 @@ function translateRoute(r: RouteIR): Json {
   const perFilter: Json = {};
   const p = r.policy;
   if (p.cors) perFilter[FILTER.cors] = corsPolicy(p.cors);
-  if (p.extAuth && !p.extAuth.disabled) {
-    perFilter[p.extAuth.ext.filterName] = { '@type': T.extAuthzPerRoute, check_settings: {} };
-  }
+  // Each ext_authz filter of the listener runs only on the routes whose policy asks for it: the others turn it off.
+  const mine = p.extAuth && !p.extAuth.disabled ? p.extAuth.ext.filterName : undefined;
+  for (const f of extFilters) if (f !== mine) perFilter[f] = { '@type': T.extAuthzPerRoute, disabled: true };
   if (p.rateLimit) {
     perFilter[FILTER.localRateLimit] = {
       '@type': T.localRateLimit,
@@ -275,17 +286,14 @@ function extAuthFilter(e: ExtAuthIR): Json {
   if (e.allowedHeaders.length) {
     cfg.allowed_headers = { patterns: e.allowedHeaders.map((h) => ({ exact: h.toLowerCase(), ignore_case: true })) };
   }
-  // Disabled by default; the routes whose policy asks for it enable it with a per-route config.
-  return { name: e.filterName, typed_config: cfg, disabled: true };
+  return { name: e.filterName, typed_config: cfg };
 }
 
 function translateListener(l: ListenerIR, ir: GatewayIR): Json {
   const routes = l.virtualHosts.flatMap((v) => v.routes);
   const filters: Json[] = [];
   if (routes.some((r) => r.policy.cors)) filters.push({ name: FILTER.cors, typed_config: { '@type': T.cors } });
-  const extNames = new Set(
-    routes.flatMap((r) => (r.policy.extAuth && !r.policy.extAuth.disabled ? [r.policy.extAuth.ext.filterName] : [])),
-  );
+  const extNames = extAuthFilterNames(l);
   for (const e of ir.extAuth) if (extNames.has(e.filterName)) filters.push(extAuthFilter(e));
   if (routes.some((r) => r.policy.rateLimit)) {
     filters.push({
@@ -322,10 +330,11 @@ function translateListener(l: ListenerIR, ir: GatewayIR): Json {
 
 function translateRouteConfig(l: ListenerIR): Json {
   const out: Json = { '@type': TYPE_URL.routeConfiguration, name: l.name };
+  const extFilters = extAuthFilterNames(l);
   if (l.virtualHosts.length) {
     out.virtual_hosts = l.virtualHosts.map((v) => {
       const vh: Json = { name: v.name, domains: v.domains };
-      if (v.routes.length) vh.routes = v.routes.map(translateRoute);
+      if (v.routes.length) vh.routes = v.routes.map((r) => translateRoute(r, extFilters));
       return vh;
     });
   }
