@@ -199,11 +199,15 @@ export class StatusWriter {
   }
 
   private async drain(): Promise<void> {
+    const t0 = performance.now();
+    const written: string[] = [];
+    let unchanged = 0;
     while (this.queue.size && !this.stopped) {
       const [key, u] = this.queue.entries().next().value as [string, StatusUpdate];
       this.queue.delete(key);
       try {
-        await this.write(u);
+        if (await this.write(u)) written.push(key);
+        else unchanged++;
         this.retries.delete(key);
       } catch (err) {
         const n = (this.retries.get(key) ?? 0) + 1;
@@ -225,6 +229,15 @@ export class StatusWriter {
       }
     }
     this.running = false;
+    // One line per sync with the API server: what was written (details at debug).
+    if (written.length) {
+      this.log.info('statuses written', {
+        written: written.length,
+        unchanged,
+        ms: Math.round(performance.now() - t0),
+        objects: written.slice(0, 10),
+      });
+    }
     for (const w of this.idleWaiters.splice(0)) w();
   }
 
@@ -236,17 +249,19 @@ export class StatusWriter {
       ?.get(key);
   }
 
-  private async write(u: StatusUpdate): Promise<void> {
+  /** Writes the status when it differs; true when it wrote. */
+  private async write(u: StatusUpdate): Promise<boolean> {
     const kind = RESOURCES[u.resource].kind;
     const key = u.namespace ? `${u.namespace}/${u.name}` : u.name;
     const obj = this.p.inputFor(kind)?.get(key);
-    if (!obj) return;
+    if (!obj) return false;
     const current = obj.status as Json | undefined;
     const merged = mergeStatus(u.resource, u.status, current, new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
-    if (!merged || isDeepStrictEqual(merged, current ?? {})) return;
+    if (!merged || isDeepStrictEqual(merged, current ?? {})) return false;
     await this.patcher.patch(u, merged);
     this.writes++;
     this.metrics?.statusWrites.inc({ resource: u.resource, result: 'written' });
     this.log.debug('status written', { object: `${u.resource}/${key}`, generation: obj.metadata.generation });
+    return true;
   }
 }

@@ -65,3 +65,25 @@ describe('install manifest', () => {
     expect(crb.subjects).toEqual([{ kind: 'ServiceAccount', name: 'gwvendor', namespace: 'gwvendor-system' }]);
   });
 });
+
+describe('install RBAC', () => {
+  it('grants list and watch on everything the control plane watches, and what it writes', async () => {
+    const { WATCHED } = await import('../../controlplane/kube/informers.ts');
+    const rules = one('ClusterRole').rules as { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+    const allows = (group: string, resource: string, verb: string) =>
+      rules.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb));
+    for (const w of WATCHED) {
+      const [resource, ...g] = w.resource.split('.');
+      for (const verb of ['list', 'watch'])
+        expect(allows(g.join('.'), resource, verb), `${verb} ${w.resource}`).toBe(true);
+    }
+    for (const r of ['gatewayclasses/status', 'gateways/status', 'httproutes/status']) {
+      expect(allows('gateway.networking.k8s.io', r, 'patch'), r).toBe(true);
+    }
+    for (const r of ['trafficpolicies/status', 'gatewayextensions/status'])
+      expect(allows('gateway.gwvendor.dev', r, 'patch'), r).toBe(true);
+    for (const r of ['services', 'serviceaccounts', 'configmaps']) expect(allows('', r, 'patch'), r).toBe(true);
+    expect(allows('apps', 'deployments', 'patch')).toBe(true);
+    expect(allows('', 'events', 'create')).toBe(true);
+  });
+});
