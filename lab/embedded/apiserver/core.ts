@@ -3,6 +3,7 @@
 // and watch.ts sit on top.
 import { randomBytes, randomUUID } from 'node:crypto';
 import YAML from 'yaml';
+import { now } from './clock.ts';
 import { applyDefaults, pruneUnknown, validateCrd, validateCustomResource } from './crd.ts';
 import { defaultBuiltin } from './defaults.ts';
 import { ApiError, errors, type FieldError, fieldErrors } from './errors.ts';
@@ -58,9 +59,7 @@ export interface CoreHooks {
 const GENERATION_RESOURCES = new Set(['deployments', 'replicasets', 'customresourcedefinitions']);
 const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
 
-export function now(): string {
-  return new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-}
+export { now };
 
 const clone = <T>(v: T): T => structuredClone(v);
 const isObj = (v: unknown): v is Record<string, any> => v !== null && typeof v === 'object' && !Array.isArray(v);

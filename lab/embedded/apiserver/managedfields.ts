@@ -3,6 +3,7 @@
 // and a field an applier stops applying is removed when nobody else owns it. Written here because no JavaScript
 // package implements structured-merge-diff; list semantics come from schema.ts (merge keys for built-ins,
 // x-kubernetes-list-type/-map-keys for custom resources).
+import { now } from './clock.ts';
 import { errors } from './errors.ts';
 import { anySchema, type SchemaNode } from './schema.ts';
 import type { K8sObject } from './store.ts';
@@ -313,13 +314,13 @@ export function serverSideApply(opts: {
       if (applied.metadata[f]) merged.metadata[f] = applied.metadata[f];
   }
 
-  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const time = now();
   const next = entries.filter((e) => !isMine(e));
   next.push({
     manager,
     operation: 'Apply',
     apiVersion: opts.apiVersion,
-    time: now,
+    time,
     fieldsType: 'FieldsV1',
     fieldsV1: toFieldsV1(appliedSet),
     ...(subresource ? { subresource } : {}),
@@ -380,7 +381,7 @@ export function updateManagedFields(opts: {
       manager: opts.manager,
       operation: 'Update',
       apiVersion: opts.apiVersion,
-      time: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+      time: now(),
       fieldsType: 'FieldsV1',
       fieldsV1: toFieldsV1(mineSet),
       ...(opts.subresource ? { subresource: opts.subresource } : {}),
