@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { connect } from 'node:tls';
 import { Agent, fetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { labPaths } from '../../state.ts';
+import { addressPlan, labPaths } from '../../state.ts';
 import { startTestLab, type TestLab } from './testing.ts';
 
 let lab: TestLab;
@@ -92,6 +92,30 @@ describe('authentication', () => {
       expect(r.json).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'Unauthorized', code: 401 });
     }
     expect((await call('GET', '/healthz', { token: null })).text).toBe('ok');
+  });
+
+  it('the serving certificate covers loopback, the kubernetes Service ClusterIP, extra SANs and kubernetes.default.svc', async () => {
+    const { X509Certificate } = await import('node:crypto');
+    const other = await startTestLab({ labName: 'sans', extraSans: ['127.77.0.9'], addressPlan: addressPlan(3) });
+    try {
+      const cert = new X509Certificate(readFileSync(`${labPaths('sans', other.home).pki}/apiserver.crt`));
+      for (const san of [
+        'IP Address:127.0.0.1',
+        'IP Address:127.131.0.1',
+        'IP Address:127.77.0.9',
+        'DNS:kubernetes.default.svc.cluster.local',
+      ])
+        expect(cert.subjectAltName).toContain(san);
+      expect(cert.verify(new X509Certificate(other.server.caPem).publicKey)).toBe(true);
+      const svc = await fetch(`${other.server.url}/api/v1/namespaces/default/services/kubernetes`, {
+        dispatcher: new Agent({ connect: { ca: other.server.caPem } }),
+        headers: { Authorization: `Bearer ${other.server.adminToken}` },
+      }).then((r) => r.json() as Promise<any>);
+      expect(svc.spec.clusterIP).toBe('127.131.0.1');
+      expect(svc.spec.ports[0]).toMatchObject({ port: 443, targetPort: other.server.port });
+    } finally {
+      await other.stop();
+    }
   });
 
   it('the kubeconfig carries the admin token and context gwlab-<name>', () => {
