@@ -158,6 +158,47 @@ describe('garbage collection', () => {
     expect(dep.metadata.ownerReferences).toBeUndefined();
   });
 
+  it('custom resources take part once their CRD is created (rediscovery on CRD changes)', async () => {
+    await create({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'gadgets.example.com' },
+      spec: {
+        group: 'example.com',
+        scope: 'Namespaced',
+        names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+        ],
+      },
+    });
+    const owner = await create({
+      apiVersion: 'example.com/v1',
+      kind: 'Gadget',
+      metadata: { name: 'g1', namespace: 'gc' },
+    });
+    await cm('g-dep', 'gc', [{ name: 'g1', uid: owner.metadata.uid, kind: 'Gadget', apiVersion: 'example.com/v1' }]);
+    const cmOwner = await cm('g-owner', 'gc');
+    await create({
+      apiVersion: 'example.com/v1',
+      kind: 'Gadget',
+      metadata: {
+        name: 'g2',
+        namespace: 'gc',
+        ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'g-owner', uid: cmOwner.metadata.uid }],
+      },
+    });
+    await lab.k(['delete', 'gadget', 'g1', '-n', 'gc']);
+    await lab.k(['delete', 'cm', 'g-owner', '-n', 'gc']);
+    await until('configmap owned by a custom resource gone', async () => !(await exists(['cm', 'g-dep', '-n', 'gc'])));
+    await until('custom resource owned by a configmap gone', async () => !(await exists(['gadget', 'g2', '-n', 'gc'])));
+  });
+
   it('dependents whose owner never existed (or has another uid) are collected', async () => {
     await cm('stale-owner', 'gc');
     await cm('stale-dep', 'gc', [{ name: 'stale-owner', uid: '00000000-0000-0000-0000-000000000000' }]);

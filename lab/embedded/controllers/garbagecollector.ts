@@ -5,7 +5,8 @@
 // - foreground deletion (owner finalizer `foregroundDeletion`): dependents are deleted first, and the finalizer is
 //   removed once no dependent with blockOwnerDeletion=true remains;
 // - orphan deletion (owner finalizer `orphan`): dependents lose their reference to the owner, then the finalizer goes.
-// Owners missing from the watch caches are confirmed with a live GET before anything is deleted.
+// Owners missing from the watch caches are confirmed with a live GET before anything is deleted. Resource types are
+// rediscovered when a CRD changes, so custom resources are owners and dependents too.
 import type { Logger } from '../../../system/shared/log.ts';
 import {
   type ApiResource,
@@ -34,6 +35,8 @@ export class GarbageCollector {
   private draining = false;
   private stopped = false;
   private discoveryTimer?: NodeJS.Timeout;
+  private rediscoverTimer?: NodeJS.Timeout;
+  private crdWatch?: ListWatch;
   private retryTimer?: NodeJS.Timeout;
   private synced = 0;
 
@@ -44,14 +47,31 @@ export class GarbageCollector {
 
   async start(): Promise<void> {
     await this.discover();
-    this.discoveryTimer = setInterval(() => {
-      this.discover().catch((e) => this.log.debug('discovery failed', { err: e as Error }));
-    }, 3000);
+    // New resource types come from CRDs: rediscover when one changes (and every 30 s as a backstop).
+    const rediscover = () => {
+      if (this.rediscoverTimer || this.stopped) return;
+      this.rediscoverTimer = setTimeout(() => {
+        this.rediscoverTimer = undefined;
+        this.discover().catch((e) => this.log.debug('discovery failed', { err: e as Error }));
+      }, 100);
+    };
+    this.crdWatch = new ListWatch(
+      this.client,
+      '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+      (type) => {
+        if (type !== 'SYNC') rediscover();
+      },
+      this.log,
+    );
+    this.crdWatch.start();
+    this.discoveryTimer = setInterval(rediscover, 30_000);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.discoveryTimer) clearInterval(this.discoveryTimer);
+    if (this.rediscoverTimer) clearTimeout(this.rediscoverTimer);
+    this.crdWatch?.stop();
     if (this.retryTimer) clearTimeout(this.retryTimer);
     for (const w of this.watches.values()) w.stop();
   }
