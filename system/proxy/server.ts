@@ -227,14 +227,43 @@ export class ProxyServer {
     });
     this.ads = client;
     const usesAds = (src: J | undefined) => !!src && (!!src.ads || !!src.api_config_source);
+    // update_duration: Envoy's histogram of the time from a response's arrival to its ACK or NACK.
+    const s = this.stats;
     if (usesAds(dyn?.cds_config)) {
-      client.watch(TYPE_URL.cluster, { wildcard: true, onResponse: (r, v) => this.clusters.onCds(r, v) });
+      const h = s.histogram('cluster_manager.cds.update_duration');
+      client.watch(TYPE_URL.cluster, {
+        wildcard: true,
+        onResponse: (r, v) => this.clusters.onCds(r, v),
+        onHandled: (ms) => h.record(ms),
+      });
     }
-    client.watch(TYPE_URL.clusterLoadAssignment, { wildcard: false, onResponse: (r, v) => this.clusters.onEds(r, v) });
+    client.watch(TYPE_URL.clusterLoadAssignment, {
+      wildcard: false,
+      onResponse: (r, v) => this.clusters.onEds(r, v),
+      onHandled: (ms, rs) => {
+        for (const r of rs)
+          for (const c of this.clusters.all())
+            if (c.spec.edsServiceName === r.name) s.histogram(`cluster.${c.name}.update_duration`).record(ms);
+      },
+    });
     if (usesAds(dyn?.lds_config)) {
-      client.watch(TYPE_URL.listener, { wildcard: true, onResponse: (r, v) => this.listeners.onLds(r, v) });
+      const h = s.histogram('listener_manager.lds.update_duration');
+      client.watch(TYPE_URL.listener, {
+        wildcard: true,
+        onResponse: (r, v) => this.listeners.onLds(r, v),
+        onHandled: (ms) => h.record(ms),
+      });
     }
-    client.watch(TYPE_URL.routeConfiguration, { wildcard: false, onResponse: (r, v) => this.routes.onRds(r, v) });
+    client.watch(TYPE_URL.routeConfiguration, {
+      wildcard: false,
+      onResponse: (r, v) => this.routes.onRds(r, v),
+      onHandled: (ms, rs) => {
+        for (const r of rs) {
+          const p = this.routes.providers.get(r.name);
+          if (p) s.histogram(`${p.statPrefix}update_duration`).record(ms);
+        }
+      },
+    });
     // Names static clusters and listeners already need.
     client.setNames(TYPE_URL.routeConfiguration, [...this.routes.providers.keys()]);
     client.start();

@@ -31,8 +31,24 @@ export interface Re2 {
 
 type Piece = string | number;
 
-/** Compiles an RE2 pattern. Throws RegexError with RE2's message (e.g. "invalid or unsupported Perl syntax: `(?=`"). */
+const cache = new Map<string, Re2>();
+const CACHE_MAX = 20_000;
+
+/**
+ * Compiles an RE2 pattern. Throws RegexError with RE2's message (e.g. "invalid or unsupported Perl syntax: `(?=`").
+ * Compiled patterns are immutable and shared: a route table pushed again (every RDS update resends all of its
+ * routes) reuses them instead of parsing each regex anew.
+ */
 export function compileRe2(pattern: string): Re2 {
+  const hit = cache.get(pattern);
+  if (hit) return hit;
+  const re = compileUncached(pattern);
+  if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value as string);
+  cache.set(pattern, re);
+  return re;
+}
+
+function compileUncached(pattern: string): Re2 {
   let re: RE2JS;
   try {
     re = RE2JS.compile(pattern);

@@ -22,7 +22,8 @@ export interface RecordedRequest {
 
 interface Snapshot {
   version: string;
-  resources: Map<string, J>;
+  /** Resources by name, each encoded once (an Any) when the snapshot is set. */
+  resources: Map<string, { json: J; any: { type_url: string; value: Uint8Array } }>;
 }
 
 interface StreamState {
@@ -81,9 +82,21 @@ export class TestXdsServer {
 
   /** Replaces the resources of a type (resources keyed by name / cluster_name) and pushes to subscribed streams. */
   set(typeUrl: string, version: string, resources: J[]): void {
-    const map = new Map<string, J>();
-    for (const r of resources) map.set(String(r.name ?? r.cluster_name), r);
+    this.stage(typeUrl, version, resources);
+    this.publish(typeUrl);
+  }
+
+  /** Encodes and stores a new version without sending it (benchmarks time publish() alone). */
+  stage(typeUrl: string, version: string, resources: J[]): void {
+    const map: Snapshot['resources'] = new Map();
+    const url = `type.googleapis.com/${typeNameOf(typeUrl)}`;
+    for (const r of resources)
+      map.set(String(r.name ?? r.cluster_name), { json: r, any: packAny({ '@type': url, ...r }) });
     this.snapshots.set(typeUrl, { version, resources: map });
+  }
+
+  /** Sends the stored version of a type to every stream subscribed to it. */
+  publish(typeUrl: string): void {
     for (const s of this.streams) if (s.subscribed.has(typeUrl)) this.respond(s, typeUrl, false);
   }
 
@@ -194,10 +207,10 @@ export class TestXdsServer {
     const snap = this.snapshots.get(typeUrl);
     if (!snap) return;
     if (!force && s.sentVersion.get(typeUrl) === snap.version) return;
-    let resources = [...snap.resources.values()];
+    let resources = [...snap.resources.entries()];
     if (!WILDCARD.has(typeUrl)) {
       const names = s.names.get(typeUrl) ?? new Set();
-      resources = resources.filter((r) => names.has(String(r.name ?? r.cluster_name)));
+      resources = resources.filter(([name]) => names.has(name));
       if (names.size === 0) return;
     }
     const nonce = String(++this.nonce);
@@ -207,7 +220,7 @@ export class TestXdsServer {
       version_info: snap.version,
       type_url: typeUrl,
       nonce,
-      resources: resources.map((r) => packAny({ '@type': `type.googleapis.com/${typeNameOf(typeUrl)}`, ...r })),
+      resources: resources.map(([, r]) => r.any),
     });
   }
 }

@@ -24,6 +24,8 @@ export interface TypeHandler {
   onResponse(resources: DecodedResource[], version: string, raw: { nonce: string }): Promise<string | undefined>;
   /** The stream failed before any response arrived (for init timeouts and stats). */
   onStreamFailure?(): void;
+  /** How long the response took from arrival to its ACK/NACK (Envoy's update_duration), and what it carried. */
+  onHandled?(ms: number, resources: DecodedResource[], accepted: boolean): void;
 }
 
 export interface AdsClientOptions {
@@ -177,8 +179,9 @@ export class AdsClient {
 
   private enqueue(resp: J, call: Call): void {
     this.processing++;
+    const arrived = performance.now();
     this.queue = this.queue
-      .then(() => this.handle(resp, call))
+      .then(() => this.handle(resp, call, arrived))
       .catch((err) => this.log.error(`xDS response handling failed: ${(err as Error).stack ?? err}`))
       .finally(() => {
         this.processing--;
@@ -186,7 +189,7 @@ export class AdsClient {
       });
   }
 
-  private async handle(resp: J, call: Call): Promise<void> {
+  private async handle(resp: J, call: Call, arrived: number): Promise<void> {
     const typeUrl = String(resp.type_url ?? '');
     const version = String(resp.version_info ?? '');
     const nonce = String(resp.nonce ?? '');
@@ -225,7 +228,9 @@ export class AdsClient {
     if (error === undefined) {
       t.version = version;
       this.write(typeUrl, t, { version_info: version, response_nonce: nonce });
+      t.handler.onHandled?.(performance.now() - arrived, resources, true);
     } else {
+      t.handler.onHandled?.(performance.now() - arrived, resources, false);
       this.log.warn(`gRPC config for ${typeUrl} rejected: ${error}`);
       this.write(typeUrl, t, {
         version_info: t.version,
