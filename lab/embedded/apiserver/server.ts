@@ -1,7 +1,7 @@
 // The HTTP layer: request parsing (Kubernetes' RequestInfo rules), authentication, RBAC, content negotiation (JSON,
 // Table, PartialObjectMetadata, aggregated discovery), body limits, the request log, and dispatch to the verbs (core.ts),
 // watches (watch.ts), built-in subresources and the subresources other modules register (pods/log, exec, portforward).
-import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dirname } from 'node:path';
 import type { Duplex } from 'node:stream';
@@ -79,6 +79,7 @@ interface AuditRecord {
 }
 
 const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
+const AUDIT_MAX_BYTES = 64 * 1024 * 1024;
 
 export function parseRequestInfo(method: string, path: string, query: URLSearchParams): RequestInfo {
   const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
@@ -168,6 +169,7 @@ export class HttpApi {
   private readonly subresources = new Map<string, SubresourceHandler>();
   private readonly subresourceInfo: SubresourceInfo[] = [];
   private auditFd?: number;
+  private auditWrites = 0;
   readonly activeWatches = new Set<() => void>();
   /** Upgraded connections (exec, attach, port-forward): the HTTP server no longer tracks them, so stop() does. */
   private readonly upgraded = new Set<Duplex>();
@@ -238,6 +240,15 @@ export class HttpApi {
     this.scheduleFlush();
   }
 
+  /** Past AUDIT_MAX_BYTES the request log moves to `<file>.1` (replacing the previous one) and starts afresh. */
+  private rotateAudit(): void {
+    if (++this.auditWrites % 1000 !== 0 || this.auditFd === undefined || !this.cfg.auditLog) return;
+    if (fstatSync(this.auditFd).size < AUDIT_MAX_BYTES) return;
+    closeSync(this.auditFd);
+    renameSync(this.cfg.auditLog, `${this.cfg.auditLog}.1`);
+    this.auditFd = openSync(this.cfg.auditLog, 'a');
+  }
+
   /**
    * Responses go out at the end of the event-loop turn, after the store's group commit and one write of the
    * request-log lines: a client never sees a write acknowledged before it is durable, nor a response before its line
@@ -265,6 +276,7 @@ export class HttpApi {
     }
     if (this.auditBuf.length && this.auditFd !== undefined) {
       try {
+        this.rotateAudit();
         writeSync(this.auditFd, this.auditBuf.join(''));
       } catch (e) {
         this.cfg.log.error('request log write failed', { err: e as Error });
