@@ -161,6 +161,25 @@ describe('request and response headers, as Envoy sets them', () => {
   });
 });
 
+describe('bodies', () => {
+  it('streams chunked responses, binary bodies and request bodies both ways', async () => {
+    await routes([route('/', APP)]);
+    const stream = await get('/stream/5');
+    expect(stream.status).toBe(200);
+    expect(stream.body.trim().split('\n')).toHaveLength(5);
+    const bytes = await get('/bytes/50000');
+    expect(Buffer.byteLength(bytes.body, 'latin1')).toBeGreaterThan(0);
+    expect(bytes.headers['content-length']).toBe('50000');
+    const big = 'x'.repeat(200_000);
+    const echo = await get('/anything', { method: 'POST', body: big, headers: { 'content-type': 'text/plain' } });
+    expect(echo.status).toBe(200);
+    expect(JSON.parse(echo.body).data).toHaveLength(200_000);
+    const head = await get('/get', { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.body).toBe('');
+  });
+});
+
 describe('route actions', () => {
   it('prefix_rewrite and regex_rewrite, with x-envoy-original-path', async () => {
     await routes([
