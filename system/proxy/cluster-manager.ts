@@ -157,20 +157,18 @@ export class ClusterManager implements ClusterManagerView {
       if (cluster.spec.type === 'EDS' && cached) cluster.applyLoadAssignment(cached);
       cluster.initialized.then(() => this.finishWarming(name, entry));
     }
-    // Removal only when the whole update is valid: a rejected CDS update must not take clusters away.
-    if (errors.length === 0) {
-      for (const name of [...this.active.keys(), ...this.warming.keys()]) {
-        if (seen.has(name)) continue;
-        const e = this.active.get(name) ?? this.warming.get(name);
-        this.active.delete(name);
-        this.warming.delete(name);
-        e?.cluster.destroy();
-        this.log.info(`removing cluster ${name}`);
-        this.cm.cluster_removed.inc();
-        removed++;
-      }
-      for (const name of [...this.errors.keys()]) if (!seen.has(name)) this.errors.delete(name);
+    // Clusters missing from the set go, even when part of the update is rejected (Envoy's CdsApiHelper).
+    for (const name of [...this.active.keys(), ...this.warming.keys()]) {
+      if (seen.has(name)) continue;
+      const e = this.active.get(name) ?? this.warming.get(name);
+      this.active.delete(name);
+      this.warming.delete(name);
+      e?.cluster.destroy();
+      this.log.info(`removing cluster ${name}`);
+      this.cm.cluster_removed.inc();
+      removed++;
     }
+    for (const name of [...this.errors.keys()]) if (!seen.has(name)) this.errors.delete(name);
     this.log.info(`cds: add ${added} cluster(s), remove ${removed} cluster(s)`);
     this.updateGauges();
     this.syncEdsNames();

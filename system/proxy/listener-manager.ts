@@ -444,13 +444,12 @@ export class ListenerManager {
       this.lm.listener_create_success.inc();
       hcm.ready().then(() => this.finishWarming(l));
     }
-    if (errors.length === 0) {
-      for (const name of [...this.active.keys(), ...this.warming.keys()]) {
-        if (seen.has(name)) continue;
-        this.remove(name);
-      }
-      for (const name of [...this.errors.keys()]) if (!seen.has(name)) this.errors.delete(name);
+    // Listeners missing from the set go, even when part of the update is rejected (Envoy's LdsApiImpl).
+    for (const name of [...this.active.keys(), ...this.warming.keys()]) {
+      if (seen.has(name)) continue;
+      this.remove(name);
     }
+    for (const name of [...this.errors.keys()]) if (!seen.has(name)) this.errors.delete(name);
     this.syncRds();
     this.updateGauges();
     if (errors.length > 0) {
