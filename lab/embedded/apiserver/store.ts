@@ -82,6 +82,16 @@ export class Store {
     if (opts.file) {
       mkdirSync(dirname(opts.file), { recursive: true });
       this.db = new DatabaseSync(opts.file);
+      // One process owns the store: exclusive locking spares the per-transaction lock calls (and refuses a second
+      // server on the same lab).
+      try {
+        this.db.exec('PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; COMMIT;');
+      } catch (e) {
+        this.db.close();
+        throw new Error(
+          `the store ${opts.file} is in use by another process (is this lab already running?): ${(e as Error).message}`,
+        );
+      }
       this.db.exec(`
         PRAGMA journal_mode = WAL;
         PRAGMA synchronous = NORMAL;
