@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import YAML from 'yaml';
 import { canonicalize, ProtoJsonError } from '../shared/envoy/protojson.ts';
+import { validateJson } from '../shared/envoy/validate.ts';
 
 type J = Record<string, any>;
 
@@ -83,6 +84,12 @@ export function loadBootstrap(src: BootstrapSource): J {
       );
     }
     throw err;
+  }
+  const bad = validateJson('envoy.config.bootstrap.v3.Bootstrap', bootstrap);
+  if (bad) {
+    throw new BootstrapError(
+      `error initializing configuration ${what}: Proto constraint validation failed (${bad.chain}) at ${bad.path}`,
+    );
   }
   const dyn = bootstrap.dynamic_resources as J | undefined;
   if (dyn && (dyn.ads_config || dyn.cds_config || dyn.lds_config)) {

@@ -3,6 +3,7 @@
 // shows: versions, last update times, warming clusters, and the last rejected update per name (error_state).
 import { timestampString } from '../shared/envoy/protojson.ts';
 import { TYPE_URL } from '../shared/envoy/protos.ts';
+import { validateJson } from '../shared/envoy/validate.ts';
 import { ConfigError } from './config/errors.ts';
 import type { Logger, LogRegistry } from './log.ts';
 import type { StatsStore } from './stats.ts';
@@ -88,6 +89,8 @@ export class ClusterManager implements ClusterManagerView {
   /** Bootstrap static_resources.clusters; a bad one is a startup error. */
   addStatic(json: J): Cluster {
     const name = String(json.name ?? '');
+    const bad = validateJson('envoy.config.cluster.v3.Cluster', json);
+    if (bad) throw new ConfigError(`static cluster '${name}': Proto constraint validation failed (${bad.chain})`);
     if (this.static_.has(name)) throw new ConfigError(`cluster manager: duplicate cluster '${name}' found`);
     const c = this.make(json, false);
     this.static_.set(name, { cluster: c, lastUpdated: timestampString(Date.now()) });
@@ -119,6 +122,8 @@ export class ClusterManager implements ClusterManagerView {
         continue;
       }
       try {
+        const bad = validateJson('envoy.config.cluster.v3.Cluster', r.json);
+        if (bad) throw new ConfigError(`Proto constraint validation failed (${bad.chain})`);
         compileCluster(r.json);
         accepted.push(r);
       } catch (err) {
@@ -204,6 +209,8 @@ export class ClusterManager implements ClusterManagerView {
     }
     for (const r of resources) {
       try {
+        const bad = validateJson('envoy.config.endpoint.v3.ClusterLoadAssignment', r.json);
+        if (bad) throw new ConfigError(`Proto constraint validation failed (${bad.chain})`);
         parseLoadAssignment(r.json, 'endpoints');
       } catch (err) {
         for (const e of clustersFor(r.name)) e.cluster.stats.update_rejected.inc();

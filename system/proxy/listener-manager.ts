@@ -6,6 +6,7 @@ import http from 'node:http';
 import type net from 'node:net';
 import { timestampString } from '../shared/envoy/protojson.ts';
 import { TYPE_URL } from '../shared/envoy/protos.ts';
+import { validateJson } from '../shared/envoy/validate.ts';
 import type { ClusterManager, ErrorState } from './cluster-manager.ts';
 import { sameJson } from './cluster-manager.ts';
 import { ConfigError, durationMs } from './config/errors.ts';
@@ -341,6 +342,9 @@ export class ListenerManager {
 
   /** Bootstrap static listeners: bound now (a failure stops startup), serving once the server is live. */
   async addStatic(json: J): Promise<ActiveListener> {
+    const bad = validateJson('envoy.config.listener.v3.Listener', json);
+    if (bad)
+      throw new ConfigError(`static listener '${json.name ?? ''}': Proto constraint validation failed (${bad.chain})`);
     const spec = compileListener(json);
     if (this.static_.has(spec.name))
       throw new ConfigError(`error adding listener: '${spec.name}' duplicate listener name`);
@@ -407,6 +411,8 @@ export class ListenerManager {
       }
       let spec: ListenerSpec;
       try {
+        const bad = validateJson('envoy.config.listener.v3.Listener', r.json);
+        if (bad) throw new ConfigError(`Proto constraint validation failed (${bad.chain})`);
         spec = compileListener(r.json);
       } catch (err) {
         fail(r, (err as Error).message);

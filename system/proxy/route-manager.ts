@@ -3,6 +3,7 @@
 // provider's error_state for config_dump.
 import { timestampString } from '../shared/envoy/protojson.ts';
 import { TYPE_URL } from '../shared/envoy/protos.ts';
+import { validateJson } from '../shared/envoy/validate.ts';
 import type { ErrorState } from './cluster-manager.ts';
 import { sameJson, versionHash } from './cluster-manager.ts';
 import { compileRouteConfiguration, type RouteTable } from './config/route-table.ts';
@@ -80,6 +81,8 @@ export class RouteManager {
       }
       counter(p, 'update_attempt').inc();
       try {
+        const bad = validateJson('envoy.config.route.v3.RouteConfiguration', r.json);
+        if (bad) throw new Error(`Proto constraint validation failed (${bad.chain})`);
         compiled.push({
           p,
           json: r.json,

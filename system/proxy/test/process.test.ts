@@ -126,11 +126,20 @@ describe('command line', () => {
         }),
       ),
     );
+    const badPort = path.join(dir, 'badport.yaml');
+    writeFileSync(
+      badPort,
+      JSON.stringify(bootstrapJson({ staticListeners: [listener('l', 70000, { routeConfig: routeConfig('r', []) })] })),
+    );
     const cases: Array<[string, string]> = [
       [path.join(dir, 'absent.yaml'), `Invalid path: ${path.join(dir, 'absent.yaml')}`],
       [bad, 'static_resources.listeners[0].adress: unknown field "adress" in envoy.config.listener.v3.Listener'],
       [noNode, "node 'id' and 'cluster' are required"],
       [badCluster, 'malformed IP address: not-an-ip'],
+      [
+        badPort,
+        'Proto constraint validation failed (BootstrapValidationError.StaticResources: embedded message failed validation | caused by StaticResourcesValidationError.Listeners[0]',
+      ],
     ];
     const runs = cases.map(([file]) => run(['-c', file]));
     for (let i = 0; i < cases.length; i++) {

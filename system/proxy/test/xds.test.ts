@@ -267,6 +267,20 @@ describe('NACKs keep the last good config serving', () => {
     expect(stat('listener_manager.lds.update_rejected')).toBeGreaterThanOrEqual(1);
   });
 
+  it("a constraint of the protos (protoc-gen-validate): NACK in Envoy's words", async () => {
+    const from = xds.requests.length;
+    xds.set(TYPE_URL.routeConfiguration, '7b', [routeConfig(L, [vhost('www', [], [route('/', APP)])])]);
+    const nack = await xds.waitFor(
+      (r) => r.type_url === TYPE_URL.routeConfiguration && r.kind === 'nack',
+      10_000,
+      from,
+    );
+    expect(nack.error_detail?.message).toBe(
+      `${L}: Proto constraint validation failed (RouteConfigurationValidationError.VirtualHosts[0]: embedded message failed validation | caused by VirtualHostValidationError.Domains: value must contain at least 1 item(s))`,
+    );
+    expect((await get('/headers')).status).toBe(200);
+  });
+
   it('a listener port in use: NACK with "cannot bind"', async () => {
     const blocker = net.createServer();
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
