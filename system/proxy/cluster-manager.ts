@@ -121,6 +121,11 @@ export class ClusterManager implements ClusterManagerView {
         errors.push(`'${r.name}': cannot add/update static cluster via CDS`);
         continue;
       }
+      const existing = this.active.get(r.name) ?? this.warming.get(r.name);
+      if (existing && existing.cluster.spec.json === r.json) {
+        accepted.push(r);
+        continue;
+      }
       try {
         const bad = validateJson('envoy.config.cluster.v3.Cluster', r.json);
         if (bad) throw new ConfigError(`Proto constraint validation failed (${bad.chain})`);
@@ -284,7 +289,7 @@ export class ClusterManager implements ClusterManagerView {
 }
 
 export function sameJson(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+  return a === b || JSON.stringify(a) === JSON.stringify(b);
 }
 
 /** A stable number for a version string (Envoy exports a hash of version_info as the `version` gauge). */

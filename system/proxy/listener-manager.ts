@@ -405,7 +405,7 @@ export class ListenerManager {
         continue;
       }
       const current = this.warming.get(r.name) ?? this.active.get(r.name);
-      if (current && sameJson(current.spec.json, r.json)) {
+      if (current && (current.spec.json === r.json || sameJson(current.spec.json, r.json))) {
         this.errors.delete(r.name);
         continue;
       }

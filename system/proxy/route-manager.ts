@@ -80,6 +80,11 @@ export class RouteManager {
         continue;
       }
       counter(p, 'update_attempt').inc();
+      // The same resource as before (the ADS client hands over the identical object): nothing to redo.
+      if (p.json === r.json && p.table) {
+        compiled.push({ p, json: r.json, table: p.table });
+        continue;
+      }
       try {
         const bad = validateJson('envoy.config.route.v3.RouteConfiguration', r.json);
         if (bad) throw new Error(`Proto constraint validation failed (${bad.chain})`);

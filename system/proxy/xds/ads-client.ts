@@ -4,6 +4,7 @@
 // NACK with the previous version and error_detail). Responses are handled one at a time, in arrival order, so a
 // CDS update is applied before the EDS response that follows it. A broken stream is re-opened with jittered
 // exponential back-off and every subscription re-sent with its last accepted version.
+import { createHash } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { decode } from '../../shared/envoy/protojson.ts';
 import { adsService, typeNameOf } from '../../shared/envoy/protos.ts';
@@ -47,6 +48,12 @@ interface TypeState {
   nonce: string;
   /** Names changed while a response was being processed: re-send after the ACK/NACK. */
   dirty: boolean;
+  /**
+   * Decoded resources of the last response by a digest of their bytes. SotW resends every resource on each update;
+   * an unchanged one is handed over as the same JSON object, so the managers skip it without decoding,
+   * validating or compiling it again.
+   */
+  decoded: Map<string, J>;
   /** A request has been sent on the current stream. */
   requested: boolean;
 }
@@ -87,7 +94,15 @@ export class AdsClient {
   }
 
   watch(typeUrl: string, handler: TypeHandler): void {
-    this.types.set(typeUrl, { handler, names: new Set(), version: '', nonce: '', dirty: false, requested: false });
+    this.types.set(typeUrl, {
+      handler,
+      names: new Set(),
+      version: '',
+      nonce: '',
+      dirty: false,
+      requested: false,
+      decoded: new Map(),
+    });
   }
 
   /** Changes the names subscribed for a non-wildcard type (EDS cluster names, RDS route config names). */
@@ -203,13 +218,16 @@ export class AdsClient {
     let error: string | undefined;
     const resources: DecodedResource[] = [];
     const typeName = typeNameOf(typeUrl);
+    const decoded = new Map<string, J>();
     for (const any of (resp.resources ?? []) as Array<{ type_url: string; value: Uint8Array }>) {
       if (any.type_url !== typeUrl) {
         error = `type URL ${any.type_url} embedded in an individual Any does not match the message-wide type URL ${typeUrl} in DiscoveryResponse`;
         break;
       }
       try {
-        const json = decode(typeName, any.value);
+        const digest = createHash('sha1').update(any.value).digest('base64');
+        const json = t.decoded.get(digest) ?? decode(typeName, any.value);
+        decoded.set(digest, json);
         const name = String(json.name ?? json.cluster_name ?? '');
         resources.push({ name, json });
       } catch (err) {
@@ -217,6 +235,8 @@ export class AdsClient {
         break;
       }
     }
+    // Non-wildcard types (EDS, RDS) may send a subset: keep the digests of resources not in this response.
+    if (error === undefined) t.decoded = t.handler.wildcard ? decoded : new Map([...t.decoded, ...decoded]);
     if (error === undefined) {
       try {
         error = await t.handler.onResponse(resources, version, { nonce });
