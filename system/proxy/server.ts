@@ -2,7 +2,7 @@
 // Envoy's initialization order (static clusters, CDS and warming, then LDS and warming, then LIVE: listeners take
 // traffic), the stats flush timer and shutdown.
 import { readFileSync } from 'node:fs';
-import { fromJson, timestampString } from '../shared/envoy/protojson.ts';
+import { timestampString, toGrpcObject } from '../shared/envoy/protojson.ts';
 import { TYPE_URL } from '../shared/envoy/protos.ts';
 import { AdminServer } from './admin/admin.ts';
 import { ClusterManager } from './cluster-manager.ts';
@@ -210,7 +210,7 @@ export class ProxyServer {
       throw new Error('dynamic_resources.ads_config: grpc_services[0] (envoy_grpc or google_grpc) is required');
     }
     const retry = grpcService?.envoy_grpc?.retry_policy?.retry_back_off;
-    const node = fromJson('envoy.config.core.v3.Node', {
+    const node = toGrpcObject('envoy.config.core.v3.Node', {
       ...(this.bootstrap.node ?? {}),
       user_agent_name: 'envoy',
       user_agent_version: PROXY_VERSION,

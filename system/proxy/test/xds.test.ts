@@ -82,9 +82,8 @@ describe('first config', () => {
     expect(cds).toMatchObject({ kind: 'initial', version_info: '', response_nonce: '', resource_names: [] });
     expect(cds.node?.id).toBe('gw-0.gwvendor-system');
     expect(cds.node?.cluster).toBe('gw.gwvendor-system');
-    expect(cds.node?.metadata?.fields?.role?.stringValue ?? cds.node?.metadata?.fields?.role?.string_value).toBe(
-      'gwvendor-kube-gateway-api~gwvendor-system~gw',
-    );
+    expect(cds.node?.metadata?.role).toBe('gwvendor-kube-gateway-api~gwvendor-system~gw');
+    expect(cds.node?.user_agent_name).toBe('envoy');
     const lds = await xds.waitFor((r) => r.type_url === TYPE_URL.listener);
     expect(lds).toMatchObject({ kind: 'initial', resource_names: [] });
   });

@@ -3,7 +3,7 @@
 // snapshot has a version the stream has not been sent (or the names changed), ignores stale nonces, and records
 // every request so tests can assert ACKs, NACKs and their error_detail.
 import * as grpc from '@grpc/grpc-js';
-import { packAny } from '../../shared/envoy/protojson.ts';
+import { fromGrpcObject, packAny } from '../../shared/envoy/protojson.ts';
 import { adsService, TYPE_URL, typeNameOf } from '../../shared/envoy/protos.ts';
 
 type J = Record<string, any>;
@@ -15,6 +15,7 @@ export interface RecordedRequest {
   response_nonce: string;
   resource_names: string[];
   error_detail?: { code: number; message: string };
+  /** The node as canonical JSON (metadata as plain JSON), when the request carried one. */
   node?: J;
   /** 'initial' (no nonce), 'ack', 'nack' or 'stale' (nonce not the last one sent). */
   kind: 'initial' | 'ack' | 'nack' | 'stale';
@@ -182,7 +183,7 @@ export class TestXdsServer {
       response_nonce: nonce,
       resource_names: [...(req.resource_names ?? [])],
       ...(hasError ? { error_detail: { code: req.error_detail.code, message: req.error_detail.message } } : {}),
-      ...(req.node?.id ? { node: req.node } : {}),
+      ...(req.node?.id ? { node: fromGrpcObject('envoy.config.core.v3.Node', req.node) } : {}),
       kind,
     };
     this.requests.push(rec);

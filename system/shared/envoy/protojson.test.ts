@@ -4,10 +4,12 @@ import {
   decode,
   encode,
   formatDuration,
+  fromGrpcObject,
   fromJson,
   ProtoJsonError,
   packAny,
   timestampString,
+  toGrpcObject,
   toJson,
   unpackAny,
 } from './protojson.ts';
@@ -73,6 +75,23 @@ describe('protos', () => {
     expect(TYPE_URL.cluster).toBe('type.googleapis.com/envoy.config.cluster.v3.Cluster');
     expect(TYPE_URL.clusterLoadAssignment).toBe('type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment');
     for (const url of Object.values(TYPE_URL)) expect(lookupType(typeNameOf(url))).toBeTruthy();
+  });
+
+  it('reads proto-loader objects back as canonical JSON (the node of a DiscoveryRequest)', () => {
+    const m = adsService().StreamAggregatedResources!;
+    const node = toGrpcObject('envoy.config.core.v3.Node', {
+      id: 'gw-0.ns',
+      cluster: 'gw.ns',
+      metadata: { role: 'gwvendor-kube-gateway-api~ns~gw', n: 2 },
+      locality: { zone: 'z' },
+    });
+    const req = m.requestDeserialize(m.requestSerialize({ type_url: TYPE_URL.cluster, node })) as any;
+    expect(fromGrpcObject('envoy.config.core.v3.Node', req.node)).toEqual({
+      id: 'gw-0.ns',
+      cluster: 'gw.ns',
+      metadata: { role: 'gwvendor-kube-gateway-api~ns~gw', n: 2 },
+      locality: { zone: 'z' },
+    });
   });
 
   it('gives the grpc-js ADS service definition with Any resources as bytes', () => {

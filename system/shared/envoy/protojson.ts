@@ -772,4 +772,29 @@ export function canonicalize(typeName: string, json: unknown, opts?: ToJsonOptio
   return toJson(typeName, fromJson(typeName, json), opts);
 }
 
+/**
+ * A message as @grpc/proto-loader hands it over (adsService(): snake_case fields, enums and 64-bit integers as
+ * strings, Struct as {fields: {k: {stringValue...}}}) → canonical JSON. E.g. the node of a DiscoveryRequest:
+ * `fromGrpcObject('envoy.config.core.v3.Node', req.node).metadata.role`.
+ */
+export function fromGrpcObject(typeName: string, obj: unknown): JsonObject {
+  const type = lookupType(typeName);
+  return toJson(typeName, type.fromObject((obj ?? {}) as Record<string, unknown>));
+}
+
+/**
+ * Canonical JSON → the plain object @grpc/proto-loader serializes (adsService()), e.g. a node for a
+ * DiscoveryRequest. Only set fields are present, so nothing but them goes on the wire.
+ */
+export function toGrpcObject(typeName: string, json: unknown): Record<string, unknown> {
+  const type = lookupType(typeName);
+  return type.toObject(fromJson(typeName, json), {
+    longs: String,
+    enums: String,
+    bytes: Buffer,
+    defaults: false,
+    arrays: false,
+  });
+}
+
 export { typeNameOf, typeUrlOf };

@@ -164,7 +164,9 @@ let ads: grpc.ServiceDefinition | undefined;
 /**
  * The grpc-js service definition of envoy.service.discovery.v3.AggregatedDiscoveryService, for the control plane's
  * server and the proxy's client alike. Messages are plain objects: snake_case fields, 64-bit ints and enums as
- * strings, oneofs named, resources as `Any {type_url, value: Buffer}`.
+ * strings, oneofs named, repeated fields always arrays, unset fields absent (no defaults: a default would set
+ * every oneof member), resources as `Any {type_url, value: Buffer}`. fromGrpcObject() (protojson.ts) turns one of
+ * these objects into canonical JSON, e.g. a request's node.
  */
 export function adsService(): grpc.ServiceDefinition {
   if (ads) return ads;
@@ -172,7 +174,7 @@ export function adsService(): grpc.ServiceDefinition {
     keepCase: true,
     longs: String,
     enums: String,
-    defaults: true,
+    arrays: true,
     oneofs: true,
     includeDirs: [...PROTO_INCLUDE_DIRS],
   });
