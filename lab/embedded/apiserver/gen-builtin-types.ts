@@ -29,7 +29,8 @@ export const ROOTS = [
   'V1ObjectMeta',
 ];
 
-export type TypeTable = Record<string, [string, string][]>;
+/** Model → its fields as [JSON name, client-node type expression, OpenAPI format]. */
+export type TypeTable = Record<string, [string, string, string][]>;
 
 export function generate(): TypeTable {
   const out: TypeTable = {};
@@ -38,10 +39,10 @@ export function generate(): TypeTable {
     if (m) return visit(m[1]);
     if (out[type]) return;
     const attrs = (k8s as Record<string, any>)[type]?.getAttributeTypeMap?.() as
-      | { baseName: string; type: string }[]
+      | { baseName: string; type: string; format?: string }[]
       | undefined;
     if (!Array.isArray(attrs)) return;
-    out[type] = attrs.map((a) => [a.baseName, a.type]);
+    out[type] = attrs.map((a) => [a.baseName, a.type, a.format ?? '']);
     for (const a of attrs) visit(a.type);
   };
   for (const r of ROOTS) visit(r);

@@ -105,6 +105,13 @@ describe('discovery', () => {
     expect(Date.now() - t).toBeLessThan(3000);
   });
 
+  it('kubectl explain lists the fields of built-in kinds and custom resources', async () => {
+    const d = await lab.k(['explain', 'deployment.spec.template.spec.containers.ports']);
+    expect(d).toMatch(/containerPort\s+<integer>/);
+    expect(d).toMatch(/protocol\s+<string>/);
+    expect(await lab.k(['explain', 'widget.spec'])).toMatch(/size\s+<string>/);
+  });
+
   it('kubectl version reports the server', async () => {
     const out = await lab.k(['version', '-o', 'json']);
     expect(JSON.parse(out).serverVersion.gitVersion).toMatch(/^v1\.32\./);

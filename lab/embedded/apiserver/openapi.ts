@@ -4,6 +4,7 @@
 // (not strategic merge), so kubectl builds merge patches for custom resources, as it must without full schemas.
 import { createHash } from 'node:crypto';
 import { gv, type ResourceRegistry, type ResourceType } from './resources.ts';
+import { builtinTypeTable } from './schema.ts';
 
 const QUERY = (name: string, description: string) => ({
   name,
@@ -90,6 +91,7 @@ export function groupVersionDoc(rts: ResourceType[]) {
       description: `${rt.kind} (${gv(rt)})`,
       'x-kubernetes-group-version-kind': [gvk(rt)],
       ...(rt.crd?.schema ? { properties: rt.crd.schema.properties ?? {} } : {}),
+      ...(rt.model ? { properties: builtinProperties(rt.model, schemas) } : {}),
     };
   }
   schemas['io.k8s.apimachinery.pkg.apis.meta.v1.Patch'] = {
@@ -122,4 +124,45 @@ export function openapiIndex(registry: ResourceRegistry): { index: unknown; docs
     paths[key] = { serverRelativeURL: `/openapi/v3/${key}?hash=${hash}` };
   }
   return { index: { paths }, docs };
+}
+
+/**
+ * Field schemas of a built-in model from builtin-types.json (types and formats, no descriptions), so
+ * `kubectl explain <kind>.<field>` lists fields. Nested models go to components as `builtin.<Model>`.
+ */
+function builtinProperties(model: string, schemas: Record<string, unknown>): Record<string, unknown> {
+  const table = builtinTypeTable();
+  const typeSchema = (t: string, format: string): Record<string, unknown> => {
+    let m = /^Array<(.+)>$/.exec(t);
+    if (m) return { type: 'array', items: typeSchema(m[1], '') };
+    m = /^\{ \[key: string\]: (.+); \}$/.exec(t);
+    if (m) return { type: 'object', additionalProperties: typeSchema(m[1], '') };
+    switch (t) {
+      case 'string':
+        return { type: 'string', ...(format ? { format } : {}) };
+      case 'number':
+        return format.startsWith('int')
+          ? { type: 'integer', format }
+          : { type: 'number', ...(format ? { format } : {}) };
+      case 'boolean':
+        return { type: 'boolean' };
+      case 'Date':
+        return { type: 'string', format: 'date-time' };
+      case 'IntOrString':
+        return { 'x-kubernetes-int-or-string': true };
+      case 'any':
+      case 'object':
+        return { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+    }
+    if (!table[t]) return { type: 'object' };
+    const name = `builtin.${t}`;
+    if (!schemas[name]) {
+      schemas[name] = { type: 'object' };
+      schemas[name] = { type: 'object', properties: fields(t) };
+    }
+    return { allOf: [{ $ref: `#/components/schemas/${name}` }] };
+  };
+  const fields = (t: string) =>
+    Object.fromEntries((table[t] ?? []).map(([name, type, format]) => [name, typeSchema(type, format)]));
+  return fields(model);
 }

@@ -30,6 +30,8 @@ export interface ResourceType {
   /** Extra fields a field selector may use (besides metadata.name and metadata.namespace). */
   fields?: (obj: K8sObject) => Record<string, string>;
   builtin: boolean;
+  /** Built-ins: the client-node model of the kind (builtin-types.json), e.g. `V1Pod`. */
+  model?: string;
   /** CRD-only: the version's schema, the storage version. */
   crd?: { schema?: JSONSchemaProps; storageVersion: string; uid: string; selectableFields: string[] };
   /** Create/update/delete allowed (false for read-only views). */
@@ -65,6 +67,7 @@ function builtin(
     status: opts.status ?? false,
     scale: opts.scale,
     schema: builtinSchema(model),
+    model,
     table: builtinTables[plural] ?? defaultTable,
     fields: opts.fields,
     builtin: true,

@@ -84,14 +84,19 @@ lm(['V1ServiceAccount.secrets'], ['name']);
 
 type Attr = { baseName: string; type: string };
 
-let table: Record<string, [string, string][]> | undefined;
+let table: Record<string, [string, string, string][]> | undefined;
 
-function modelAttrs(model: string): Attr[] | undefined {
+/** builtin-types.json: model → [JSON name, type expression, format][] (see gen-builtin-types.ts). */
+export function builtinTypeTable(): Record<string, [string, string, string][]> {
   table ??= JSON.parse(readFileSync(join(import.meta.dirname, 'builtin-types.json'), 'utf8')) as Record<
     string,
-    [string, string][]
+    [string, string, string][]
   >;
-  return table[model]?.map(([baseName, type]) => ({ baseName, type }));
+  return table;
+}
+
+function modelAttrs(model: string): Attr[] | undefined {
+  return builtinTypeTable()[model]?.map(([baseName, type]) => ({ baseName, type }));
 }
 
 const cache = new Map<string, SchemaNode>();
