@@ -250,12 +250,10 @@ export class ActiveStream {
       this.hcm.httpLog.debug(`encoding headers via codec (end_stream=false):\n${lines.join('\n')}`, this.tags);
     }
     this.responseStarted = true;
-    const out: Record<string, string | string[]> = {};
-    for (const k in headers) {
-      const v = headers[k];
-      if (v !== undefined) out[k] = v;
-    }
-    this.res.writeHead(status, out);
+    // The map is this stream's own (built by the router or the local reply): hand it to Node as it is, minus
+    // headers a mutation removed by setting them undefined.
+    for (const k in headers) if (headers[k] === undefined) delete headers[k];
+    this.res.writeHead(status, headers as Record<string, string | string[]>);
   }
 
   /** Body bytes downstream; returns false when the client is slow (back-pressure). */
