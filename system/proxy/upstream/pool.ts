@@ -188,7 +188,7 @@ export class ConnPool {
       // Envoy purges the pending streams when a connection fails and nothing else is in progress (before the
       // freed slot could start another attempt for them).
       const failed = this.connecting.size === 0 ? this.pending.splice(0) : [];
-      for (const p of failed) this.leavePending();
+      for (let i = 0; i < failed.length; i++) this.leavePending();
       this.closeConnection(conn, 'remote');
       for (const p of failed) p.callbacks.onFailure(timeout ? 'connection timeout' : 'connection failure', detail);
     });
