@@ -24,6 +24,7 @@ let dir: string;
 let kc: KubeConfig;
 let xdsPort: number;
 let port: number; // the Gateway listener's port, bound by the proxy
+let port2: number; // a second port with hostname-specific listeners
 const apps: Record<string, SampleApp> = {};
 const hits: Record<string, { uri: string; host?: string }[]> = {};
 let extauth: ExtAuth;
@@ -255,6 +256,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'gwvendor-e2e-'));
   xdsPort = await freePort();
   port = await freePort();
+  port2 = await freePort();
   for (const name of ['v1', 'v2', 'v3', 'shared', 'denied']) {
     hits[name] = [];
     apps[name] = await startSampleApp({ accessLog: (l) => hits[name].push(JSON.parse(l)) });
@@ -273,9 +275,10 @@ beforeAll(async () => {
       : undefined;
   });
   await lab.k(['apply', '-f', `${MANIFESTS}install/gwvendor.yaml`]);
-  const ns = ['apps', 'granted', 'denied', 'extauth']
-    .map((n) => `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${n}}`)
-    .join('\n---\n');
+  const ns = [
+    ...['apps', 'granted', 'denied', 'extauth'].map((n) => `apiVersion: v1\nkind: Namespace\nmetadata: {name: ${n}}`),
+    'apiVersion: v1\nkind: Namespace\nmetadata: {name: team, labels: {gw-access: "yes"}}',
+  ].join('\n---\n');
   let svcs = [
     service('apps', 'v1', 8000),
     service('apps', 'v2', 8000),
@@ -283,6 +286,8 @@ beforeAll(async () => {
     service('granted', 'shared', 8000),
     service('denied', 'shared', 8000),
     service('extauth', 'extauth', 9000),
+    service('gwvendor-system', 'local', 8000),
+    service('team', 'web', 8000),
   ].join('---\n');
   svcs = svcs
     .replace(/__PORT_v1__/, String(apps.v1.port))
@@ -290,7 +295,9 @@ beforeAll(async () => {
     .replace(/__PORT_v3__/, String(apps.v3.port))
     .replace(/__PORT_shared__/, String(apps.shared.port))
     .replace(/__PORT_shared__/, String(apps.denied.port))
-    .replace(/__PORT_extauth__/, String(extauth.port));
+    .replace(/__PORT_extauth__/, String(extauth.port))
+    .replace(/__PORT_local__/, String(apps.v1.port))
+    .replace(/__PORT_web__/, String(apps.v2.port));
   await lab.k(['apply', '-f', '-'], `${ns}\n---\n${svcs}`);
   cp = controlPlane('strict');
   await cp.start();
@@ -322,14 +329,26 @@ kind: Gateway
 metadata: {name: e2e, namespace: gwvendor-system}
 spec:
   gatewayClassName: gwvendor
-  listeners: [{name: http, protocol: HTTP, port: ${port}, allowedRoutes: {namespaces: {from: All}}}]
+  listeners:
+    - {name: http, protocol: HTTP, port: ${port}, allowedRoutes: {namespaces: {from: All}}}
+    - {name: wild, protocol: HTTP, port: ${port2}, hostname: "*.wild.example.com"}
+    - name: sel
+      protocol: HTTP
+      port: ${port2}
+      hostname: sel.example.com
+      allowedRoutes: {namespaces: {from: Selector, selector: {matchLabels: {gw-access: "yes"}}}}
 ---
 ${routes()}`,
     );
     // The deployer wrote the bootstrap; the pod would mount it. Here the proxy runs as a plain process.
     const cm = await until('the proxy ConfigMap', async () =>
       getJson(['-n', 'gwvendor-system', 'get', 'configmap', 'e2e']),
-    );
+    ).catch((err) => {
+      // What the control plane saw, for the record.
+      const seen = cp.pipeline.gatewaysIn.keys().join(', ') || 'none';
+      const wanted = cp.deployer?.desired.keys().join(', ') || 'nothing';
+      throw new Error(`${(err as Error).message}; Gateways seen: ${seen}; deployer wants: ${wanted}`);
+    });
     proxy = await spawnProxy(cm.data['envoy.yaml'], { serviceNode: 'e2e-abc.gwvendor-system', dir });
     const entry = await until('the proxy in /snapshots/xds, all types ACKed', async () => {
       const x = await admin('/snapshots/xds');
@@ -338,7 +357,7 @@ ${routes()}`,
         ? x.data[ROLE]
         : undefined;
     });
-    expect(entry.listeners.map((l: any) => l.name)).toEqual([`listener~${port}`]);
+    expect(entry.listeners.map((l: any) => l.name).sort()).toEqual([`listener~${port}`, `listener~${port2}`].sort());
     expect(entry.clusters.map((c: any) => c.name)).toContain('kube_apps_v1_8000');
     const krt = (await admin('/snapshots/krt')) as any[];
     expect(krt.every((c) => c.state.synced)).toBe(true);
@@ -357,6 +376,66 @@ ${routes()}`,
     expect(r.headers['content-type']).toContain('application/json');
     expect((await req(`www.example.com:${port}`, '/headers')).status).toBe(200);
     expect((await req('nope.example.com', '/headers')).status).toBe(404);
+  });
+
+  it('listeners: hostname intersection, allowedRoutes (Same, Selector) and parentRef sectionName/port', async () => {
+    await lab.k(
+      ['apply', '-f', '-'],
+      `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: wild-same, namespace: gwvendor-system}
+spec:
+  parentRefs: [{name: e2e, sectionName: wild}]
+  hostnames: [a.wild.example.com, other.example.org]
+  rules: [{backendRefs: [{name: local, port: 8000}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: wild-other-ns, namespace: apps}
+spec:
+  parentRefs: [{name: e2e, namespace: gwvendor-system, sectionName: wild}]
+  hostnames: [b.wild.example.com]
+  rules: [{backendRefs: [{name: v1, port: 8000}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: by-port, namespace: team}
+spec:
+  parentRefs: [{name: e2e, namespace: gwvendor-system, port: ${port2}}, {name: e2e, namespace: gwvendor-system, sectionName: nope}]
+  rules: [{backendRefs: [{name: web, port: 8000}]}]`,
+    );
+    const on2 = (host: string, check: (r: HttpResult) => boolean) =>
+      until(`${host} on the second port`, async () => {
+        const r = await httpRequest(port2, '/get', { host });
+        return check(r) ? r : undefined;
+      });
+    await on2('a.wild.example.com', (r) => r.status === 200 && r.json().headers.Host[0] === 'a.wild.example.com');
+    // other.example.org does not intersect *.wild.example.com; the apps route is not allowed (Same namespace only).
+    expect((await httpRequest(port2, '/get', { host: 'other.example.org' })).status).toBe(404);
+    expect((await httpRequest(port2, '/get', { host: 'b.wild.example.com' })).status).toBe(404);
+    // by port: the selected listener takes the team namespace, with its own hostname; the wildcard one does not.
+    await on2('sel.example.com', (r) => r.status === 200);
+    expect((await httpRequest(port2, '/get', { host: 'c.wild.example.com' })).status).toBe(404);
+    const parents = async (ns: string, name: string) =>
+      until(`${ns}/${name} status`, async () => {
+        const o = await getJson(['-n', ns, 'get', 'httproute', name]);
+        return o.status?.parents?.length ? o.status.parents : undefined;
+      });
+    const accepted = (p: any) => p.conditions.find((c: any) => c.type === 'Accepted');
+    expect(accepted((await parents('gwvendor-system', 'wild-same'))[0])).toMatchObject({ status: 'True' });
+    expect(accepted((await parents('apps', 'wild-other-ns'))[0])).toMatchObject({
+      status: 'False',
+      reason: 'NotAllowedByListeners',
+    });
+    const byPort = await parents('team', 'by-port');
+    expect(byPort.map((p: any) => [accepted(p).status, accepted(p).reason])).toEqual([
+      ['True', 'Accepted'],
+      ['False', 'NoMatchingParent'],
+    ]);
+    const gw = await getJson(['-n', 'gwvendor-system', 'get', 'gateway', 'e2e']);
+    const attached = Object.fromEntries(gw.status.listeners.map((l: any) => [l.name, l.attachedRoutes]));
+    expect(attached.wild).toBe(1);
+    expect(attached.sel).toBe(1);
   });
 
   it('path, header, query and method matches follow the spec precedence', async () => {
