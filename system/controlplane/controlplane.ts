@@ -157,7 +157,8 @@ export class ControlPlane {
 
     const kc = opts.kubeConfig;
     const patcher = opts.statusPatcher ?? (kc ? kubeStatusPatcher(kc) : undefined);
-    if (patcher) this.statusWriter = new StatusWriter(pipeline, patcher, this.logs.logger('status'), this.metrics);
+    if (patcher)
+      this.statusWriter = new StatusWriter(pipeline, patcher, this.logs.logger('status'), this.metrics, this.events);
     const applier = opts.applier ?? (kc ? kubeApplier(kc) : undefined);
     if (applier) {
       const settings: DeployerSettings = {

@@ -143,6 +143,7 @@ spec:
   hostnames: [slow.example.com]
   rules:
     - {matches: [{path: {value: /delay}}], timeouts: {request: 300ms}, backendRefs: [{name: v1, port: 8000}]}
+    - {matches: [{path: {type: Exact, value: /delay/2}}], timeouts: {request: 10s, backendRequest: 300ms}, backendRefs: [{name: v1, port: 8000}]}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
@@ -519,6 +520,10 @@ spec:
     const r = await req('slow.example.com', '/delay/3');
     expect(r.status).toBe(504);
     expect(Date.now() - t0).toBeLessThan(2500);
+    // timeouts.backendRequest bounds each attempt at the backend.
+    const t1 = Date.now();
+    expect((await req('slow.example.com', '/delay/2')).status).toBe(504);
+    expect(Date.now() - t1).toBeLessThan(1800);
   });
 
   it('policies: a selector that matches nothing attaches nothing; the oldest policy wins, the newer reads Overridden', async () => {
@@ -535,6 +540,11 @@ spec:
     expect(newest.status.ancestors[0].conditions.find((c: any) => c.type === 'Attached').message).toContain(
       'TrafficPolicy/apps/oldest',
     );
+    // ... and says so in an Event (kubectl describe trafficpolicy newest).
+    await until('an Overridden event', async () => {
+      const ev = await getJson(['-n', 'apps', 'get', 'events', '--field-selector', 'involvedObject.name=newest']);
+      return ev.items.some((e: any) => e.reason === 'Overridden' && e.type === 'Warning') ? true : undefined;
+    });
     await eventually('still oldest', 'policy.example.com', '/get', (x) => x.headers['x-policy'] === 'oldest');
     const nomatch = await getJson(['-n', 'apps', 'get', 'trafficpolicy', 'nomatch']);
     expect(nomatch.status.ancestors ?? []).toEqual([]);

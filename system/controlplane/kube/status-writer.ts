@@ -7,6 +7,7 @@ import type { Logger } from '../../shared/log.ts';
 import type { Metrics } from '../metrics.ts';
 import { CONTROLLER_NAME, type Condition } from '../model.ts';
 import type { Pipeline, StatusUpdate } from '../pipeline.ts';
+import type { EventSink } from './events.ts';
 
 type Json = Record<string, any>;
 
@@ -135,11 +136,14 @@ export class StatusWriter {
   writes = 0;
   private idleWaiters: (() => void)[] = [];
 
-  constructor(p: Pipeline, patcher: StatusPatcher, log: Logger, metrics?: Metrics) {
+  private readonly events?: EventSink;
+
+  constructor(p: Pipeline, patcher: StatusPatcher, log: Logger, metrics?: Metrics, events?: EventSink) {
     this.p = p;
     this.patcher = patcher;
     this.log = log;
     this.metrics = metrics;
+    this.events = events;
   }
 
   start(): void {
@@ -249,6 +253,41 @@ export class StatusWriter {
       ?.get(key);
   }
 
+  /** A Warning event for each of our conditions that just turned bad (what the control plane could not do). */
+  private announce(u: StatusUpdate, obj: { metadata: { uid?: string } }, status: Json, now: string): void {
+    if (!this.events) return;
+    const conds: Condition[] = [
+      ...((status.conditions as Condition[] | undefined) ?? []),
+      ...((status.parents as Json[] | undefined) ?? [])
+        .filter((x) => x.controllerName === CONTROLLER_NAME)
+        .flatMap((x) => x.conditions as Condition[]),
+      ...((status.ancestors as Json[] | undefined) ?? [])
+        .filter((x) => x.controllerName === CONTROLLER_NAME)
+        .flatMap((x) => x.conditions as Condition[]),
+    ];
+    const seen = new Set<string>();
+    for (const c of conds) {
+      const bad = (c.type === 'Conflicted' || c.type === 'PartiallyInvalid') === (c.status === 'True');
+      if (!bad || c.lastTransitionTime !== now || c.status === 'Unknown') continue;
+      const key = `${c.type}/${c.reason}/${c.message}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const r = RESOURCES[u.resource];
+      this.events.emit(
+        {
+          apiVersion: `${r.group}/${r.version}`,
+          kind: r.kind,
+          namespace: u.namespace,
+          name: u.name,
+          uid: obj.metadata.uid,
+        },
+        'Warning',
+        c.reason,
+        `${c.type}=${c.status}: ${c.message}`,
+      );
+    }
+  }
+
   /** Writes the status when it differs; true when it wrote. */
   private async write(u: StatusUpdate): Promise<boolean> {
     const kind = RESOURCES[u.resource].kind;
@@ -256,10 +295,12 @@ export class StatusWriter {
     const obj = this.p.inputFor(kind)?.get(key);
     if (!obj) return false;
     const current = obj.status as Json | undefined;
-    const merged = mergeStatus(u.resource, u.status, current, new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
+    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    const merged = mergeStatus(u.resource, u.status, current, now);
     if (!merged || isDeepStrictEqual(merged, current ?? {})) return false;
     await this.patcher.patch(u, merged);
     this.writes++;
+    this.announce(u, obj, merged, now);
     this.metrics?.statusWrites.inc({ resource: u.resource, result: 'written' });
     this.log.debug('status written', { object: `${u.resource}/${key}`, generation: obj.metadata.generation });
     return true;
