@@ -108,10 +108,8 @@ export function loadBootstrap(src: BootstrapSource): J {
       throw new BootstrapError('dynamic_resources: cds_config/lds_config use ADS but ads_config is missing');
     }
     const api = dyn.ads_config?.api_type;
-    if (dyn.ads_config && api !== 'GRPC' && api !== undefined) {
-      throw new BootstrapError(
-        `dynamic_resources.ads_config.api_type ${api} is not supported (GRPC; DELTA_GRPC is not implemented)`,
-      );
+    if (dyn.ads_config && api !== 'GRPC' && api !== 'DELTA_GRPC' && api !== undefined) {
+      throw new BootstrapError(`dynamic_resources.ads_config.api_type ${api} is not supported (GRPC or DELTA_GRPC)`);
     }
   }
   return bootstrap;

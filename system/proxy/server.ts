@@ -224,6 +224,7 @@ export class ProxyServer {
       stats: this.stats,
       backoffBaseMs: this.opts.adsBackoff?.baseMs ?? durationMs(retry?.base_interval) ?? 500,
       backoffMaxMs: this.opts.adsBackoff?.maxMs ?? durationMs(retry?.max_interval) ?? 30_000,
+      delta: ads.api_type === 'DELTA_GRPC',
     });
     this.ads = client;
     const usesAds = (src: J | undefined) => !!src && (!!src.ads || !!src.api_config_source);

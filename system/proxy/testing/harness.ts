@@ -28,6 +28,8 @@ export function bootstrapJson(opts: {
   staticClusters?: J[];
   flushInterval?: string;
   initialFetchTimeout?: string;
+  /** Incremental xDS (ads_config.api_type DELTA_GRPC). */
+  delta?: boolean;
 }): J {
   const clusters: J[] = [...(opts.staticClusters ?? [])];
   const b: J = {
@@ -69,7 +71,7 @@ export function bootstrapJson(opts: {
     };
     b.dynamic_resources = {
       ads_config: {
-        api_type: 'GRPC',
+        api_type: opts.delta ? 'DELTA_GRPC' : 'GRPC',
         transport_api_version: 'V3',
         grpc_services: [{ envoy_grpc: { cluster_name: 'xds_cluster' } }],
       },

@@ -1,7 +1,8 @@
-// A small SotW ADS server for the proxy's tests, on the same shared service definition the control plane uses.
+// A small ADS server (state of the world and delta) for the proxy's tests, on the same shared service definition the control plane uses.
 // Per stream and type it tracks the last nonce sent and the names asked for; it answers a request when the
 // snapshot has a version the stream has not been sent (or the names changed), ignores stale nonces, and records
 // every request so tests can assert ACKs, NACKs and their error_detail.
+import { createHash } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { fromGrpcObject, packAny } from '../../shared/envoy/protojson.ts';
 import { adsService, TYPE_URL, typeNameOf } from '../../shared/envoy/protos.ts';
@@ -19,6 +20,8 @@ export interface RecordedRequest {
   node?: J;
   /** 'initial' (no nonce), 'ack', 'nack' or 'stale' (nonce not the last one sent). */
   kind: 'initial' | 'ack' | 'nack' | 'stale';
+  /** Delta streams: the request's subscription changes and the versions the client said it has. */
+  delta?: { subscribe: string[]; unsubscribe: string[]; initial: Record<string, string> };
 }
 
 interface Snapshot {
@@ -29,6 +32,11 @@ interface Snapshot {
 
 interface StreamState {
   id: number;
+  delta: boolean;
+  /** Delta: per type, the version (digest) of each resource the client has. */
+  has: Map<string, Map<string, string>>;
+  /** Delta: per type, wildcard subscription. */
+  wildcard: Map<string, boolean>;
   call: grpc.ServerDuplexStream<J, J>;
   lastNonce: Map<string, string>;
   sentVersion: Map<string, string>;
@@ -58,12 +66,7 @@ export class TestXdsServer {
   async start(port = 0): Promise<this> {
     this.server.addService(adsService(), {
       StreamAggregatedResources: (call: grpc.ServerDuplexStream<J, J>) => this.onStream(call),
-      DeltaAggregatedResources: (call: grpc.ServerDuplexStream<J, J>) => {
-        call.emit('error', {
-          code: grpc.status.UNIMPLEMENTED,
-          details: 'delta xDS is not implemented by the test server',
-        });
-      },
+      DeltaAggregatedResources: (call: grpc.ServerDuplexStream<J, J>) => this.onStream(call, true),
     });
     this.port = await new Promise<number>((resolve, reject) => {
       this.server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) =>
@@ -148,9 +151,12 @@ export class TestXdsServer {
     this.server.forceShutdown();
   }
 
-  private onStream(call: grpc.ServerDuplexStream<J, J>): void {
+  private onStream(call: grpc.ServerDuplexStream<J, J>, delta = false): void {
     const s: StreamState = {
       id: ++this.streamIds,
+      delta,
+      has: new Map(),
+      wildcard: new Map(),
       call,
       lastNonce: new Map(),
       sentVersion: new Map(),
@@ -159,7 +165,7 @@ export class TestXdsServer {
     };
     this.streams.add(s);
     call.sendMetadata(new grpc.Metadata());
-    call.on('data', (req: J) => this.onRequest(s, req));
+    call.on('data', (req: J) => (delta ? this.onDeltaRequest(s, req) : this.onRequest(s, req)));
     const gone = () => this.streams.delete(s);
     call.on('end', () => {
       gone();
@@ -186,13 +192,7 @@ export class TestXdsServer {
       ...(req.node?.id ? { node: fromGrpcObject('envoy.config.core.v3.Node', req.node) } : {}),
       kind,
     };
-    this.requests.push(rec);
-    for (const w of [...this.waiters]) {
-      if (w.pred(rec)) {
-        this.waiters = this.waiters.filter((x) => x !== w);
-        w.resolve(rec);
-      }
-    }
+    this.record(rec);
     if (kind === 'stale') return;
     s.subscribed.add(typeUrl);
     const before = s.names.get(typeUrl);
@@ -204,7 +204,95 @@ export class TestXdsServer {
     this.respond(s, typeUrl, namesChanged && !WILDCARD.has(typeUrl));
   }
 
+  private onDeltaRequest(s: StreamState, req: J): void {
+    const typeUrl = String(req.type_url);
+    const nonce = String(req.response_nonce ?? '');
+    const last = s.lastNonce.get(typeUrl);
+    const hasError = req.error_detail && (req.error_detail.code || req.error_detail.message);
+    const subscribe = [...(req.resource_names_subscribe ?? [])] as string[];
+    const unsubscribe = [...(req.resource_names_unsubscribe ?? [])] as string[];
+    const initial = { ...(req.initial_resource_versions ?? {}) } as Record<string, string>;
+    const kind: RecordedRequest['kind'] =
+      nonce === '' ? 'initial' : nonce !== last ? 'stale' : hasError ? 'nack' : 'ack';
+    const rec: RecordedRequest = {
+      stream: s.id,
+      type_url: typeUrl,
+      version_info: '',
+      response_nonce: nonce,
+      resource_names: subscribe,
+      ...(hasError ? { error_detail: { code: req.error_detail.code, message: req.error_detail.message } } : {}),
+      ...(req.node?.id ? { node: fromGrpcObject('envoy.config.core.v3.Node', req.node) } : {}),
+      kind,
+      delta: { subscribe, unsubscribe, initial },
+    };
+    this.record(rec);
+    if (kind === 'stale' || kind === 'ack' || kind === 'nack') return;
+    // A subscription request (the first one of a type, or changed names).
+    const first = !s.subscribed.has(typeUrl);
+    s.subscribed.add(typeUrl);
+    if (first) s.wildcard.set(typeUrl, WILDCARD.has(typeUrl) && (subscribe.length === 0 || subscribe.includes('*')));
+    const names = s.names.get(typeUrl) ?? new Set<string>();
+    for (const n of subscribe) if (n !== '*') names.add(n);
+    for (const n of unsubscribe) names.delete(n);
+    s.names.set(typeUrl, names);
+    const has = s.has.get(typeUrl) ?? new Map<string, string>();
+    for (const [n, v] of Object.entries(initial)) has.set(n, v);
+    for (const n of unsubscribe) has.delete(n);
+    s.has.set(typeUrl, has);
+    this.respondDelta(s, typeUrl);
+  }
+
+  /** Sends what the client lacks: changed or new resources, and removals of ones it has that are gone. */
+  private respondDelta(s: StreamState, typeUrl: string): void {
+    const snap = this.snapshots.get(typeUrl);
+    if (!snap) return;
+    const has = s.has.get(typeUrl) ?? new Map<string, string>();
+    const wildcard = s.wildcard.get(typeUrl) === true;
+    const names = s.names.get(typeUrl) ?? new Set<string>();
+    const wanted = (name: string) => wildcard || names.has(name);
+    const resources: J[] = [];
+    for (const [name, r] of snap.resources) {
+      if (!wanted(name)) continue;
+      const version = digest(r.any.value);
+      if (has.get(name) === version) continue;
+      resources.push({ name, version, resource: r.any });
+      has.set(name, version);
+    }
+    const removed: string[] = [];
+    for (const name of [...has.keys()]) {
+      if (!snap.resources.has(name) && wanted(name)) {
+        removed.push(name);
+        has.delete(name);
+      }
+    }
+    s.has.set(typeUrl, has);
+    if (resources.length === 0 && removed.length === 0) return;
+    const nonce = String(++this.nonce);
+    s.lastNonce.set(typeUrl, nonce);
+    s.call.write({
+      system_version_info: snap.version,
+      type_url: typeUrl,
+      nonce,
+      resources,
+      removed_resources: removed,
+    });
+  }
+
+  private record(rec: RecordedRequest): void {
+    this.requests.push(rec);
+    for (const w of [...this.waiters]) {
+      if (w.pred(rec)) {
+        this.waiters = this.waiters.filter((x) => x !== w);
+        w.resolve(rec);
+      }
+    }
+  }
+
   private respond(s: StreamState, typeUrl: string, force: boolean): void {
+    if (s.delta) {
+      this.respondDelta(s, typeUrl);
+      return;
+    }
     const snap = this.snapshots.get(typeUrl);
     if (!snap) return;
     if (!force && s.sentVersion.get(typeUrl) === snap.version) return;
@@ -224,6 +312,10 @@ export class TestXdsServer {
       resources: resources.map(([, r]) => r.any),
     });
   }
+}
+
+function digest(bytes: Uint8Array): string {
+  return createHash('sha1').update(bytes).digest('hex').slice(0, 12);
 }
 
 export async function startTestXdsServer(port = 0): Promise<TestXdsServer> {

@@ -1,5 +1,6 @@
-// State-of-the-world ADS client (envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources)
-// on @grpc/grpc-js with the shared service definition. Per type URL it keeps the subscribed names, the last
+// ADS client (envoy.service.discovery.v3.AggregatedDiscoveryService) on @grpc/grpc-js with the shared service
+// definition: state of the world (StreamAggregatedResources, the default) or incremental (DeltaAggregatedResources,
+// bootstrap api_type DELTA_GRPC). Per type URL it keeps the subscribed names, the last
 // accepted version and the last nonce; every response is answered with its nonce (ACK with the new version, or
 // NACK with the previous version and error_detail). Responses are handled one at a time, in arrival order, so a
 // CDS update is applied before the EDS response that follows it. A broken stream is re-opened with jittered
@@ -39,6 +40,8 @@ export interface AdsClientOptions {
   stats: StatsStore;
   backoffBaseMs?: number;
   backoffMaxMs?: number;
+  /** Incremental xDS: changed resources and removed names per response, subscriptions as deltas. */
+  delta?: boolean;
 }
 
 interface TypeState {
@@ -56,6 +59,10 @@ interface TypeState {
   decoded: Map<string, J>;
   /** A request has been sent on the current stream. */
   requested: boolean;
+  /** Delta: the accepted resources by name, with their versions (initial_resource_versions on reconnect). */
+  accepted: Map<string, { version: string; json: J }>;
+  /** Delta: the names the server was told about on this stream. */
+  subscribed: Set<string>;
 }
 
 /** Envoy's ADS request order when (re)starting a stream. */
@@ -102,6 +109,8 @@ export class AdsClient {
       dirty: false,
       requested: false,
       decoded: new Map(),
+      accepted: new Map(),
+      subscribed: new Set(),
     });
   }
 
@@ -114,6 +123,17 @@ export class AdsClient {
     t.names = next;
     if (this.processing > 0) t.dirty = true;
     else this.sendRequest(typeUrl, t);
+  }
+
+  /** Delta: subscribe and unsubscribe the difference between the names wanted and those sent on this stream. */
+  private sendDeltaSubscription(typeUrl: string, t: TypeState): void {
+    if (!this.call || t.handler.wildcard) return;
+    const subscribe = [...t.names].filter((n) => !t.subscribed.has(n)).sort();
+    const unsubscribe = [...t.subscribed].filter((n) => !t.names.has(n)).sort();
+    if (subscribe.length === 0 && unsubscribe.length === 0) return;
+    t.subscribed = new Set(t.names);
+    for (const n of unsubscribe) t.accepted.delete(n);
+    this.writeDelta(typeUrl, t, { resource_names_subscribe: subscribe, resource_names_unsubscribe: unsubscribe });
   }
 
   isConnected(): boolean {
@@ -139,7 +159,10 @@ export class AdsClient {
   private openStream(): void {
     if (this.stopped || !this.client) return;
     this.nodeSent = false;
-    const method = (this.client as unknown as Record<string, () => Call>).StreamAggregatedResources!;
+    const delta = this.opts.delta === true;
+    const method = (this.client as unknown as Record<string, () => Call>)[
+      delta ? 'DeltaAggregatedResources' : 'StreamAggregatedResources'
+    ]!;
     const call = method.call(this.client);
     this.call = call;
     let sawData = false;
@@ -166,7 +189,7 @@ export class AdsClient {
       const details = status?.details ?? 'stream closed';
       const ago = Math.round((Date.now() - this.closedSince) / 1000);
       this.log.warn(
-        `StreamAggregatedResources gRPC config stream to ${this.opts.clusterName} closed${ago > 0 ? ` since ${ago}s ago` : ''}: ${code}, ${details}`,
+        `${delta ? 'DeltaAggregatedResources' : 'StreamAggregatedResources'} gRPC config stream to ${this.opts.clusterName} closed${ago > 0 ? ` since ${ago}s ago` : ''}: ${code}, ${details}`,
       );
       if (!sawData) for (const t of this.types.values()) t.handler.onStreamFailure?.();
       for (const t of this.types.values()) t.requested = false;
@@ -178,7 +201,19 @@ export class AdsClient {
     );
     for (const typeUrl of ORDER) {
       const t = this.types.get(typeUrl);
-      if (t && (t.handler.wildcard || t.names.size > 0)) this.sendRequest(typeUrl, t, true);
+      if (!t || !(t.handler.wildcard || t.names.size > 0)) continue;
+      if (delta) {
+        // A new stream: subscribe afresh and say which resources (at which versions) this proxy already has.
+        t.subscribed = new Set(t.names);
+        const initial: Record<string, string> = {};
+        for (const [name, r] of t.accepted) initial[name] = r.version;
+        this.writeDelta(typeUrl, t, {
+          resource_names_subscribe: t.handler.wildcard ? [] : [...t.names].sort(),
+          initial_resource_versions: initial,
+        });
+      } else {
+        this.sendRequest(typeUrl, t, true);
+      }
     }
   }
 
@@ -205,6 +240,7 @@ export class AdsClient {
   }
 
   private async handle(resp: J, call: Call, arrived: number): Promise<void> {
+    if (this.opts.delta) return this.handleDelta(resp, call, arrived);
     const typeUrl = String(resp.type_url ?? '');
     const version = String(resp.version_info ?? '');
     const nonce = String(resp.nonce ?? '');
@@ -274,6 +310,10 @@ export class AdsClient {
   /** A (re-)subscription: the last accepted version and, on an open stream, the last nonce. */
   private sendRequest(typeUrl: string, t: TypeState, initial = false): void {
     if (!this.call) return;
+    if (this.opts.delta) {
+      this.sendDeltaSubscription(typeUrl, t);
+      return;
+    }
     if (!t.handler.wildcard && t.names.size === 0 && !t.requested) return;
     this.write(typeUrl, t, { version_info: t.version, response_nonce: initial ? '' : t.nonce });
   }
@@ -295,6 +335,94 @@ export class AdsClient {
     if (this.sent.length > 200) this.sent.shift();
     if (this.log.on('trace'))
       this.log.trace(`Sending DiscoveryRequest for ${typeUrl}: ${JSON.stringify({ ...req, node: undefined })}`);
+    call.write(req);
+  }
+
+  /**
+   * A DeltaDiscoveryResponse: changed resources (name, version, resource) and removed names. The handlers keep their
+   * state-of-the-world contract: wildcard types get the whole accepted set with the changes applied, named types the
+   * changed resources. Nothing is kept from a rejected response.
+   */
+  private async handleDelta(resp: J, call: Call, arrived: number): Promise<void> {
+    const typeUrl = String(resp.type_url ?? '');
+    const version = String(resp.system_version_info ?? '');
+    const nonce = String(resp.nonce ?? '');
+    const t = this.types.get(typeUrl);
+    if (!t) {
+      this.log.warn(`Ignoring the message for type URL ${typeUrl} as it has no current subscribers.`);
+      return;
+    }
+    t.nonce = nonce;
+    this.log.debug(`Received gRPC message for ${typeUrl} at version ${version}`);
+    const typeName = typeNameOf(typeUrl);
+    const next = new Map(t.accepted);
+    const changed: DecodedResource[] = [];
+    let error: string | undefined;
+    for (const r of (resp.resources ?? []) as Array<{
+      name: string;
+      version: string;
+      resource?: { type_url: string; value: Uint8Array };
+    }>) {
+      if (!r.resource) {
+        next.delete(r.name);
+        continue;
+      }
+      if (r.resource.type_url !== typeUrl) {
+        error = `type URL ${r.resource.type_url} embedded in an individual Any does not match the message-wide type URL ${typeUrl} in DeltaDiscoveryResponse`;
+        break;
+      }
+      try {
+        const json = decode(typeName, r.resource.value);
+        const name = String(json.name ?? json.cluster_name ?? r.name);
+        next.set(name, { version: String(r.version ?? ''), json });
+        changed.push({ name, json });
+      } catch (err) {
+        error = `cannot decode ${typeName}: ${(err as Error).message}`;
+        break;
+      }
+    }
+    for (const name of (resp.removed_resources ?? []) as string[]) next.delete(name);
+    const resources: DecodedResource[] = t.handler.wildcard
+      ? [...next.entries()].map(([name, r]) => ({ name, json: r.json }))
+      : changed;
+    if (error === undefined) {
+      try {
+        error = await t.handler.onResponse(resources, version, { nonce });
+      } catch (err) {
+        error = (err as Error).message;
+      }
+    }
+    if (call !== this.call) return;
+    if (error === undefined) {
+      t.accepted = next;
+      t.version = version;
+      this.writeDelta(typeUrl, t, { response_nonce: nonce });
+      t.handler.onHandled?.(performance.now() - arrived, changed, true);
+    } else {
+      t.handler.onHandled?.(performance.now() - arrived, changed, false);
+      this.log.warn(`gRPC config for ${typeUrl} rejected: ${error}`);
+      this.writeDelta(typeUrl, t, {
+        response_nonce: nonce,
+        error_detail: { code: grpc.status.INTERNAL, message: error },
+      });
+    }
+    t.dirty = false;
+  }
+
+  private writeDelta(typeUrl: string, t: TypeState, fields: J): void {
+    const call = this.call;
+    if (!call) return;
+    const req: J = { type_url: typeUrl, ...fields };
+    if (!this.nodeSent) {
+      // Delta streams carry the node on the first request only.
+      req.node = this.opts.node;
+      this.nodeSent = true;
+    }
+    t.requested = true;
+    this.sent.push(req);
+    if (this.sent.length > 200) this.sent.shift();
+    if (this.log.on('trace'))
+      this.log.trace(`Sending DeltaDiscoveryRequest for ${typeUrl}: ${JSON.stringify({ ...req, node: undefined })}`);
     call.write(req);
   }
 
