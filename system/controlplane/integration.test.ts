@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { startTestLab, type TestLab } from '../../lab/embedded/apiserver/testing.ts';
 import { ControlPlane } from './controlplane.ts';
-import { testLogs } from './testing.ts';
+import { testLogs, until } from './testing.ts';
 
 const MANIFESTS = new URL('../manifests/', import.meta.url).pathname;
 
@@ -52,21 +52,6 @@ spec:
 
 let lab: TestLab;
 let cp: ControlPlane;
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-}
 
 const getJson = async (args: string[]) => JSON.parse(await lab.k([...args, '-o', 'json']));
 const cond = (o: any, type: string) => (o?.status?.conditions ?? []).find((c: any) => c.type === type);
@@ -306,4 +291,47 @@ describe('control plane with the embedded API server', () => {
       60_000,
     );
   }, 90_000);
+});
+
+describe('the controlplane command', () => {
+  it('runs as `system/main.ts controlplane`, gets ready, serves the admin server on localhost, stops on SIGTERM', async () => {
+    const { spawn } = await import('node:child_process');
+    const { freePort } = await import('./testing.ts');
+    const [xds, adminPort, health] = [await freePort(), await freePort(), await freePort()];
+    // The running control plane above owns the statuses; this one runs with its own xDS port against the same API.
+    const child = spawn(
+      process.execPath,
+      [
+        new URL('../main.ts', import.meta.url).pathname,
+        'controlplane',
+        `--kubeconfig=${lab.server.kubeconfigPath}`,
+        `--xds-port=${xds}`,
+        `--admin-port=${adminPort}`,
+        `--health-port=${health}`,
+        '--log-level=info',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GWVENDOR_XDS_VALIDATION: 'off' } },
+    );
+    const out: string[] = [];
+    child.stdout!.on('data', (d) => out.push(...String(d).split('\n').filter(Boolean)));
+    child.stderr!.on('data', (d) => out.push(String(d)));
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    try {
+      await until('readyz', async () => {
+        const r = await fetch(`http://127.0.0.1:${health}/readyz`).catch(() => undefined);
+        return r?.status === 200 ? true : undefined;
+      });
+      const index = await (await fetch(`http://127.0.0.1:${adminPort}/`)).text();
+      expect(index).toContain('validation: <code>off</code>');
+      const lines = out.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+      expect(lines.find((l) => l.msg === 'starting')).toMatchObject({ component: 'controlplane', validation: 'off' });
+      expect([...new Set(lines.map((l) => l.component))]).toEqual(
+        expect.arrayContaining(['controlplane', 'informers', 'xds', 'admin']),
+      );
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
 });
