@@ -89,6 +89,8 @@ export class ControlPlane {
     });
     const rt = new Runtime({
       start: false,
+      onError: (collection, key, err) =>
+        krtLog.error('computation failed; the item keeps its previous output', { collection, key, err: err as Error }),
       schedule: (fn) =>
         setImmediate(() => {
           const t0 = performance.now();

@@ -112,3 +112,25 @@ describe('krt collections', () => {
     expect(joined.get('a1')).toEqual({ k: 'a1', n: 7, total: 1 });
   });
 });
+
+describe('krt errors', () => {
+  it('a throwing item keeps its previous output, is reported, and the others go on', () => {
+    const seen: string[] = [];
+    const rt = new Runtime({ autoFlush: false, onError: (c, k, e) => seen.push(`${c}/${k}: ${(e as Error).message}`) });
+    const src = new InputCollection<{ k: string; v: number }>(rt, 'Src', (x) => x.k);
+    const out = derive(rt, 'Out', src, (_ctx, x) => {
+      if (x.v < 0) throw new Error('negative');
+      return { k: x.k, v: x.v };
+    });
+    src.upsert({ k: 'a', v: 1 });
+    src.upsert({ k: 'b', v: 2 });
+    rt.flush();
+    src.upsert({ k: 'a', v: -1 });
+    src.upsert({ k: 'b', v: 3 });
+    rt.flush();
+    expect(out.get('a')).toEqual({ k: 'a', v: 1 });
+    expect(out.get('b')).toEqual({ k: 'b', v: 3 });
+    expect(seen).toEqual(['Out/a: negative']);
+    expect(out.dump().state.inputs!.a.error).toBe('negative');
+  });
+});

@@ -40,7 +40,7 @@ export interface CollectionDump {
   name: string;
   state: {
     outputs: Record<string, unknown>;
-    inputs?: Record<string, { outputs: string[]; dependencies: string[] }>;
+    inputs?: Record<string, { outputs: string[]; dependencies: string[]; error?: string }>;
     synced: boolean;
   };
   stats: { recomputations: number; events: number };
@@ -70,9 +70,25 @@ export class Runtime {
   private readonly schedule: (fn: () => void) => void;
   flushes = 0;
 
-  constructor(opts: { autoFlush?: boolean; start?: boolean; schedule?: (fn: () => void) => void } = {}) {
+  /** Told when an item's function throws; the item keeps its previous outputs. Default: rethrow. */
+  readonly onError: (collection: string, key: string, err: unknown) => void;
+  errors = 0;
+
+  constructor(
+    opts: {
+      autoFlush?: boolean;
+      start?: boolean;
+      schedule?: (fn: () => void) => void;
+      onError?: (collection: string, key: string, err: unknown) => void;
+    } = {},
+  ) {
     this.running = opts.start ?? true;
     this.schedule = opts.autoFlush === false ? () => {} : (opts.schedule ?? ((fn) => setImmediate(fn)));
+    this.onError =
+      opts.onError ??
+      ((_c, _k, err) => {
+        throw err;
+      });
   }
 
   register(c: BaseCollection<any>): void {
@@ -316,6 +332,8 @@ export class DerivedCollection<P, O> extends BaseCollection<O> {
   private readonly byAll = new Map<number, Set<string>>();
   private readonly watched = new Map<number, { c: Collection<unknown>; indexes: Set<Index<unknown>> }>();
   private readonly keyOf?: (out: O) => string;
+  /** parent key → the error its last computation threw */
+  private readonly failed = new Map<string, string>();
   private readonly parent: Collection<P>;
   private readonly fn: (ctx: Ctx, item: P, parentKey: string) => O | O[] | undefined;
 
@@ -475,7 +493,18 @@ export class DerivedCollection<P, O> extends BaseCollection<O> {
         },
       };
       this.recomputations++;
-      const res = this.fn(ctx, item, parentKey);
+      let res: O | O[] | undefined;
+      try {
+        res = this.fn(ctx, item, parentKey);
+      } catch (err) {
+        // A bug or an input nobody expected must not stop the others: keep what this item had, and say so.
+        this.recordDeps(parentKey, r);
+        this.failed.set(parentKey, String((err as Error)?.message ?? err));
+        this.runtime.errors++;
+        this.runtime.onError(this.name, parentKey, err);
+        return;
+      }
+      this.failed.delete(parentKey);
       outs = res === undefined ? [] : Array.isArray(res) ? res : [res];
       this.recordDeps(parentKey, r);
     }
@@ -513,7 +542,8 @@ export class DerivedCollection<P, O> extends BaseCollection<O> {
       for (const [idx, iks] of r.indexes)
         for (const ik of iks) dependencies.push(`${idx.collection.name}[${idx.name}=${ik}]`);
       for (const cid of r.all) dependencies.push(`${names.get(cid)}/*`);
-      inputs[k] = { outputs: this.outputsOf.get(k) ?? [], dependencies };
+      const error = this.failed.get(k);
+      inputs[k] = { outputs: this.outputsOf.get(k) ?? [], dependencies, ...(error ? { error } : {}) };
     }
     const d = super.dump();
     d.state.inputs = inputs;
