@@ -48,7 +48,7 @@ export function processLogPath(name: string, home: string): string {
 /** The running lab process's record, or undefined when none runs. */
 export async function runningLab(name: string, home: string): Promise<LabRecord | undefined> {
   const rec = readLabRecord(name, home);
-  if (!rec || rec.backend !== 'embedded' || !pidAlive(rec.pid)) return undefined;
+  if (rec?.backend !== 'embedded' || !pidAlive(rec.pid)) return undefined;
   return (await apiServerReady(rec, home)) ? rec : undefined;
 }
 
