@@ -128,16 +128,15 @@ export async function labUp(o: UpOptions): Promise<UpResult> {
   const context = (record!.context as string) ?? `gwlab-${o.name}`;
   const kube = Kube.fromFile(record!.kubeconfig, context);
   if (!o.noInstall) {
+    // Running lab:up again keeps the validation mode the lab was started with unless one is given.
+    const validation = o.validation ?? (previous?.validation as Validation | undefined);
     await installSystem(kube, {
-      validation: o.validation,
+      validation,
       withSampleApp: o.withSampleApp,
       withExtAuth: o.withExtAuth,
       progress: p,
     });
-    writeLabRecord(
-      { ...readLabRecord(o.name, o.home)!, installed: true, validation: o.validation ?? 'strict' },
-      o.home,
-    );
+    writeLabRecord({ ...readLabRecord(o.name, o.home)!, installed: true, validation: validation ?? 'strict' }, o.home);
   }
   if (o.mergeKubeconfig) await p.step('merge into ~/.kube/config', async () => mergeKubeconfig(record!.kubeconfig));
   return { record: readLabRecord(o.name, o.home)!, kubeconfig: record!.kubeconfig, context, reused };
