@@ -39,8 +39,14 @@ let failed = 0;
 if (existsSync(jsonFile)) {
   const res = JSON.parse(readFileSync(jsonFile, 'utf8'));
   passed = res.numPassedTests ?? 0;
-  failed = (res.numFailedTests ?? 0) + (res.numFailedTestSuites ?? 0);
-  // A suite that fails to load counts once; a run that fails with no failed test (e.g. an unhandled error) counts once.
+  // A file that failed without a failed test (it did not load, or a hook failed) counts once; numFailedTestSuites
+  // would count every describe block around a failed test as well.
+  const brokenFiles = (res.testResults ?? []).filter(
+    (f: { status: string; assertionResults?: { status: string }[] }) =>
+      f.status === 'failed' && !(f.assertionResults ?? []).some((a) => a.status === 'failed'),
+  ).length;
+  failed = (res.numFailedTests ?? 0) + brokenFiles;
+  // A run that fails with no failed test (e.g. an unhandled error) counts once.
   if (code !== 0 && failed === 0) failed = 1;
   // Scenario failure hooks record their artifact folders in artifacts/index.json (full test name → folder).
   const indexFile = join(outDir, 'artifacts', 'index.json');
