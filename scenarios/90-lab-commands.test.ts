@@ -4,6 +4,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { send } from '../lab/toolkit/http.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
 import { uniqueName, useLab } from './support/lab.ts';
 
@@ -93,9 +94,9 @@ spec:
     expect(await (await fetch(`${proxy.url}/listeners`)).text()).toMatch(/listener~8080::0\.0\.0\.0:8080/);
     const traffic = await labPf(['gateway', gw, '-n', ns]);
     // No HTTPRoute: the proxy itself answers, as Envoy does for a request without a route.
-    const res = await fetch(`${traffic.url}/headers`, { headers: { host: 'nothing.example' } });
+    const res = await send({ url: traffic.url, path: '/headers', host: 'nothing.example' });
     expect(res.status).toBe(404);
-    expect(res.headers.get('server')).toBe('envoy');
+    expect(res.headers.server).toBe('envoy');
     proxy.child.kill('SIGINT');
     traffic.child.kill('SIGINT');
     expect(await exitCode(proxy.child)).toBe(0);
