@@ -1,0 +1,177 @@
+// `npm run bench:lab [-- --no-suite] [--runs 3] [--trials 20]`: the lab's figures from issue 6, on the embedded backend:
+//   - `npm run lab:up` (a new lab each run) until it returns with the control plane Ready (target < 10 s);
+//   - `kubectl apply` of an HTTPRoute → first 200 through the gateway's load balancer address, p50 and p99 over 20
+//     trials, each with a new hostname (targets: p50 < 1 s, p99 < 3 s);
+//   - the scenario suite's wall time (`npm run scenarios`), unless --no-suite.
+// Writes reports/bench/lab.json and lab.md, with the load average beside the figures (the machine is shared).
+import { execFile, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { minimist } from 'zx';
+import { labDown } from '../lab/lifecycle.ts';
+import { Progress } from '../lab/progress.ts';
+import { readLabRecord } from '../lab/state.ts';
+import { send } from '../lab/toolkit/http.ts';
+import { Kube } from '../lab/toolkit/kube.ts';
+import { waitFor } from '../lab/toolkit/wait.ts';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const args = minimist(process.argv.slice(2), { boolean: ['suite'], default: { suite: true, runs: 3, trials: 20 } });
+const RUNS = Number(args.runs);
+const TRIALS = Number(args.trials);
+const TARGETS = { labUpMs: 10_000, routeP50Ms: 1_000, routeP99Ms: 3_000 };
+const log = (s: string) => process.stderr.write(`[bench:lab] ${s}\n`);
+const home = mkdtempSync(join(tmpdir(), 'gwlab-bench-lab-'));
+const NAME = 'bench';
+
+function pct(a: number[], p: number): number {
+  const s = [...a].sort((x, y) => x - y);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
+}
+
+function runNode(
+  script: string,
+  argv: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number; out: string; ms: number }> {
+  const t0 = performance.now();
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(root, script), ...argv], {
+      cwd: root,
+      env: { ...process.env, GWLAB_HOME: home, FORCE_COLOR: '0', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.on('exit', (code) => resolve({ code: code ?? 1, out, ms: performance.now() - t0 }));
+  });
+}
+
+function kubectlApply(kubeconfig: string, context: string, yaml: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const c = execFile(
+      '/usr/bin/kubectl',
+      ['--kubeconfig', kubeconfig, '--context', context, 'apply', '-f', '-'],
+      (err, _o, stderr) => (err ? reject(new Error(stderr || err.message)) : resolve()),
+    );
+    c.stdin!.end(yaml);
+  });
+}
+
+async function main(): Promise<void> {
+  const load0 = loadavg();
+  // ---- lab:up -------------------------------------------------------------------------------------------------
+  const labUp: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const last = i === RUNS - 1;
+    const r = await runNode('scripts/lab-up.ts', ['--name', NAME, ...(last ? ['--with-sampleapp'] : [])]);
+    if (r.code !== 0) throw new Error(`lab:up failed:\n${r.out.slice(-3000)}`);
+    labUp.push(r.ms);
+    log(`lab:up run ${i + 1}/${RUNS}: ${Math.round(r.ms)} ms${last ? ' (with the sample application)' : ''}`);
+    if (!last) await labDown({ name: NAME, home, progress: new Progress({ quiet: true }) });
+  }
+
+  // ---- HTTPRoute apply → first 200 ----------------------------------------------------------------------------
+  const rec = readLabRecord(NAME, home)!;
+  const context = String(rec.context ?? `gwlab-${NAME}`);
+  const kube = Kube.fromFile(rec.kubeconfig, context);
+  await kube.apply(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: bench, namespace: sampleapp}
+spec:
+  gatewayClassName: gwvendor
+  listeners: [{name: http, protocol: HTTP, port: 8080}]
+`);
+  await kube.waitForCondition('gateway.networking.k8s.io/v1', 'Gateway', 'bench', 'sampleapp', 'Programmed', {
+    timeoutMs: 60_000,
+  });
+  await kube.waitForRollout('sampleapp', 'sampleapp', { timeoutMs: 60_000 });
+  const ip = await waitFor(
+    'the bench Gateway load balancer address',
+    async () => {
+      const s = await kube.get('v1', 'Service', 'bench', 'sampleapp');
+      const v = s?.status?.loadBalancer?.ingress?.[0]?.ip;
+      return { ok: !!v, value: v as string };
+    },
+    { timeoutMs: 30_000 },
+  );
+  const routeMs: number[] = [];
+  for (let i = 0; i < TRIALS; i++) {
+    const host = `t${i}.bench.example`;
+    const t0 = performance.now();
+    await kubectlApply(
+      rec.kubeconfig,
+      context,
+      `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: bench-${i}, namespace: sampleapp}
+spec:
+  parentRefs: [{name: bench}]
+  hostnames: [${host}]
+  rules: [{backendRefs: [{name: sampleapp, port: 8000}]}]
+`,
+    );
+    await waitFor(
+      `first 200 for ${host}`,
+      async () => {
+        const r = await send({ url: `http://${ip}:8080`, path: '/headers', host, timeoutMs: 2_000 });
+        return { ok: r.status === 200, seen: r.status };
+      },
+      { timeoutMs: 30_000, intervalMs: 10 },
+    );
+    routeMs.push(performance.now() - t0);
+  }
+  log(`route apply → first 200: p50 ${Math.round(pct(routeMs, 50))} ms, p99 ${Math.round(pct(routeMs, 99))} ms`);
+  await labDown({ name: NAME, home, progress: new Progress({ quiet: true }) });
+
+  // ---- the scenario suite -------------------------------------------------------------------------------------
+  let suite: { ms: number; line: string } | undefined;
+  if (args.suite) {
+    log('running the scenario suite (npm run scenarios); --no-suite skips this');
+    const r = await runNode('scripts/test.ts', ['--project', 'scenarios'], { GWLAB_HOME: undefined });
+    const line = /^\d+ passed, \d+ failed$/m.exec(r.out)?.[0] ?? `exit ${r.code}`;
+    suite = { ms: r.ms, line };
+    log(`scenario suite: ${Math.round(r.ms / 1000)} s (${line})`);
+  }
+
+  const result = {
+    date: new Date().toISOString(),
+    machine: { cpus: cpus().length, loadavgBefore: load0, loadavgAfter: loadavg() },
+    labUpMs: { runs: labUp.map(Math.round), p50: Math.round(pct(labUp, 50)), target: TARGETS.labUpMs },
+    routeToFirst200Ms: {
+      trials: routeMs.map(Math.round),
+      p50: Math.round(pct(routeMs, 50)),
+      p99: Math.round(pct(routeMs, 99)),
+      targets: { p50: TARGETS.routeP50Ms, p99: TARGETS.routeP99Ms },
+    },
+    scenarioSuite: suite ? { wallMs: Math.round(suite.ms), result: suite.line } : 'skipped (--no-suite)',
+  };
+  const ok = (v: number, t: number) => (v < t ? 'met' : 'MISSED');
+  const md = `# bench:lab (${result.date})
+
+Machine: ${result.machine.cpus} cores, load average ${load0.map((l) => l.toFixed(2)).join(' ')} before, ${result.machine.loadavgAfter.map((l) => l.toFixed(2)).join(' ')} after.
+
+| measure | value | target | |
+|---|---|---|---|
+| lab:up → control plane Ready (p50 of ${RUNS}; runs ${result.labUpMs.runs.join(', ')} ms) | ${result.labUpMs.p50} ms | < ${TARGETS.labUpMs} ms | ${ok(result.labUpMs.p50, TARGETS.labUpMs)} |
+| HTTPRoute apply → first 200, p50 of ${TRIALS} | ${result.routeToFirst200Ms.p50} ms | < ${TARGETS.routeP50Ms} ms | ${ok(result.routeToFirst200Ms.p50, TARGETS.routeP50Ms)} |
+| HTTPRoute apply → first 200, p99 of ${TRIALS} | ${result.routeToFirst200Ms.p99} ms | < ${TARGETS.routeP99Ms} ms | ${ok(result.routeToFirst200Ms.p99, TARGETS.routeP99Ms)} |
+| scenario suite wall time | ${suite ? `${Math.round(suite.ms / 1000)} s (${suite.line})` : 'skipped'} | | |
+`;
+  const dir = join(root, 'reports', 'bench');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'lab.json'), JSON.stringify(result, null, 2) + '\n');
+  writeFileSync(join(dir, 'lab.md'), md);
+  process.stdout.write(md);
+}
+
+try {
+  await main();
+} finally {
+  await labDown({ name: NAME, home, progress: new Progress({ quiet: true }) }).catch(() => undefined);
+  rmSync(home, { recursive: true, force: true });
+}
