@@ -1,5 +1,7 @@
-// `npm test`: runs every vitest project (unit tests and the scenarios), writes JSON and JUnit results to
-// reports/<run-id>/, and ends with the `N passed, N failed` line that CI reads. Extra args go to vitest.
+// `npm test`: runs the unit project (files in parallel) and then the scenario project (one file at a time, on one
+// lab) as two vitest runs — in one run, the scenarios' fileParallelism: false serialized the unit files too. Writes
+// JSON and JUnit results to reports/<run-id>/, merged across the runs, and ends with the `N passed, N failed` line
+// that CI reads. Extra args go to vitest; with `--project <p>` only that project runs (`npm run scenarios`).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -14,47 +16,86 @@ const latest = join(root, 'reports', 'latest');
 rmSync(latest, { force: true });
 symlinkSync(runId, latest);
 
-const jsonFile = join(outDir, 'vitest.json');
-const args = [
-  join(root, 'node_modules', 'vitest', 'vitest.mjs'),
-  'run',
-  '--reporter=default',
-  '--reporter=json',
-  `--outputFile.json=${jsonFile}`,
-  '--reporter=junit',
-  `--outputFile.junit=${join(outDir, 'junit.xml')}`,
-  ...process.argv.slice(2),
-];
-const started = Date.now();
-const child = spawn(process.execPath, args, {
-  cwd: root,
-  stdio: 'inherit',
-  env: { ...process.env, GWLAB_RUN_ID: runId, GWLAB_REPORT_DIR: outDir },
-});
-for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => child.kill(sig));
-const code: number = await new Promise((r) => child.on('exit', (c, s) => r(c ?? (s ? 1 : 0))));
+const extra = process.argv.slice(2);
+const oneProject = extra.some((a) => a === '--project' || a.startsWith('--project='));
+const runs = oneProject
+  ? [{ label: 'run', args: extra }]
+  : ['unit', 'scenarios'].map((p) => ({ label: p, args: ['--project', p, ...extra] }));
 
+let child: ReturnType<typeof spawn> | undefined;
+for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => child?.kill(sig));
+
+function vitest(label: string, args: string[]): Promise<number> {
+  child = spawn(
+    process.execPath,
+    [
+      join(root, 'node_modules', 'vitest', 'vitest.mjs'),
+      'run',
+      '--passWithNoTests',
+      '--reporter=default',
+      '--reporter=json',
+      `--outputFile.json=${join(outDir, `vitest-${label}.json`)}`,
+      '--reporter=junit',
+      `--outputFile.junit=${join(outDir, `junit-${label}.xml`)}`,
+      ...args,
+    ],
+    { cwd: root, stdio: 'inherit', env: { ...process.env, GWLAB_RUN_ID: runId, GWLAB_REPORT_DIR: outDir } },
+  );
+  const c = child;
+  return new Promise((r) => c.on('exit', (code, sig) => r(code ?? (sig ? 1 : 0))));
+}
+
+const started = Date.now();
+const codes: number[] = [];
+for (const r of runs) {
+  if (runs.length > 1) console.log(`\n== vitest project ${r.label}`);
+  codes.push(await vitest(r.label, r.args));
+}
+
+// Merge the runs' JSON (the HTML summary and tools read one vitest.json) and JUnit files.
+const results = runs
+  .map((r) => join(outDir, `vitest-${r.label}.json`))
+  .filter((f) => existsSync(f))
+  .map((f) => JSON.parse(readFileSync(f, 'utf8')));
 let passed = 0;
 let failed = 0;
-if (existsSync(jsonFile)) {
-  const res = JSON.parse(readFileSync(jsonFile, 'utf8'));
-  passed = res.numPassedTests ?? 0;
+if (results.length === runs.length) {
+  const merged = {
+    ...results[0],
+    startTime: Math.min(...results.map((r) => r.startTime)),
+    numPassedTests: results.reduce((n, r) => n + (r.numPassedTests ?? 0), 0),
+    numFailedTests: results.reduce((n, r) => n + (r.numFailedTests ?? 0), 0),
+    numTotalTests: results.reduce((n, r) => n + (r.numTotalTests ?? 0), 0),
+    testResults: results.flatMap((r) => r.testResults ?? []),
+    success: results.every((r) => r.success),
+  };
+  writeFileSync(join(outDir, 'vitest.json'), JSON.stringify(merged));
+  passed = merged.numPassedTests;
   // A file that failed without a failed test (it did not load, or a hook failed) counts once; numFailedTestSuites
   // would count every describe block around a failed test as well.
-  const brokenFiles = (res.testResults ?? []).filter(
+  const brokenFiles = merged.testResults.filter(
     (f: { status: string; assertionResults?: { status: string }[] }) =>
       f.status === 'failed' && !(f.assertionResults ?? []).some((a) => a.status === 'failed'),
   ).length;
-  failed = (res.numFailedTests ?? 0) + brokenFiles;
+  failed = merged.numFailedTests + brokenFiles;
   // A run that fails with no failed test (e.g. an unhandled error) counts once.
-  if (code !== 0 && failed === 0) failed = 1;
+  for (const code of codes) if (code !== 0 && failed === 0) failed = 1;
   // Scenario failure hooks record their artifact folders in artifacts/index.json (full test name → folder).
   const indexFile = join(outDir, 'artifacts', 'index.json');
   const artifacts = existsSync(indexFile) ? JSON.parse(readFileSync(indexFile, 'utf8')) : {};
-  writeFileSync(join(outDir, 'summary.html'), renderHtmlSummary(res, { runId, root, artifacts }));
+  writeFileSync(join(outDir, 'summary.html'), renderHtmlSummary(merged, { runId, root, artifacts }));
 } else {
   failed = 1;
 }
+const suites = runs
+  .map((r) => join(outDir, `junit-${r.label}.xml`))
+  .filter((f) => existsSync(f))
+  .map((f) => /<testsuites[^>]*>([\s\S]*)<\/testsuites>/.exec(readFileSync(f, 'utf8'))?.[1] ?? '')
+  .join('');
+writeFileSync(
+  join(outDir, 'junit.xml'),
+  `<?xml version="1.0" encoding="UTF-8" ?>\n<testsuites name="gwlab" tests="${passed + failed}" failures="${failed}">${suites}</testsuites>\n`,
+);
 console.log(`\nreports: ${outDir} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 console.log(`${passed} passed, ${failed} failed`);
-process.exit(code === 0 && failed === 0 ? 0 : 1);
+process.exit(codes.every((c) => c === 0) && failed === 0 ? 0 : 1);
