@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { labDown, labUp } from '../../lab/lifecycle.ts';
 import { Progress } from '../../lab/progress.ts';
+import { gwlabHome } from '../../lab/state.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -29,9 +30,13 @@ export default async function setup(project: TestProject) {
     project.provide('backend', 'existing');
     return;
   }
-  const home = process.env.GWLAB_SCENARIO_HOME ?? mkdtempSync(join(tmpdir(), 'gwlab-scenarios-'));
+  // KEEP=1: the lab is registered under the user's GWLAB_HOME as `scenarios`, so a plain
+  // `npm run lab:down -- --name scenarios` removes it, and the next KEEP=1 run reuses it.
+  const keep = process.env.KEEP === '1';
+  const home =
+    process.env.GWLAB_SCENARIO_HOME ?? (keep ? gwlabHome() : mkdtempSync(join(tmpdir(), 'gwlab-scenarios-')));
   mkdirSync(home, { recursive: true });
-  const name = `scn-${process.pid}`;
+  const name = keep ? 'scenarios' : `scn-${process.pid}`;
   const lines: string[] = [];
   const progress = new Progress({ sink: { write: (l) => lines.push(l) } });
   const t0 = performance.now();
@@ -59,7 +64,7 @@ export default async function setup(project: TestProject) {
   return async () => {
     if (process.env.KEEP === '1') {
       process.stderr.write(
-        `\nKEEP=1: lab ${name} is still running.\n  export KUBECONFIG=${up.kubeconfig}\n  remove it: GWLAB_HOME=${home} npm run lab:down -- --name ${name}\n`,
+        `\nKEEP=1: lab ${name} is still running.\n  export KUBECONFIG=${up.kubeconfig}\n  remove it: ${home === gwlabHome() ? '' : `GWLAB_HOME=${home} `}npm run lab:down -- --name ${name}\n`,
       );
       return;
     }
