@@ -42,7 +42,8 @@ export default async function setup(project: TestProject) {
   const t0 = performance.now();
   let up: Awaited<ReturnType<typeof labUp>>;
   try {
-    up = await labUp({ name, home, backend: 'embedded', progress });
+    // The contract's procedures use the sample application (4.5) and ext auth (section 7): both are installed.
+    up = await labUp({ name, home, backend: 'embedded', progress, withSampleApp: true, withExtAuth: true });
   } catch (err) {
     process.stderr.write(`${lines.join('\n')}\n`);
     await labDown({ name, home, progress }).catch(() => undefined);
