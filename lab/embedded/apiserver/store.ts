@@ -64,6 +64,8 @@ export class Store {
   private readonly db?: DatabaseSync;
   private insert?: StatementSync;
   private writesSinceCompact = 0;
+  private writesSinceCheckpoint = 0;
+  private maintenanceScheduled = false;
   /** Group commit: writes of one event-loop turn share one SQLite transaction; their events go out at commit. */
   private inTxn = false;
   private pending: StoreEvent[] = [];
@@ -95,6 +97,7 @@ export class Store {
       this.db.exec(`
         PRAGMA journal_mode = WAL;
         PRAGMA synchronous = NORMAL;
+        PRAGMA wal_autocheckpoint = 0;
         CREATE TABLE IF NOT EXISTS log (
           rev INTEGER PRIMARY KEY,
           bucket TEXT NOT NULL,
@@ -267,6 +270,7 @@ export class Store {
     }
     this.insert.run(rev, bucket, key, deleted, json);
     this.writesSinceCompact++;
+    this.writesSinceCheckpoint++;
   }
 
   private queue(ev: StoreEvent): StoreEvent {
@@ -298,10 +302,34 @@ export class Store {
     const evs = this.pending;
     this.pending = [];
     for (const ev of evs) this.emit(ev);
-    if (this.writesSinceCompact >= 1000) {
-      this.writesSinceCompact = 0;
-      this.compactLog();
-    }
+    if (this.writesSinceCompact >= 1000 || this.writesSinceCheckpoint >= CHECKPOINT_ROWS) this.scheduleMaintenance();
+  }
+
+  /**
+   * Compaction and WAL checkpoints run in a later event-loop turn, after this turn's watch events and responses are
+   * out: a checkpoint syncs the database file (5-15 ms here), and SQLite's automatic checkpoint ran it inside a
+   * COMMIT, so the write that crossed 1,000 WAL pages and its watch events waited for it.
+   */
+  private scheduleMaintenance(): void {
+    if (this.maintenanceScheduled) return;
+    this.maintenanceScheduled = true;
+    setImmediate(() => {
+      this.maintenanceScheduled = false;
+      if (!this.db?.isOpen || this.inTxn) return;
+      try {
+        if (this.writesSinceCompact >= 1000) {
+          this.writesSinceCompact = 0;
+          this.compactLog();
+        }
+        if (this.writesSinceCheckpoint >= CHECKPOINT_ROWS) {
+          this.writesSinceCheckpoint = 0;
+          this.db.exec('PRAGMA wal_checkpoint(PASSIVE)');
+        }
+      } catch (e) {
+        // Both are retried at the next threshold; the log itself is intact (each ran in its own transaction).
+        process.emitWarning(`store maintenance failed: ${(e as Error).message}`);
+      }
+    });
   }
 
   private emit(ev: StoreEvent): StoreEvent {
@@ -382,6 +410,9 @@ export class Store {
     if (this.db?.isOpen) this.db.close();
   }
 }
+
+/** Log rows between WAL checkpoints (about SQLite's default of 1,000 pages for ~1-KB objects). */
+const CHECKPOINT_ROWS = 1000;
 
 interface Row {
   rev: number;

@@ -36,8 +36,21 @@ export interface TableRenderer {
 
 const serialized = new WeakMap<object, Map<string, Buffer>>();
 
-/** Encodes an event once per version, shared by every watcher (fan-out cost is one socket write each). */
-function eventLine(type: string, obj: K8sObject, rt: ResourceType, core: Core): Buffer {
+/**
+ * One HTTP/1.1 chunk (`<hex length>\r\n<line>\r\n`). Watch events are written to the socket as ready-made chunks:
+ * the frame of an event is built once and shared by every watcher, so fan-out is one socket write per watcher, with
+ * no per-watcher framing and no wait for Node's corked write (flushed on the next tick, after every other watcher's
+ * write and the rest of the turn).
+ */
+function chunk(line: string | Buffer): Buffer {
+  const body = typeof line === 'string' ? Buffer.from(line) : line;
+  return Buffer.concat([Buffer.from(`${body.length.toString(16)}\r\n`), body, CRLF]);
+}
+const CRLF = Buffer.from('\r\n');
+const KEEPALIVE = chunk('\n');
+
+/** Encodes an event once per version as a chunk, shared by every watcher (fan-out cost is one socket write each). */
+function eventChunk(type: string, obj: K8sObject, rt: ResourceType, core: Core): Buffer {
   let m = serialized.get(obj);
   if (!m) {
     m = new Map();
@@ -46,7 +59,7 @@ function eventLine(type: string, obj: K8sObject, rt: ResourceType, core: Core): 
   const k = `${type}|${gv(rt)}`;
   let s = m.get(k);
   if (!s) {
-    s = Buffer.from(`{"type":"${type}","object":${core.store.json(core.present(rt, obj))}}\n`);
+    s = chunk(`{"type":"${type}","object":${core.store.json(core.present(rt, obj))}}\n`);
     m.set(k, s);
   }
   return s;
@@ -103,12 +116,17 @@ export function serveWatch(
 
   let firstTable = true;
   let lastRev = startRev;
-  const write = (s: string | Buffer) => {
+  // Chunks go straight to the socket once the headers are out (flushHeaders above). Node's response writes the final
+  // zero-length chunk on end(). A response Node does not chunk (an HTTP/1.0 client) gets plain writes.
+  const socket = (res as ServerResponse & { chunkedEncoding?: boolean }).chunkedEncoding ? res.socket : null;
+  const writeChunk = (c: Buffer) => {
     if (res.destroyed || res.writableEnded) return;
-    res.write(s);
+    if (socket && !socket.destroyed) socket.write(c);
+    else res.write(c.subarray(c.indexOf(CRLF) + 2, c.length - 2));
     // A watcher that cannot keep up is closed, as Kubernetes does; it re-lists.
-    if (res.writableLength > 32 * 1024 * 1024) finish();
+    if ((socket?.writableLength ?? res.writableLength) > 32 * 1024 * 1024) finish();
   };
+  const write = (s: string) => writeChunk(chunk(s));
   const send = (type: string, obj: K8sObject) => {
     if (opts.as === 'Table') {
       const t: Record<string, unknown> = {
@@ -125,7 +143,7 @@ export function serveWatch(
         `${JSON.stringify({ type, object: { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: obj.metadata } })}\n`,
       );
     } else {
-      write(eventLine(type, obj, rt, core));
+      writeChunk(eventChunk(type, obj, rt, core));
     }
   };
   const bookmark = (rev: number, initialEnd = false) => {
@@ -157,7 +175,7 @@ export function serveWatch(
   for (const ev of history) onEvent(ev);
   lastRev = Math.max(lastRev, core.store.revision());
   const unsubscribe = core.store.subscribe(rt.bucket, onEvent);
-  const keepAlive = setInterval(() => write('\n'), opts.keepAliveMs);
+  const keepAlive = setInterval(() => writeChunk(KEEPALIVE), opts.keepAliveMs);
   const bookmarks = opts.allowBookmarks
     ? setInterval(() => bookmark(core.store.revision()), opts.bookmarkMs)
     : undefined;
