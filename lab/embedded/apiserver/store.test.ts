@@ -80,3 +80,48 @@ it('delivers events at commit, in revision order', () => {
   s.commit();
   expect(seen).toEqual([1, 2]);
 });
+
+it('checkpoints the WAL and compacts in a later turn, never inside a commit (whose watch events would wait)', async () => {
+  const f = file();
+  const s = new Store({ file: f, keepRevisions: 1000, historySize: 1000 });
+  const db = (s as unknown as { db: { exec(sql: string): void } }).db;
+  const exec = db.exec.bind(db);
+  const log: string[] = [];
+  let inCommit = false;
+  db.exec = (sql: string) => {
+    log.push(`${inCommit ? 'in-commit' : 'later'}: ${sql.trim().split(/\s+/).slice(0, 2).join(' ')}`);
+    exec(sql);
+  };
+  const commit = s.commit.bind(s);
+  s.commit = () => {
+    inCommit = true;
+    try {
+      commit();
+    } finally {
+      inCommit = false;
+    }
+  };
+  const delivered: number[] = [];
+  s.subscribe('core/configmaps', (ev) => delivered.push(ev.rev));
+  // SQLite's own checkpoint (inside COMMIT, at 1,000 WAL pages) is off.
+  expect((s as any).db.prepare('PRAGMA wal_autocheckpoint').get()).toEqual({ wal_autocheckpoint: 0 });
+  for (let i = 0; i < 2500; i++) {
+    s.put('core/configmaps', `ns/c${i % 100}`, cm(`c${i % 100}`, String(i)));
+    s.commit();
+    if (i % 50 === 49) await new Promise((r) => setImmediate(r));
+  }
+  await new Promise((r) => setImmediate(r));
+  expect(delivered.length).toBe(2500);
+  const checkpoints = log.filter((l) => l.includes('wal_checkpoint'));
+  expect(checkpoints.length).toBeGreaterThanOrEqual(2);
+  expect(checkpoints.every((l) => l.startsWith('later'))).toBe(true);
+  // Compaction's own transaction runs later too; in a commit only the commit itself.
+  expect(log.filter((l) => l.startsWith('in-commit')).every((l) => l === 'in-commit: COMMIT')).toBe(true);
+  expect(log.some((l) => l === 'later: BEGIN')).toBe(true);
+  expect(s.logRows()).toBeLessThan(2500); // compaction ran
+  s.close();
+  // Everything committed is there after reopen.
+  const again = new Store({ file: f });
+  expect(again.get('core/configmaps', 'ns/c99')).toMatchObject({ data: { v: '2499' } });
+  again.close();
+});

@@ -117,7 +117,7 @@ export function serveWatch(
   let firstTable = true;
   let lastRev = startRev;
   // Chunks go straight to the socket once the headers are out (flushHeaders above). Node's response writes the final
-  // zero-length chunk on end(). A response Node does not chunk (an HTTP/1.0 client) gets plain writes.
+  // zero-length chunk on end(). Should Node not chunk this response (no explicit Transfer-Encoding), plain writes.
   const socket = (res as ServerResponse & { chunkedEncoding?: boolean }).chunkedEncoding ? res.socket : null;
   const writeChunk = (c: Buffer) => {
     if (res.destroyed || res.writableEnded) return;
