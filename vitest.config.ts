@@ -25,6 +25,8 @@ export default defineConfig({
           name: 'scenarios',
           include: ['scenarios/**/*.test.ts'],
           globalSetup: ['scenarios/support/global-setup.ts'],
+          // Collects failure artifacts (reports/<run-id>/artifacts/) before a scenario's cleanup.
+          setupFiles: ['scenarios/support/artifacts.ts'],
           // Scenarios share one lab and some restart or reconfigure the control plane: one file at a time.
           fileParallelism: false,
           pool: 'forks',

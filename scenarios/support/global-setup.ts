@@ -17,10 +17,17 @@ declare module 'vitest' {
     labName: string;
     labHome: string;
     backend: string;
+    /** reports/<run-id> for failure artifacts: scripts/test.ts's GWLAB_REPORT_DIR, or one for this vitest run. */
+    reportDir: string;
   }
 }
 
 export default async function setup(project: TestProject) {
+  project.provide(
+    'reportDir',
+    process.env.GWLAB_REPORT_DIR ??
+      join(project.config.root, 'reports', new Date().toISOString().replace(/[:.]/g, '-')),
+  );
   const external = process.env.GWLAB_SCENARIO_KUBECONFIG;
   if (external) {
     project.provide('kubeconfig', external);

@@ -1,0 +1,207 @@
+// Failure artifacts of the scenario suite. When a scenario test fails, the lab's state is collected right then — before
+// the scenario's afterAll deletes its namespace — into `reports/<run-id>/artifacts/<scenario>/<test>/` with
+// lab/tools/collect.ts (resources with statuses, events, every pod's logs, the control plane's /snapshots/krt and
+// /snapshots/xds, every proxy's config_dump?include_eds and stats/prometheus), and recorded in
+// `reports/<run-id>/artifacts/index.json` (full test name → folder, relative to the report), which scripts/test.ts
+// links from summary.html.
+//
+// This module is the scenario project's setupFile (vitest.config.ts), so every scenario file gets the hook without
+// importing anything. A scenario may narrow what is collected with artifactNamespaces(...) and call
+// collectSuiteFailure(suite) first thing in its afterAll, so a failed beforeAll is collected before its cleanup.
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { basename, join, relative } from 'node:path';
+import { afterEach, inject } from 'vitest';
+import { Kube } from '../../lab/toolkit/kube.ts';
+
+// TODO(issue 7): a plain import once lab/tools/collect.ts has landed.
+const COLLECT_MODULE = '../../lab/tools/collect.ts';
+
+/** Namespaces always collected besides the scenario's own: the system, and the sample apps the contract uses. */
+export const SYSTEM_NAMESPACES = ['gwvendor-system', 'sampleapp', 'extauth'];
+
+interface State {
+  namespaces: Set<string>;
+  collected: Set<string>;
+  hooked: boolean;
+}
+// On globalThis: the setupFile and a scenario's own import must share one registry and register the hook once.
+const shared = globalThis as typeof globalThis & { __gwlabArtifacts?: State };
+shared.__gwlabArtifacts ??= { namespaces: new Set<string>(), collected: new Set<string>(), hooked: false };
+const state: State = shared.__gwlabArtifacts;
+
+/** Restricts collection to these namespaces (plus SYSTEM_NAMESPACES); without a call, every namespace is collected. */
+export function artifactNamespaces(...namespaces: string[]): void {
+  for (const n of namespaces) state.namespaces.add(n);
+}
+
+/** reports/<run-id> of this run: the one scripts/test.ts made (GWLAB_REPORT_DIR), else the global setup's. */
+export function reportDir(): string {
+  const fromEnv = process.env.GWLAB_REPORT_DIR;
+  if (fromEnv) return fromEnv;
+  try {
+    const provided = inject('reportDir');
+    if (provided) return provided;
+  } catch {}
+  return join(process.cwd(), 'reports', `vitest-${process.pid}`);
+}
+
+/** A folder name from a title: lower case, `[a-z0-9-]`, at most 80 characters. */
+export function slug(s: string): string {
+  return (
+    s
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 80)
+      .replace(/-+$/, '') || 'test'
+  );
+}
+
+/** The scenario's name: its file name without `.test.ts`. */
+export function scenarioName(filepath: string): string {
+  return basename(filepath).replace(/\.test\.[cm]?[jt]s$/, '');
+}
+
+export interface FailureInfo {
+  /** Scenario file (absolute or relative path). */
+  file: string;
+  /** vitest's JSON report name of the test: ancestor titles and title joined by a space. */
+  fullName: string;
+  /** The test's (or suite's) title path, for the folder name. */
+  titles: string[];
+  errors: string[];
+}
+
+export interface ArtifactRecord {
+  dir: string;
+  /** What collect.ts wrote (its index), or undefined when it failed. */
+  index?: unknown;
+  error?: string;
+}
+
+/**
+ * Collects the lab's state for one failure into `<report>/artifacts/<scenario>/<test>/` and records it in
+ * `<report>/artifacts/index.json`. Never throws: a collection error is written next to what was collected.
+ */
+export async function collectFailure(
+  kube: Kube,
+  f: FailureInfo,
+  opts: { report?: string; namespaces?: string[] } = {},
+): Promise<ArtifactRecord> {
+  const report = opts.report ?? reportDir();
+  const root = join(report, 'artifacts');
+  const dir = join(root, scenarioName(f.file), slug(f.titles.join(' ')));
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, 'failure.txt'),
+    `${f.fullName}\nfile: ${f.file}\ncollected: ${new Date().toISOString()}\n\n${f.errors.join('\n\n')}\n`,
+  );
+  const namespaces =
+    opts.namespaces ?? (state.namespaces.size ? [...new Set([...SYSTEM_NAMESPACES, ...state.namespaces])] : undefined);
+  const rec: ArtifactRecord = { dir };
+  const started = performance.now();
+  try {
+    // Loaded on a failure only (the debug tools are not needed by a passing run).
+    const { collect } = await import(COLLECT_MODULE);
+    rec.index = await collect(kube, dir, { namespaces });
+  } catch (err) {
+    rec.error = (err as Error).stack ?? String(err);
+    writeFileSync(join(dir, 'collect-error.txt'), `${rec.error}\n`);
+  }
+  recordInIndex(root, f.fullName, relative(report, dir));
+  process.stderr.write(
+    `failure artifacts for "${f.fullName}": ${dir} (${Math.round(performance.now() - started)} ms${rec.error ? `, with errors: see collect-error.txt` : ''})\n`,
+  );
+  return rec;
+}
+
+/** index.json: full test name → artifact folder relative to the report (what scripts/test.ts links). */
+function recordInIndex(root: string, fullName: string, rel: string): void {
+  const file = join(root, 'index.json');
+  let index: Record<string, string> = {};
+  if (existsSync(file)) {
+    try {
+      index = JSON.parse(readFileSync(file, 'utf8'));
+    } catch {}
+  }
+  index[fullName] = rel;
+  // Written whole and renamed into place, so a reader never sees half a file.
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(index, null, 2)}\n`);
+  renameSync(tmp, file);
+}
+
+function labKube(): Kube | undefined {
+  try {
+    const kubeconfig = inject('kubeconfig');
+    return kubeconfig ? Kube.fromFile(kubeconfig, inject('context') || undefined) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function errorsOf(result: { errors?: Array<{ message?: string; stack?: string }> } | undefined): string[] {
+  return (result?.errors ?? []).map((e) => e.stack ?? e.message ?? String(e));
+}
+
+interface TaskLike {
+  name: string;
+  type?: string;
+  suite?: TaskLike;
+  file?: { filepath: string };
+  result?: { state?: string; errors?: Array<{ message?: string; stack?: string }> };
+}
+
+/** Titles from the outermost describe to the task (the file itself is not a title). */
+function titlesOf(task: TaskLike): string[] {
+  const out: string[] = [];
+  // The file is a suite too (its own `file`); it ends the walk.
+  for (let t: TaskLike | undefined = task; t && (t as unknown) !== t.file; t = t.suite) out.unshift(t.name);
+  return out;
+}
+
+/**
+ * For a scenario's afterAll, before its cleanup: when the suite's beforeAll failed (its tests never ran, so the
+ * per-test hook never fired), collects the artifacts once for the suite.
+ */
+export async function collectSuiteFailure(suite: TaskLike): Promise<void> {
+  const errors = errorsOf(suite.result);
+  if (!errors.length) return;
+  const titles = titlesOf(suite);
+  const fullName = titles.join(' ');
+  if (state.collected.has(fullName)) return;
+  state.collected.add(fullName);
+  const kube = labKube();
+  if (!kube) return;
+  await collectFailure(kube, {
+    file: suite.file?.filepath ?? 'unknown',
+    fullName,
+    titles: [...titles, 'beforeAll'],
+    errors,
+  });
+}
+
+/** Registers the per-test hook (once per worker); called by this module as the project's setupFile. */
+export function installFailureArtifacts(): void {
+  if (state.hooked) return;
+  state.hooked = true;
+  // afterEach sees the test already marked failed, and runs before the suite's afterAll cleanup.
+  afterEach(async (ctx) => {
+    const task = ctx.task as unknown as TaskLike;
+    if (task.result?.state !== 'fail') return;
+    const titles = titlesOf(task);
+    const fullName = titles.join(' ');
+    if (state.collected.has(fullName)) return;
+    state.collected.add(fullName);
+    const kube = labKube();
+    if (!kube) return;
+    await collectFailure(kube, {
+      file: task.file?.filepath ?? 'unknown',
+      fullName,
+      titles,
+      errors: errorsOf(task.result),
+    });
+  }, 120_000);
+}
+
+installFailureArtifacts();
