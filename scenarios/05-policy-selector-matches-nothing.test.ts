@@ -8,7 +8,7 @@ import { type AdminSession, configDump, findRoutes, openProxyAdmin } from '../la
 import { expectHttpEventually } from '../lab/toolkit/http.ts';
 import type { KObj, Kube } from '../lab/toolkit/kube.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
-import { artifactNamespaces } from './support/artifacts.ts';
+import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
 import { uniqueName, useLab } from './support/lab.ts';
 
 const GW_API = 'gateway.networking.k8s.io/v1';
@@ -78,7 +78,9 @@ spec:
     await expectHttpEventually({ url, path: '/headers', host }, { status: 200 });
   });
 
-  afterAll(async () => {
+  // biome-ignore lint/correctness/noEmptyPattern: vitest passes the suite second; the first argument must be a pattern.
+  afterAll(async ({}, suite) => {
+    await collectSuiteFailure(suite);
     await admin?.close();
     if (process.env.KEEP !== '1') await lab.k(['delete', 'namespace', ns, '--wait=false']).catch(() => undefined);
   });

@@ -186,8 +186,8 @@ export function installFailureArtifacts(): void {
   if (state.hooked) return;
   state.hooked = true;
   // afterEach sees the test already marked failed, and runs before the suite's afterAll cleanup.
-  afterEach(async (ctx) => {
-    const task = ctx.task as unknown as TaskLike;
+  afterEach(async ({ task: t }) => {
+    const task = t as unknown as TaskLike;
     if (task.result?.state !== 'fail') return;
     const titles = titlesOf(task);
     const fullName = titles.join(' ');

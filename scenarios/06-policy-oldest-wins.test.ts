@@ -1,0 +1,148 @@
+// Contract section 7, rule 2: when several TrafficPolicies target the same HTTPRoute through targetRefs, only the
+// oldest is applied (interfaces.md: per setting, the older creationTimestamp wins, then namespace/name). Both policies
+// here set the same response header, so the loser loses everything: it reads Attached=False/Overridden naming the
+// winner. The older one is named so that name order alone would pick the newer one, so only age can explain the
+// verdict. Deleting the oldest applies the newer. Verdicts come from config_dump provenance and from traffic.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readManifest } from '../lab/install.ts';
+import { type AdminSession, configDump, findRoutes, openProxyAdmin } from '../lab/toolkit/admin.ts';
+import { expectHttpEventually } from '../lab/toolkit/http.ts';
+import type { KObj, Kube } from '../lab/toolkit/kube.ts';
+import { waitFor } from '../lab/toolkit/wait.ts';
+import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
+import { uniqueName, useLab } from './support/lab.ts';
+
+const GW_API = 'gateway.networking.k8s.io/v1';
+const VENDOR = 'gateway.gwvendor.dev/v1alpha1';
+const lab = useLab();
+const ns = uniqueName('s06-oldest');
+const host = 's06.example.com';
+// "z-older" sorts after "a-newer": were age ignored, the namespace/name tie-break would pick a-newer.
+const OLDER = 'z-older';
+const NEWER = 'a-newer';
+const ref = (name: string) => `TrafficPolicy/${ns}/${name}`;
+artifactNamespaces(ns);
+
+function policy(name: string): string {
+  return `
+apiVersion: gateway.gwvendor.dev/v1alpha1
+kind: TrafficPolicy
+metadata: {name: ${name}, namespace: ${ns}}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: web}]
+  headerModifiers: {response: {set: [{name: x-policy, value: ${name}}]}}
+`;
+}
+
+/** The sample application's Deployment and Service (`sampleapp:8000`), in the scenario's own namespace. */
+function backend(namespace: string): KObj[] {
+  return readManifest('sampleapp.yaml')
+    .filter((d) => d.kind !== 'Namespace')
+    .map((d) => ({ ...d, metadata: { ...d.metadata, namespace } }));
+}
+
+/** `http://<LB ip>:<port>` of a Gateway's Service (the lab's fallback port annotation when it had to use one). */
+async function gatewayUrl(kube: Kube, namespace: string, name: string, port: number): Promise<string> {
+  return waitFor(`the load balancer address of Service ${namespace}/${name}`, async () => {
+    const svc = await kube.get('v1', 'Service', name, namespace);
+    const ing = svc?.status?.loadBalancer?.ingress?.[0];
+    const addr = ing?.ip ?? ing?.hostname;
+    const p = svc?.metadata?.annotations?.[`gwlab.dev/lb-port-${port}`] ?? port;
+    return { ok: !!addr, value: `http://${addr}:${p}`, seen: svc?.status };
+  });
+}
+
+describe('policy rule 2: two policies on one route, the oldest wins', () => {
+  let admin: AdminSession;
+  let url: string;
+  const req = () => ({ url, path: '/headers', host });
+
+  /** Waits until config_dump's route for the host names `policy` as the source of headerModifiers. */
+  async function appliedInDump(policyName: string): Promise<any> {
+    return waitFor(`config_dump route for ${host} to take headerModifiers from ${ref(policyName)}`, async () => {
+      const hits = findRoutes(await configDump(admin), { host, path: '/headers' });
+      return {
+        ok: hits.length > 0 && hits.every((h) => h.provenance.headerModifiers === ref(policyName)),
+        value: hits[0]?.route,
+        seen: hits.map((h) => h.provenance),
+      };
+    });
+  }
+
+  beforeAll(async () => {
+    await lab.kube.apply(`
+apiVersion: v1
+kind: Namespace
+metadata: {name: ${ns}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ${ns}}
+spec:
+  gatewayClassName: gwvendor
+  listeners: [{name: http, protocol: HTTP, port: 8080, allowedRoutes: {namespaces: {from: All}}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: ${ns}}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [${host}]
+  rules: [{backendRefs: [{name: sampleapp, port: 8000}]}]
+`);
+    await lab.kube.apply(backend(ns));
+    const [older] = await lab.kube.apply(policy(OLDER));
+    // creationTimestamp has one-second resolution: the newer policy is created in a later second, so that the two
+    // are ordered by age and not by the name tie-break (retried should a clock skew still give equal timestamps).
+    const olderTs = Date.parse(older.metadata!.creationTimestamp as unknown as string);
+    await waitFor(`the clock to pass ${older.metadata!.creationTimestamp}`, async () => ({
+      ok: Date.now() >= olderTs + 1000,
+    }));
+    await waitFor(`${NEWER} to be created in a later second than ${OLDER}`, async () => {
+      const [newer] = await lab.kube.apply(policy(NEWER));
+      const ts = Date.parse(newer.metadata!.creationTimestamp as unknown as string);
+      if (ts <= olderTs) await lab.kube.delete(newer, { wait: true });
+      return { ok: ts > olderTs, seen: { older: olderTs, newer: ts } };
+    });
+    await lab.kube.waitForCondition(GW_API, 'Gateway', 'gw', ns, 'Programmed', { timeoutMs: 60_000 });
+    url = await gatewayUrl(lab.kube, ns, 'gw', 8080);
+    admin = await openProxyAdmin(lab.kube, { namespace: ns, name: 'gw' });
+    await expectHttpEventually(req(), { status: 200 });
+  });
+
+  // biome-ignore lint/correctness/noEmptyPattern: vitest passes the suite second; the first argument must be a pattern.
+  afterAll(async ({}, suite) => {
+    await collectSuiteFailure(suite);
+    await admin?.close();
+    if (process.env.KEEP !== '1') await lab.k(['delete', 'namespace', ns, '--wait=false']).catch(() => undefined);
+  });
+
+  it('applies the oldest policy: config_dump names it and traffic carries its header', async () => {
+    const route = await appliedInDump(OLDER);
+    expect(JSON.stringify(route.response_headers_to_add)).toContain(OLDER);
+    expect(JSON.stringify(route)).not.toContain(NEWER);
+    await expectHttpEventually(req(), { status: 200, headers: { 'x-policy': OLDER } });
+  });
+
+  it('statuses: both Accepted; the oldest Attached, the newer Overridden naming the oldest', async () => {
+    const newer = await lab.kube.waitForCondition(VENDOR, 'TrafficPolicy', NEWER, ns, 'Attached', {
+      status: 'False',
+      reason: 'Overridden',
+    });
+    const attached = newer.status.conditions.find((c: any) => c.type === 'Attached');
+    expect(attached.message).toContain(ref(OLDER));
+    expect(newer.status.conditions.find((c: any) => c.type === 'Accepted')?.status).toBe('True');
+    const older = await lab.kube.waitForCondition(VENDOR, 'TrafficPolicy', OLDER, ns, 'Attached', {
+      reason: 'Attached',
+    });
+    expect(older.status.conditions.find((c: any) => c.type === 'Accepted')?.status).toBe('True');
+  });
+
+  it('deleting the oldest applies the newer', async () => {
+    await lab.k(['delete', 'trafficpolicy', OLDER, '-n', ns]);
+    const route = await appliedInDump(NEWER);
+    expect(JSON.stringify(route.response_headers_to_add)).toContain(NEWER);
+    await expectHttpEventually(req(), { status: 200, headers: { 'x-policy': NEWER } });
+    await lab.kube.waitForCondition(VENDOR, 'TrafficPolicy', NEWER, ns, 'Attached', { reason: 'Attached' });
+  });
+});
