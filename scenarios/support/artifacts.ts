@@ -59,7 +59,7 @@ export function slug(s: string): string {
 
 /** The scenario's name: its file name without `.test.ts`. */
 export function scenarioName(filepath: string): string {
-  return basename(filepath).replace(/\.test\.[cm]?[jt]s$/, '');
+  return basename(filepath).replace(/\.(test|spec|scenario)\.[cm]?[jt]s$/, '');
 }
 
 export interface FailureInfo {
@@ -67,6 +67,8 @@ export interface FailureInfo {
   file: string;
   /** vitest's JSON report name of the test: ancestor titles and title joined by a space. */
   fullName: string;
+  /** Further names recorded in index.json for the same folder (the tests of a suite whose beforeAll failed). */
+  alsoFor?: string[];
   /** The test's (or suite's) title path, for the folder name. */
   titles: string[];
   errors: string[];
@@ -108,7 +110,7 @@ export async function collectFailure(
     rec.error = (err as Error).stack ?? String(err);
     writeFileSync(join(dir, 'collect-error.txt'), `${rec.error}\n`);
   }
-  recordInIndex(root, f.fullName, relative(report, dir));
+  recordInIndex(root, [f.fullName, ...(f.alsoFor ?? [])], relative(report, dir));
   process.stderr.write(
     `failure artifacts for "${f.fullName}": ${dir} (${Math.round(performance.now() - started)} ms${rec.error ? `, with errors: see collect-error.txt` : ''})\n`,
   );
@@ -116,7 +118,7 @@ export async function collectFailure(
 }
 
 /** index.json: full test name → artifact folder relative to the report (what scripts/test.ts links). */
-function recordInIndex(root: string, fullName: string, rel: string): void {
+function recordInIndex(root: string, names: string[], rel: string): void {
   const file = join(root, 'index.json');
   let index: Record<string, string> = {};
   if (existsSync(file)) {
@@ -124,7 +126,7 @@ function recordInIndex(root: string, fullName: string, rel: string): void {
       index = JSON.parse(readFileSync(file, 'utf8'));
     } catch {}
   }
-  index[fullName] = rel;
+  for (const n of names) index[n] = rel;
   // Written whole and renamed into place, so a reader never sees half a file.
   const tmp = `${file}.${process.pid}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(index, null, 2)}\n`);
@@ -147,6 +149,7 @@ function errorsOf(result: { errors?: Array<{ message?: string; stack?: string }>
 interface TaskLike {
   name: string;
   type?: string;
+  tasks?: TaskLike[];
   suite?: TaskLike;
   file?: { filepath: string };
   result?: { state?: string; errors?: Array<{ message?: string; stack?: string }> };
@@ -158,6 +161,10 @@ function titlesOf(task: TaskLike): string[] {
   // The file is a suite too (its own `file`); it ends the walk.
   for (let t: TaskLike | undefined = task; t && (t as unknown) !== t.file; t = t.suite) out.unshift(t.name);
   return out;
+}
+
+function testsOf(t: TaskLike): TaskLike[] {
+  return t.tasks ? t.tasks.flatMap(testsOf) : t.type === 'test' ? [t] : [];
 }
 
 /**
@@ -177,6 +184,8 @@ export async function collectSuiteFailure(suite: TaskLike): Promise<void> {
     file: suite.file?.filepath ?? 'unknown',
     fullName,
     titles: [...titles, 'beforeAll'],
+    // Its tests never ran (the report lists them as skipped): the summary links each of them to this folder.
+    alsoFor: testsOf(suite).map((t) => titlesOf(t).join(' ')),
     errors,
   });
 }
