@@ -1,7 +1,7 @@
 // HTTP filter factories by config type URL, as Envoy finds them (by the typed_config's type, not the name).
 import { ConfigError } from '../config/errors.ts';
 import { corsFactory } from './cors.ts';
-import { DISABLED, isDisabled } from './disabled.ts';
+import { DISABLED, ENABLED, isDisabled } from './disabled.ts';
 import { extAuthzFactory } from './ext-authz.ts';
 import { faultFactory } from './fault.ts';
 import { healthCheckFactory } from './health-check.ts';
@@ -30,17 +30,19 @@ function typeName(any: J | undefined): string {
   return url.slice(url.lastIndexOf('/') + 1);
 }
 
-export { DISABLED, isDisabled };
+export { DISABLED, ENABLED, isDisabled };
 
 /**
- * Builds one http_filters[] entry. Returns undefined for a disabled filter or an optional one this proxy does not
- * know; throws ConfigError for an unknown required filter (Envoy's "Didn't find a registered implementation").
+ * Builds one http_filters[] entry. Returns undefined for an optional filter this proxy does not know; throws
+ * ConfigError for an unknown required filter (Envoy's "Didn't find a registered implementation"). A filter with
+ * `disabled: true` is built and kept in the chain (`disabled`): Envoy skips it unless a route's
+ * typed_per_filter_config names it (with a config, or a FilterConfig with `disabled: false`).
  */
 export function createFilter(
   entry: J,
   where: string,
   ctx: FilterContext,
-): { filter: HttpFilter; terminal: boolean } | undefined {
+): { filter: HttpFilter; terminal: boolean; disabled: boolean } | undefined {
   const name = String(entry.name ?? '');
   if (!name) throw new ConfigError(`${where}.name: value length must be at least 1 characters`);
   if (entry.config_discovery) throw new ConfigError(`${where}.config_discovery: ECDS is not supported`);
@@ -57,8 +59,11 @@ export function createFilter(
     }
     throw new ConfigError(`Didn't find a registered implementation for '${name}' with type URL: '${type}'`);
   }
-  if (entry.disabled === true) return undefined;
-  return { filter: factory.create(name, entry.typed_config ?? {}, ctx), terminal: factory.terminal === true };
+  return {
+    filter: factory.create(name, entry.typed_config ?? {}, ctx),
+    terminal: factory.terminal === true,
+    disabled: entry.disabled === true,
+  };
 }
 
 /** Compiles a typed_per_filter_config value; undefined when the filter ignores per-route config. */
@@ -68,7 +73,9 @@ export function parsePerFilterConfig(any: J, where: string): unknown {
   if (typeName(any) === 'envoy.config.route.v3.FilterConfig') {
     optional = any.is_optional === true;
     if (any.disabled === true) return DISABLED;
-    inner = any.config ?? {};
+    // `disabled: false` with no config only enables a filter the HCM chain disables by default.
+    if (any.config === undefined) return ENABLED;
+    inner = any.config;
   }
   const type = typeName(inner);
   const factory = byPerRouteType.get(type);

@@ -4,6 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { applyMutations } from '../config/headers.ts';
 import type { CompiledRoute, RouteTable } from '../config/route-table.ts';
+import { ENABLED, isDisabled } from '../filters/disabled.ts';
 import type { HttpFilter } from '../filters/types.ts';
 import type { Tags } from '../log.ts';
 import type { HcmRuntime } from './hcm.ts';
@@ -182,8 +183,20 @@ export class ActiveStream {
   }
 
   /** Most specific per-filter config for the filter named `name` on the selected route. */
+  /**
+   * Whether filter `i` of the chain runs for this stream: always, unless the HCM disables it (`disabled: true`);
+   * then only when the route's typed_per_filter_config names it and does not disable it (Envoy's semantics).
+   */
+  filterOn(i: number): boolean {
+    const hcm = this.hcm;
+    if (!hcm.filtersDisabled[i]) return true;
+    const v = this.route?.perFilter.get(hcm.filters[i]!.name);
+    return v !== undefined && !isDisabled(v);
+  }
+
   perFilterConfig<T>(name: string): T | undefined {
-    return this.route?.perFilter.get(name) as T | undefined;
+    const v = this.route?.perFilter.get(name);
+    return v === ENABLED ? undefined : (v as T | undefined);
   }
 
   setFlag(flag: ResponseFlag): void {
@@ -221,7 +234,7 @@ export class ActiveStream {
     const filters = hcm.filters;
     for (let i = Math.min(filtersBefore, filters.length) - 1; i >= 0; i--) {
       const f: HttpFilter = filters[i]!;
-      if (f.encodeHeaders) f.encodeHeaders(this, status, headers);
+      if (f.encodeHeaders && (!hcm.anyFilterDisabled || this.filterOn(i))) f.encodeHeaders(this, status, headers);
     }
     if (this.extraResponseHeaders) {
       for (const k in this.extraResponseHeaders) headers[k] = this.extraResponseHeaders[k];

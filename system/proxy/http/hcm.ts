@@ -91,6 +91,9 @@ interface HcmStats {
 export class HcmRuntime {
   readonly config: HcmConfig;
   readonly filters: HttpFilter[];
+  /** Per filter: `disabled: true` in the chain (runs only where a route's typed_per_filter_config enables it). */
+  readonly filtersDisabled: boolean[];
+  readonly anyFilterDisabled: boolean;
   readonly routerFilter: HttpFilter;
   readonly routes: RouteSource;
   readonly stats: HcmStats;
@@ -168,6 +171,7 @@ export class HcmRuntime {
     };
     const list = (cfg.http_filters ?? []) as J[];
     const filters: HttpFilter[] = [];
+    const disabled: boolean[] = [];
     let router: HttpFilter | undefined;
     list.forEach((f, i) => {
       if (router) {
@@ -176,9 +180,12 @@ export class HcmRuntime {
         );
       }
       const made = createFilter(f, `http_filters[${i}]`, ctx);
-      if (!made) return; // disabled or optional-and-unknown
+      if (!made) return; // optional-and-unknown
       if (made.terminal) router = made.filter;
-      else filters.push(made.filter);
+      else {
+        filters.push(made.filter);
+        disabled.push(made.disabled);
+      }
     });
     if (!router) {
       const last = list.at(-1);
@@ -187,6 +194,8 @@ export class HcmRuntime {
       );
     }
     this.filters = filters;
+    this.filtersDisabled = disabled;
+    this.anyFilterDisabled = disabled.includes(true);
     this.routerFilter = router;
     this.suppressEnvoyHeaders = (router as unknown as { suppressEnvoyHeaders?: boolean }).suppressEnvoyHeaders === true;
     this.accessLogs = ((cfg.access_log ?? []) as J[]).map((e, i) =>
@@ -302,7 +311,7 @@ export class HcmRuntime {
     for (; i < filters.length; i++) {
       if (s.done) return;
       const f = filters[i]!;
-      if (!f.decodeHeaders) continue;
+      if (!f.decodeHeaders || (this.anyFilterDisabled && !s.filterOn(i))) continue;
       s.filterIndex = i;
       let r: boolean | Promise<boolean>;
       try {

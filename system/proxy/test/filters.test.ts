@@ -275,6 +275,32 @@ describe('fault', () => {
     expect((await get('/free')).status).toBe(200);
     expect((await get('/get')).status).toBe(503);
   });
+
+  it('a filter disabled in the HCM chain is kept and runs only on routes whose typed_per_filter_config enables it', async () => {
+    await push(
+      [
+        {
+          name: 'envoy.filters.http.fault',
+          disabled: true,
+          typed_config: fault({ abort: { http_status: 503, percentage: { numerator: 100 } } }),
+        },
+      ],
+      [
+        route('/on', APP, {
+          route: { prefix_rewrite: '/get' },
+          typed_per_filter_config: {
+            'envoy.filters.http.fault': {
+              '@type': 'type.googleapis.com/envoy.config.route.v3.FilterConfig',
+              disabled: false,
+            },
+          },
+        }),
+        route('/', APP),
+      ],
+    );
+    expect((await get('/get')).status).toBe(200);
+    expect((await get('/on')).status).toBe(503);
+  });
 });
 
 describe('ext_authz with the ext-auth sample', () => {
