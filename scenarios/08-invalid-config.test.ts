@@ -14,6 +14,7 @@ import {
   openControlPlaneAdmin,
   openProxyAdmin,
 } from '../lab/toolkit/admin.ts';
+import { eventsFor } from '../lab/toolkit/describe.ts';
 import { expectHttpEventually, send } from '../lab/toolkit/http.ts';
 import type { KObj, Kube } from '../lab/toolkit/kube.ts';
 import { type LogMark, markLogs } from '../lab/toolkit/logs.ts';
@@ -214,6 +215,12 @@ spec:
     });
     const programmed = r.status.parents[0].conditions.find((c: any) => c.type === 'Programmed');
     expect(programmed.message).toMatch(/validation is off/);
+    // And a Warning Event on the route, as `kubectl describe httproute bad` lists it.
+    const events = await waitFor('a Warning event Rejected on HTTPRoute bad', async () => {
+      const ev = await eventsFor(lab.kube, { kind: 'HTTPRoute', name: 'bad', namespace: ns });
+      return { ok: ev.some((x) => x.type === 'Warning' && x.reason === 'Rejected'), value: ev, seen: ev };
+    });
+    expect(events.find((x) => x.reason === 'Rejected')!.message).toMatch(/regex/i);
     // Last good config: the good route serves, the rejected route's valid rule is not there (no virtual host: 404).
     await expectHttpEventually({ url, path: '/headers', host: goodHost }, { status: 200 }, { consecutive: 5 });
     const bad = await send({ url, path: '/anything/ok', host: badHost });
@@ -246,6 +253,8 @@ spec:
       .dynamic_route_configs.find((d: any) => JSON.stringify(d.route_config).includes(badHost));
     expect(rc.client_status).toBe('ACKED');
     expect(JSON.stringify(rc.route_config)).not.toContain(BAD_REGEX);
+    // A later accepted update of the resource clears its error_state, as in Envoy.
+    expect(dynamicErrors(dump)).toEqual([]);
     // No rejection since the switch.
     expect((await proxyLog.since()).filter((l) => /\[warning\]\[config\] .*rejected/.test(l))).toEqual([]);
   });
