@@ -133,7 +133,21 @@ spec:
   });
 
   it('/snapshots/xds is empty with a reason while no Gateway exists, and shows the proxy once one is created', async () => {
-    const gateways = await lab.kube.list(GW_API, 'Gateway');
+    // Other scenarios delete their namespaces without waiting: let Gateways that are on their way out go first.
+    const gateways = await waitFor('Gateways being deleted to be gone', async () => {
+      const all = await lab.kube.list(GW_API, 'Gateway');
+      const terminating = new Set(
+        (await lab.kube.list('v1', 'Namespace'))
+          .filter((n) => n.metadata?.deletionTimestamp)
+          .map((n) => n.metadata?.name),
+      );
+      const leaving = all.filter((g) => g.metadata?.deletionTimestamp || terminating.has(g.metadata?.namespace));
+      return {
+        ok: leaving.length === 0,
+        value: all,
+        seen: leaving.map((g) => `${g.metadata?.namespace}/${g.metadata?.name}`),
+      };
+    });
     const before = await admin.json<{ data: Record<string, any>; reason?: string }>('/snapshots/xds');
     expect(before.data).not.toHaveProperty(role);
     if (gateways.length === 0) {
