@@ -15,6 +15,7 @@ import { expectHttpEventually, send } from '../lab/toolkit/http.ts';
 import type { Kube } from '../lab/toolkit/kube.ts';
 import { markLogs } from '../lab/toolkit/logs.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
+import { promtoolCheck } from '../system/proxy/testing/promtool.ts';
 import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
 import { uniqueName, useLab } from './support/lab.ts';
 
@@ -85,6 +86,11 @@ function sample(samples: Map<string, number>, name: string, labels: Record<strin
     if (want.length === Object.keys(got).length && want.every(([lk, lv]) => got[lk] === lv)) return v;
   }
   return undefined;
+}
+
+/** `active loggers:` lines of the proxy's /logging → logger → level. */
+function levels(text: string): Record<string, string> {
+  return Object.fromEntries([...text.matchAll(/^ {2}(\w+): (\w+)$/gm)].map((m) => [m[1], m[2]]));
 }
 
 describe('proxy admin interface (contract 4.2)', () => {
@@ -211,6 +217,19 @@ describe('proxy admin interface (contract 4.2)', () => {
     );
     expect(lines.filter((l) => /\]\[debug\]\[router\] /.test(l))).toEqual([]);
     await setLogLevel(admin, { conn_handler: 'info' });
+
+    // Envoy's other forms: several loggers at once with `paths`, and a clear error for an unknown logger.
+    const paths = await admin.post('/logging?paths=pool:debug,client:debug');
+    expect(paths.status).toBe(200);
+    expect(paths.text).toMatch(/^ {2}pool: debug$/m);
+    expect(paths.text).toMatch(/^ {2}client: debug$/m);
+    const unknown = await admin.post('/logging?no_such_logger=debug');
+    expect(unknown.status).toBe(400);
+    expect(unknown.text).toMatch(/^error: unknown logger name\n\n/);
+    await setLogLevel(admin, 'info');
+    const all = levels((await admin.post('/logging')).text);
+    expect(Object.keys(all).length).toBeGreaterThan(10);
+    expect(new Set(Object.values(all))).toEqual(new Set(['info']));
   });
 
   it('stats/prometheus: the counters of the listener, connection manager and cluster rise with traffic', async () => {
@@ -238,7 +257,10 @@ describe('proxy admin interface (contract 4.2)', () => {
     }
     const N = 5;
     for (let i = 0; i < N; i++) expect((await send({ url, path: '/headers', host })).status).toBe(200);
-    const after = await read();
+    const afterText = (await admin.get('/stats/prometheus')).text;
+    const after = parsePrometheus(afterText);
+    // promtool parses it; what it reports is only Envoy's own naming style (no HELP, counters without _total).
+    expect(promtoolCheck(afterText).problems).toEqual([]);
     // Only this scenario sends traffic to this Gateway's proxy: the cluster counts exactly the requests sent.
     expect(value(after.samples, 'upstream')! - value(before.samples, 'upstream')!).toBe(N);
     expect(value(after.samples, 'upstream2xx')! - value(before.samples, 'upstream2xx')!).toBe(N);
