@@ -10,6 +10,7 @@ import { readManifest } from '../lab/install.ts';
 import {
   type AdminSession,
   configDump,
+  controlPlaneSelector,
   dynamicErrors,
   openControlPlaneAdmin,
   openProxyAdmin,
@@ -171,6 +172,7 @@ spec:
     await xdsEntry(cp, 'the proxy ACKed the routes of the new control plane', (e) => routeTypes(e)?.status === 'ACKED');
 
     proxyLog = await markLogs(lab.kube, { namespace: ns, labelSelector: POD_LABEL });
+    const cpLog = await markLogs(lab.kube, { namespace: CP_NS, labelSelector: await controlPlaneSelector(lab.kube) });
     await lab.kube.apply(badRoute);
 
     // 1. The proxy log: Envoy's warning, naming the type and the reason.
@@ -206,6 +208,12 @@ spec:
     expect(routesState.last_nack!.version).toBe(rc.error_state.version_info);
     expect(routesState.version_acked).not.toBe(routesState.last_nack!.version);
     expect(JSON.stringify(e.routes)).toContain(BAD_REGEX);
+
+    // 4. The control plane's own log: a warn line naming the proxy and the rejected type.
+    const cpLines = await cpLog.waitFor('the control plane to log the NACK', /proxy rejected configuration \(NACK\)/);
+    const nack = cpLines.map((l) => JSON.parse(l)).find((l) => l.msg === 'proxy rejected configuration (NACK)');
+    expect(nack).toMatchObject({ level: 'warn', component: 'xds' });
+    expect(JSON.stringify(nack)).toContain(Object.keys(e.proxies)[0]);
   });
 
   it('validation off: the route status reports the rejection, and traffic keeps flowing on the last good config', async () => {
