@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestCluster, type TestCluster } from '../embedded/node/cluster-testing.ts';
 import { describePods, eventsFor, formatPodSummary, notReadyReasons } from './describe.ts';
 import { Kube } from './kube.ts';
-import { afterMark, markLogs, markOf, parseTimestamped, type TimedLine, timeMs } from './logs.ts';
+import { advanceMark, afterMark, markLogs, markOf, parseTimestamped, type TimedLine, timeMs } from './logs.ts';
 import { type PortForward, portForward } from './portforward.ts';
 import { waitFor } from './wait.ts';
 
@@ -42,6 +42,24 @@ describe('logs since a mark: parsing and marks', () => {
     const mark = markOf([], 0);
     expect(afterMark(mark, [[at(1, 'x')]]).map((l) => l.text)).toEqual(['x']);
     expect(afterMark(undefined, [[at(1, 'p')], [at(2, 'q')]]).map((l) => l.text)).toEqual(['p', 'q']);
+  });
+
+  it('advances the mark to the current instance, or keeps the newest line seen while it has logged nothing', () => {
+    expect(advanceMark(markOf([at(1, 'a')], 0), undefined, [at(1, 'a'), at(2, 'b'), at(2, 'c')], 0)).toEqual({
+      lastMs: 2,
+      ties: 2,
+      restartCount: 0,
+    });
+    expect(advanceMark(markOf([at(1, 'a')], 0), [at(1, 'a'), at(4, 'crash')], [], 1)).toEqual({
+      lastMs: 4,
+      ties: 0,
+      restartCount: 1,
+    });
+    expect(advanceMark(undefined, undefined, [], 0)).toEqual({
+      lastMs: Number.NEGATIVE_INFINITY,
+      ties: 0,
+      restartCount: 0,
+    });
   });
 
   it('across a restart: the previous instance after the mark, then the whole current one', () => {

@@ -31,7 +31,7 @@ export interface LogLine {
 }
 
 export interface LogMark {
-  /** Lines logged after the mark, pod by pod (oldest pod first), each in log order. */
+  /** Lines logged after the mark, pod by pod (oldest pod first), container by container, each in log order. */
   since(): Promise<string[]>;
   /** The same, with pod, container and timestamp. */
   entries(): Promise<LogLine[]>;
@@ -111,7 +111,7 @@ export function afterMark(mark: ContainerMark | undefined, instances: TimedLine[
 
 const MARK_TAIL_LINES = 1000;
 /** Slack on the server-side sinceSeconds bound, for a node clock that runs ahead of ours. */
-const SKEW_S = 60;
+const SKEW_S = 15;
 
 function containerNames(pod: V1Pod, only?: string): string[] {
   const names = (pod.spec?.containers ?? []).map((c) => c.name);
@@ -156,59 +156,72 @@ async function listPods(kube: Kube, t: LogTarget): Promise<V1Pod[]> {
   );
 }
 
+/** The mark after a read: the current instance's last line, or (nothing logged by it yet) the newest line seen. */
+export function advanceMark(
+  mark: ContainerMark | undefined,
+  previous: TimedLine[] | undefined,
+  current: TimedLine[],
+  restartCount: number,
+): ContainerMark {
+  if (current.length) return markOf(current, restartCount);
+  const lastPrevious = previous?.length ? previous[previous.length - 1].ms : Number.NEGATIVE_INFINITY;
+  return { lastMs: Math.max(mark?.lastMs ?? Number.NEGATIVE_INFINITY, lastPrevious), ties: 0, restartCount };
+}
+
 export async function markLogs(kube: Kube, t: LogTarget): Promise<LogMark> {
   if (!t.pod && !t.labelSelector) throw new Error('markLogs: give a pod or a labelSelector');
   const core = kube.core;
-  // pod uid → container → mark. Pods that appear later have no entry: all their lines count.
-  const marks = new Map<string, Map<string, ContainerMark>>();
-  // pod uid → what was last read, so a pod that has gone still contributes its lines.
-  const lastRead = new Map<string, LogLine[]>();
-  const order: string[] = [];
+  // Per `<pod uid>/<container>`: where its log was read up to, and the lines after the original mark so far. Each
+  // since() reads only what came after the last read (plus the clock-skew slack), so polling stays cheap on a busy
+  // log. Pods that appear after the mark start with no mark: all their lines count.
+  const state = new Map<string, { mark?: ContainerMark; lines: LogLine[] }>();
+  const podOrder: string[] = [];
+  const podContainers = new Map<string, string[]>();
 
   for (const pod of await listPods(kube, t)) {
-    const uid = pod.metadata!.uid!;
-    const byContainer = new Map<string, ContainerMark>();
     for (const c of containerNames(pod, t.container)) {
       const lines = await readLog(core, t.namespace, pod.metadata!.name!, c, { tailLines: MARK_TAIL_LINES });
-      byContainer.set(c, markOf(lines ?? [], restartCountOf(pod, c)));
+      state.set(`${pod.metadata!.uid}/${c}`, { mark: markOf(lines ?? [], restartCountOf(pod, c)), lines: [] });
     }
-    marks.set(uid, byContainer);
   }
 
-  const entries = async (): Promise<LogLine[]> => {
-    const pods = await listPods(kube, t);
-    for (const pod of pods) {
-      const uid = pod.metadata!.uid!;
-      const name = pod.metadata!.name!;
-      if (!order.includes(uid)) order.push(uid);
-      const podLines: LogLine[] = [];
-      let gone = false;
-      for (const c of containerNames(pod, t.container)) {
-        const mark = marks.get(uid)?.get(c);
-        const restarts = restartCountOf(pod, c);
-        const sinceSeconds = Number.isFinite(mark?.lastMs ?? Number.NaN)
-          ? Math.max(1, Math.ceil((Date.now() - mark!.lastMs) / 1000) + SKEW_S)
-          : undefined;
-        const instances: TimedLine[][] = [];
-        // The instance that was current at the mark ended: its tail is in the previous log. (Older ones are gone, as
-        // with kubectl logs --previous.)
-        if (restarts > (mark?.restartCount ?? 0)) {
-          const prev = await readLog(core, t.namespace, name, c, { previous: true, sinceSeconds });
-          if (prev === undefined) gone = true;
-          else instances.push(prev);
-        }
-        const cur = gone ? undefined : await readLog(core, t.namespace, name, c, { sinceSeconds });
-        if (cur === undefined) {
-          gone = true;
-          break;
-        }
-        instances.push(cur);
-        for (const l of afterMark(mark, instances))
-          podLines.push({ pod: name, container: c, time: l.time, text: l.text });
-      }
-      if (!gone) lastRead.set(uid, podLines);
+  const readContainer = async (pod: V1Pod, c: string): Promise<void> => {
+    const key = `${pod.metadata!.uid}/${c}`;
+    const name = pod.metadata!.name!;
+    const st = state.get(key) ?? { lines: [] };
+    state.set(key, st);
+    const mark = st.mark;
+    const restarts = restartCountOf(pod, c);
+    const sinceSeconds =
+      mark && Number.isFinite(mark.lastMs)
+        ? Math.max(1, Math.ceil((Date.now() - mark.lastMs) / 1000) + SKEW_S)
+        : undefined;
+    // The instance that was current at the last read has ended: its tail is in the previous log. (Older ones are
+    // gone, as with kubectl logs --previous.)
+    let previous: TimedLine[] | undefined;
+    if (restarts > (mark?.restartCount ?? 0)) {
+      previous = await readLog(core, t.namespace, name, c, { previous: true, sinceSeconds });
+      if (previous === undefined) return; // the pod is gone: keep what was read
     }
-    return order.flatMap((uid) => lastRead.get(uid) ?? []);
+    const current = await readLog(core, t.namespace, name, c, { sinceSeconds });
+    if (current === undefined) return;
+    for (const l of afterMark(mark, previous ? [previous, current] : [current])) {
+      st.lines.push({ pod: name, container: c, time: l.time, text: l.text });
+    }
+    st.mark = advanceMark(mark, previous, current, restarts);
+  };
+
+  const entries = async (): Promise<LogLine[]> => {
+    for (const pod of await listPods(kube, t)) {
+      const uid = pod.metadata!.uid!;
+      if (!podOrder.includes(uid)) podOrder.push(uid);
+      const names = containerNames(pod, t.container);
+      podContainers.set(uid, names);
+      for (const c of names) await readContainer(pod, c);
+    }
+    return podOrder.flatMap((uid) =>
+      (podContainers.get(uid) ?? []).flatMap((c) => state.get(`${uid}/${c}`)?.lines ?? []),
+    );
   };
 
   return {
