@@ -121,7 +121,10 @@ describe('sample application route (contract 4.5)', () => {
   it('the gateway Service is a load balancer with an address in status.loadBalancer.ingress[0]', async () => {
     lb = await loadBalancerAddress(lab.kube, GW_NS, gw, 80);
     expect(lb.svc.spec.type).toBe('LoadBalancer');
-    expect(lb.svc.spec.ports.map((p: any) => p.port)).toContain(80);
+    // Port 80 as written, named after the listener port, to the same port on the proxy (interfaces page).
+    expect(lb.svc.spec.ports).toContainEqual(
+      expect.objectContaining({ name: 'listener-80', port: 80, targetPort: 80 }),
+    );
     // What the contract's kubectl operation reads.
     const ip = await lab.k(['get', 'svc', gw, '-n', GW_NS, '-o', 'jsonpath={.status.loadBalancer.ingress[0].ip}']);
     const hostname = await lab.k([

@@ -159,6 +159,19 @@ describe('proxy admin interface (contract 4.2)', () => {
       '@type': `${T}ClustersConfigDump.DynamicCluster`,
       cluster: { '@type': 'type.googleapis.com/envoy.config.cluster.v3.Cluster', name: CLUSTER },
     });
+    // Envoy's answers to bad queries.
+    const unknownResource = await admin.get('/config_dump?resource=no_such_field');
+    expect([unknownResource.status, unknownResource.text.trim()]).toEqual([
+      404,
+      'no_such_field not found in config dump',
+    ]);
+    const badRegex = await admin.get('/config_dump?name_regex=(');
+    expect(badRegex.status).toBe(400);
+    expect(badRegex.text).toMatch(/^Error while parsing name_regex/);
+    const byName = await admin.json(
+      `/config_dump?resource=dynamic_active_clusters&name_regex=${encodeURIComponent(`^${CLUSTER}$`)}`,
+    );
+    expect(byName.configs.map((c: any) => c.cluster.name)).toEqual([CLUSTER]);
     const withEds = await configDump(admin, { includeEds: true });
     const eds = withEds.configs.find((c) => c['@type'] === `${T}EndpointsConfigDump`)!;
     const cla = eds.dynamic_endpoint_configs.find((e: any) => e.endpoint_config.cluster_name === CLUSTER);
@@ -178,6 +191,13 @@ describe('proxy admin interface (contract 4.2)', () => {
       name: 'listener~80',
       local_address: { socket_address: { address: '0.0.0.0', port_value: 80 } },
     });
+    // An unknown admin path lists the commands, as Envoy does; /ready reports LIVE.
+    const unknown = await admin.get('/no_such_command');
+    expect(unknown.status).toBe(404);
+    expect(unknown.text).toMatch(/^invalid path\. admin commands are:/);
+    expect(unknown.text).toMatch(/^ {2}\/listeners( \(POST\))?: /m);
+    const ready = await admin.get('/ready');
+    expect([ready.status, ready.text.trim()]).toEqual([200, 'LIVE']);
     // The same listener in config_dump, active.
     const listeners = dump.configs.find((c) => c['@type'] === `${T}ListenersConfigDump`)!;
     const dl = listeners.dynamic_listeners.find((l: any) => l.name === 'listener~80');
