@@ -4,6 +4,7 @@
 // (`--log-level debug`); traffic answers 200; and the proxy's logs, read since a mark taken before the traffic, hold
 // Envoy-format debug lines about connections, pools, clients and stats flushes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openProxyAdmin, setLogLevel } from '../lab/toolkit/admin.ts';
 import { describePodsText } from '../lab/toolkit/describe.ts';
 import { expectHttpEventually } from '../lab/toolkit/http.ts';
 import type { Kube } from '../lab/toolkit/kube.ts';
@@ -159,5 +160,38 @@ describe('gateway with proxy debug logging (contract 4.6)', () => {
     ).toBe(true);
     // Lines from before the mark are not returned: the proxy's start-up lines are not there.
     expect(lines.some((l) => /starting main dispatch loop|initializing epoch/.test(l))).toBe(false);
+  });
+
+  it('back to info in the GatewayParameters: the proxy rolls onto --log-level info and its debug lines stop', async () => {
+    const before = (await lab.kube.list('v1', 'Pod', GW_NS, POD_LABEL)).map((p) => p.metadata?.uid);
+    await lab.kube.apply(resources.replace('logLevel: debug', 'logLevel: info'));
+    const pod = await waitFor('a new proxy pod with --log-level info, Ready, the old ones gone', async () => {
+      const pods = await lab.kube.list('v1', 'Pod', GW_NS, POD_LABEL);
+      const fresh = pods.filter((p) => !before.includes(p.metadata?.uid));
+      const args: string[] = fresh[0]?.spec.containers[0].args ?? [];
+      const ready = fresh[0]?.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True');
+      return {
+        ok: pods.length === 1 && fresh.length === 1 && ready && args[args.indexOf('--log-level') + 1] === 'info',
+        value: fresh[0],
+        seen: pods.map((p) => `${p.metadata?.name} ${p.status?.phase} ${p.spec.containers[0].args.join(' ')}`),
+      };
+    });
+    const admin = await openProxyAdmin(lab.kube, { namespace: GW_NS, name: gw });
+    try {
+      expect(admin.pod).toBe(pod.metadata?.name);
+      const info = await admin.json('/server_info');
+      expect(info.command_line_options.log_level).toBe('info');
+      // One logger at debug shows the next request was handled; no other component logs at debug.
+      await setLogLevel(admin, { conn_handler: 'debug' });
+      const m = await markLogs(lab.kube, { namespace: GW_NS, pod: pod.metadata!.name! });
+      await expectHttpEventually({ url, path: '/headers', host }, { status: 200 });
+      const after = await m.waitFor('the conn_handler debug line of the request', /\]\[debug\]\[conn_handler\] /);
+      const otherDebug = after
+        .map(parseEnvoyLine)
+        .filter((l) => l?.level === 'debug' && l.component !== 'conn_handler');
+      expect(otherDebug).toEqual([]);
+    } finally {
+      await admin.close();
+    }
   });
 });
