@@ -12,6 +12,7 @@ import {
   configDump,
   controlPlaneSelector,
   dynamicErrors,
+  findRoutes,
   openControlPlaneAdmin,
   openProxyAdmin,
 } from '../lab/toolkit/admin.ts';
@@ -33,7 +34,8 @@ const role = `gwvendor-kube-gateway-api~${ns}~gw`;
 const goodHost = 'good.s08.example.com';
 const badHost = 'bad.s08.example.com';
 // A lookahead: JavaScript's RegExp accepts it, RE2 (Envoy's safe_regex, and this proxy's) does not.
-const BAD_REGEX = '/items/(?=[0-9]+)';
+const BAD_REGEX = '/anything/items/(?=[0-9]+)';
+const GOOD_REGEX = '/anything/items/[0-9]+';
 const POD_LABEL = 'app.orch.io/name=gw';
 artifactNamespaces(ns);
 
@@ -233,6 +235,35 @@ spec:
     await expectHttpEventually({ url, path: '/headers', host: goodHost }, { status: 200 }, { consecutive: 5 });
     const bad = await send({ url, path: '/anything/ok', host: badHost });
     expect([bad.status, bad.body]).toEqual([404, '']);
+  });
+
+  it('validation off: fixing the regex, the proxy ACKs a newer version, error_state clears, the rejection leaves the route status', async () => {
+    await lab.kube.apply(badRoute.replace(BAD_REGEX, GOOD_REGEX));
+    await expectHttpEventually({ url, path: '/anything/items/42', host: badHost }, { status: 200 });
+    await expectHttpEventually({ url, path: '/anything/ok', host: badHost }, { status: 200 });
+    const e = await xdsEntry(cp!, 'the routes ACKed after the fix', (x) => {
+      const t = routeTypes(x);
+      return t?.status === 'ACKED' && t.version_acked === t.version_sent;
+    });
+    // last_nack stays as the record of the last rejection; the ACKed version is newer than the rejected one.
+    const t = routeTypes(e);
+    if (t.last_nack) expect(Number(t.version_acked)).toBeGreaterThan(Number(t.last_nack.version));
+    const dump = await configDump(proxy);
+    expect(dynamicErrors(dump)).toEqual([]);
+    expect(findRoutes(dump, { host: badHost }).map((h) => h.route.match.safe_regex?.regex)).toContain(GOOD_REGEX);
+    // The route's Programmed=False/Rejected condition is there only while a proxy rejects its config: it goes once
+    // a later version is ACKed.
+    await waitFor('the Rejected condition to leave HTTPRoute bad', async () => {
+      const r = await lab.kube.get(GW_API, 'HTTPRoute', 'bad', ns);
+      const conds = r?.status?.parents?.[0]?.conditions ?? [];
+      return { ok: !conds.some((c: any) => c.type === 'Programmed'), seen: conds };
+    });
+    // The invalid version again, for the validation-on step.
+    await lab.kube.apply(badRoute);
+    await lab.kube.waitForCondition(GW_API, 'HTTPRoute', 'bad', ns, 'Programmed', {
+      status: 'False',
+      reason: 'Rejected',
+    });
   });
 
   it('validation on: the status rejects the invalid rule instead, nothing invalid is sent, the valid rule serves', async () => {

@@ -2,12 +2,14 @@
 // deletes, and waits on conditions (with the observedGeneration check kubectl wait makes).
 import {
   CoreV1Api,
+  dumpYaml,
   KubeConfig,
   type KubernetesObject,
   KubernetesObjectApi,
+  loadYaml,
   PatchStrategy,
 } from '@kubernetes/client-node';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { type WaitOptions, waitFor } from './wait.ts';
 
 export interface Condition {
@@ -34,6 +36,18 @@ export function parseYamlDocs(text: string): KObj[] {
     }
   }
   return docs;
+}
+
+// client-node's typed serializer knows a CRD schema's x-kubernetes-* keys only by its model's names
+// (x_kubernetes_preserve_unknown_fields, ...): a plain CRD object loses them all on the way out (its status would then
+// be pruned to {}), and reads come back under the model's names. Both directions go through its public YAML
+// functions, which convert between the two forms (JSON is YAML).
+function toClientModel(o: KObj): KObj {
+  return o.kind === 'CustomResourceDefinition' ? (loadYaml(JSON.stringify(o)) as KObj) : o;
+}
+
+function fromClientModel(o: KObj): KObj {
+  return o?.kind === 'CustomResourceDefinition' ? (parse(dumpYaml(o)) as KObj) : o;
 }
 
 /** `apiextensions CRDs first, then namespaces, then the rest`, so one multi-document apply works in one pass. */
@@ -74,7 +88,7 @@ export class Kube {
       // managedFields and status are not part of an apply configuration.
       delete obj.metadata?.managedFields;
       const applied = (await this.objects.patch(
-        obj,
+        toClientModel(obj),
         undefined,
         undefined,
         FIELD_MANAGER,
@@ -82,14 +96,14 @@ export class Kube {
         PatchStrategy.ServerSideApply,
       )) as KObj;
       if (obj.kind === 'CustomResourceDefinition') await this.waitForCrd(obj.metadata!.name!);
-      out.push(applied);
+      out.push(fromClientModel(applied));
     }
     return out;
   }
 
   async get(apiVersion: string, kind: string, name: string, namespace?: string): Promise<KObj | undefined> {
     try {
-      return (await this.objects.read({ apiVersion, kind, metadata: { name, namespace } })) as KObj;
+      return fromClientModel((await this.objects.read({ apiVersion, kind, metadata: { name, namespace } })) as KObj);
     } catch (err) {
       if (statusCode(err) === 404) return undefined;
       throw err;
@@ -107,7 +121,7 @@ export class Kube {
       undefined,
       labelSelector,
     );
-    return l.items as KObj[];
+    return (l.items as KObj[]).map((o) => fromClientModel({ apiVersion, kind, ...o }));
   }
 
   /** Deletes the documents (reverse apply order); absent ones are fine. */

@@ -171,9 +171,12 @@ describe('control plane with the embedded API server', () => {
       supportedKinds: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute' }],
     });
     expect(cond(gw, 'Accepted').lastTransitionTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
-    const route = await until('HTTPRoute parents', async () => {
+    // The Service and the HTTPRoute come through separate watches: the first status written may still say
+    // BackendNotFound, so wait for the one written once both are seen.
+    const route = await until('HTTPRoute parents with resolved refs', async () => {
       const o = await getJson(['-n', 'sampleapp', 'get', 'httproute', 'sampleapp']);
-      return o.status?.parents?.length ? o : undefined;
+      const resolved = (o.status?.parents?.[0]?.conditions ?? []).find((c: any) => c.type === 'ResolvedRefs');
+      return resolved?.status === 'True' ? o : undefined;
     });
     expect(route.status.parents).toEqual([
       {
