@@ -1,0 +1,365 @@
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { referenceAllowed } from '../../../system/controlplane/ir/refgrant.ts';
+import type { ConfigDump } from '../../toolkit/admin.ts';
+import type { KObj } from '../../toolkit/kube.ts';
+import { explain, gatewaysNeeded, type Report, servicesNeeded } from './analyze.ts';
+import { parseTarget } from './explain.ts';
+import type { ProxyPodView, World, XdsTypeState } from './world.ts';
+
+const GW = 'gateway.networking.k8s.io/v1';
+const V = 'gateway.gwvendor.dev/v1alpha1';
+const PROV = 'merge.TrafficPolicy.gateway.gwvendor.dev';
+
+const ok = (type: string, reason = type) => ({ type, status: 'True', reason, message: '' });
+const bad = (type: string, reason: string, message = '') => ({ type, status: 'False', reason, message });
+
+function route(name: string, o: { labels?: Record<string, string>; conditions?: any[]; backends?: any[] } = {}): KObj {
+  return {
+    apiVersion: GW,
+    kind: 'HTTPRoute',
+    metadata: { name, namespace: 'app', labels: o.labels ?? {} },
+    spec: { parentRefs: [{ name: 'gw' }], rules: [{ backendRefs: o.backends ?? [{ name: 'web', port: 8000 }] }] },
+    status: {
+      parents: [
+        {
+          parentRef: { name: 'gw', namespace: 'app' },
+          controllerName: 'gateway.gwvendor.dev/gwvendor',
+          conditions: o.conditions ?? [ok('Accepted'), ok('ResolvedRefs')],
+        },
+      ],
+    },
+  };
+}
+
+function policy(name: string, spec: any, created: string, status: any = {}): KObj {
+  return {
+    apiVersion: V,
+    kind: 'TrafficPolicy',
+    metadata: { name, namespace: 'app', creationTimestamp: created },
+    spec,
+    status,
+  };
+}
+
+const targetWeb = [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name: 'web' }];
+
+/** A config_dump with one route per (route name, provenance). */
+function dump(routes: { name: string; provenance?: Record<string, string> }[]): ConfigDump {
+  return {
+    configs: [
+      {
+        '@type': 'type.googleapis.com/envoy.admin.v3.RoutesConfigDump',
+        dynamic_route_configs: [
+          {
+            route_config: {
+              name: 'listener~8080',
+              virtual_hosts: [
+                {
+                  name: 'vh',
+                  domains: ['*'],
+                  routes: routes.map((r) => ({
+                    name: r.name,
+                    match: { prefix: '/' },
+                    ...(r.provenance ? { metadata: { filter_metadata: { [PROV]: r.provenance } } } : {}),
+                  })),
+                },
+              ],
+            },
+          },
+        ],
+      },
+    ],
+  };
+}
+
+function pod(
+  name: string,
+  o: { ready?: boolean; dump?: ConfigDump; waiting?: string; events?: string[] } = {},
+): ProxyPodView {
+  const ready = o.ready ?? true;
+  return {
+    pod: name,
+    ready,
+    dump: ready ? (o.dump ?? dump([])) : undefined,
+    summary: {
+      namespace: 'app',
+      name,
+      phase: ready ? 'Running' : 'Pending',
+      ready,
+      deleting: false,
+      labels: {},
+      conditions: [],
+      initContainers: [],
+      containers: [
+        {
+          name: 'gwvendor-proxy',
+          image: 'x',
+          ready,
+          restartCount: 0,
+          state: ready ? 'running' : 'waiting',
+          ...(o.waiting ? { reason: o.waiting } : {}),
+        },
+      ],
+      events: (o.events ?? []).map((m) => ({
+        object: `Pod/${name}`,
+        type: 'Warning',
+        reason: 'Failed',
+        message: m,
+        count: 1,
+      })),
+    },
+  };
+}
+
+function world(
+  o: Partial<World> & { pods?: ProxyPodView[]; xds?: Record<string, Record<string, XdsTypeState>> } = {},
+): World {
+  return {
+    gatewayClasses: [
+      {
+        apiVersion: GW,
+        kind: 'GatewayClass',
+        metadata: { name: 'gwvendor' },
+        spec: { controllerName: 'gateway.gwvendor.dev/gwvendor' },
+      },
+    ],
+    gateways: [
+      {
+        apiVersion: GW,
+        kind: 'Gateway',
+        metadata: { name: 'gw', namespace: 'app', labels: { tier: 'edge' } },
+        spec: { gatewayClassName: 'gwvendor' },
+        status: { conditions: [ok('Accepted'), ok('Programmed')] },
+      },
+    ],
+    routes: o.routes ?? [route('web', { labels: { app: 'web' } })],
+    policies: o.policies ?? [],
+    extensions: o.extensions ?? [],
+    grants: o.grants ?? [],
+    services: o.services ?? {},
+    proxies: o.proxies ?? {
+      'app/gw': {
+        gateway: { namespace: 'app', name: 'gw' },
+        pods: o.pods ?? [pod('gw-1', { dump: dump([{ name: 'httproute/app/web/rule/0/match/0' }]) })],
+        ...(o.xds ? { xds: o.xds } : {}),
+      },
+    },
+  };
+}
+
+const problems = (r: Report) => r.findings.filter((f) => f.level === 'problem');
+
+describe('explain analysis', () => {
+  it('a healthy route is healthy: accepted, resolved, in the proxy config, proxy running', () => {
+    const r = explain(world(), { kind: 'HTTPRoute', namespace: 'app', name: 'web' });
+    expect(problems(r)).toEqual([]);
+    expect(r.healthy).toBe(true);
+    expect(r.findings.map((f) => f.message)).toEqual(
+      expect.arrayContaining(['accepted by Gateway app/gw', 'backends resolved', 'proxy running: gw-1']),
+    );
+  });
+
+  it('rule 1: a selector that matches nothing, with the labels it wanted and the labels the routes have', () => {
+    const p = policy(
+      'by-label',
+      {
+        targetSelectors: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', matchLabels: { app: 'webx' } }],
+        timeouts: { request: '7s' },
+      },
+      '2026-01-01T00:00:00Z',
+      { conditions: [ok('Accepted', 'Valid'), bad('Attached', 'TargetNotFound')] },
+    );
+    const w = world({ policies: [p], routes: [route('web', { labels: { app: 'web' } }), route('other')] });
+    const r = explain(w, { kind: 'TrafficPolicy', namespace: 'app', name: 'by-label' });
+    expect(r.healthy).toBe(false);
+    const f = problems(r)[0];
+    expect(f.rule).toBe(1);
+    expect(f.details).toEqual([
+      'it selects HTTPRoutes in namespace app labelled app=webx',
+      '  HTTPRoute web has app=web',
+      '  HTTPRoute other has (no labels)',
+    ]);
+    expect(r.policies[0]).toMatchObject({ verdict: 'not applied', notApplied: ['timeouts'] });
+    // From the route it nearly matches (same label key), a problem of that route; from another route only a note.
+    const fromWeb = explain(w, { kind: 'HTTPRoute', namespace: 'app', name: 'web' });
+    expect(problems(fromWeb).map((x) => x.rule)).toEqual([1]);
+    const w2 = world({ policies: [p], routes: [route('web', { labels: { tier: 'x' } })] });
+    const fromOther = explain(w2, { kind: 'HTTPRoute', namespace: 'app', name: 'web' });
+    expect(fromOther.healthy).toBe(true);
+    expect(fromOther.findings.find((x) => x.rule === 1)?.level).toBe('note');
+  });
+
+  it('rule 2: the newer policy is overridden by the older one, named with both creation times', () => {
+    const old = policy('old', { targetRefs: targetWeb, timeouts: { request: '7s' } }, '2026-01-01T00:00:00Z');
+    const newer = policy(
+      'new',
+      { targetRefs: targetWeb, timeouts: { request: '9s' }, retry: { attempts: 2 } },
+      '2026-01-02T00:00:00Z',
+      {
+        ancestors: [{ ancestorRef: { name: 'gw' }, conditions: [ok('Accepted', 'Valid'), ok('Attached', 'Merged')] }],
+      },
+    );
+    const w = world({
+      policies: [old, newer],
+      pods: [
+        pod('gw-1', {
+          dump: dump([
+            {
+              name: 'httproute/app/web/rule/0/match/0',
+              provenance: { timeouts: 'TrafficPolicy/app/old', retry: 'TrafficPolicy/app/new' },
+            },
+          ]),
+        }),
+      ],
+    });
+    const r = explain(w, { kind: 'HTTPRoute', namespace: 'app', name: 'web' });
+    const f = problems(r);
+    expect(f).toHaveLength(1);
+    expect(f[0]).toMatchObject({ rule: 2, subject: 'TrafficPolicy app/new' });
+    expect(f[0].message).toContain('overridden by the older TrafficPolicy/app/old for timeouts');
+    expect(f[0].details).toEqual([
+      'TrafficPolicy/app/old created 2026-01-01T00:00:00Z',
+      'TrafficPolicy/app/new created 2026-01-02T00:00:00Z',
+    ]);
+    expect(r.policies.find((p) => p.policy === 'app/old')).toMatchObject({ verdict: 'applied' });
+    expect(r.policies.find((p) => p.policy === 'app/new')).toMatchObject({
+      verdict: 'partly applied',
+      applied: ['retry'],
+      notApplied: ['timeouts'],
+    });
+  });
+
+  it('rule 2 seen from a status that disagrees: Overridden in status, yet present in config_dump', () => {
+    const p = policy('p', { targetRefs: targetWeb, timeouts: { request: '7s' } }, '2026-01-01T00:00:00Z', {
+      ancestors: [
+        { ancestorRef: { name: 'gw' }, conditions: [ok('Accepted', 'Valid'), bad('Attached', 'Overridden')] },
+      ],
+    });
+    const w = world({
+      policies: [p],
+      pods: [
+        pod('gw-1', {
+          dump: dump([{ name: 'httproute/app/web/rule/0/match/0', provenance: { timeouts: 'TrafficPolicy/app/p' } }]),
+        }),
+      ],
+    });
+    const r = explain(w, { kind: 'TrafficPolicy', namespace: 'app', name: 'p' });
+    expect(r.findings.find((f) => f.disagreement)?.message).toBe(
+      'status says Overridden, but the proxy config has its settings',
+    );
+  });
+
+  it('rule 3: a cross-namespace extension without a grant prints the ReferenceGrant that allows it', () => {
+    const ext: KObj = {
+      apiVersion: V,
+      kind: 'GatewayExtension',
+      metadata: { name: 'auth', namespace: 'app' },
+      spec: { extAuth: { httpService: { backendRef: { name: 'extauth', namespace: 'extauth', port: 9000 } } } },
+    };
+    const p = policy(
+      'auth',
+      { targetRefs: targetWeb, extAuth: { extensionRef: { name: 'auth' } } },
+      '2026-01-01T00:00:00Z',
+    );
+    const w = world({
+      policies: [p],
+      extensions: [ext],
+      services: { 'extauth/extauth': { metadata: { name: 'extauth' } } },
+    });
+    expect(servicesNeeded(w, { kind: 'HTTPRoute', namespace: 'app', name: 'web' })).toEqual(['extauth/extauth']);
+    const r = explain(w, { kind: 'HTTPRoute', namespace: 'app', name: 'web' });
+    const f = problems(r).find((x) => x.rule === 3)!;
+    expect(f.subject).toBe('TrafficPolicy app/auth');
+    const grant = parse(f.yaml!);
+    expect(grant).toEqual({
+      apiVersion: 'gateway.networking.k8s.io/v1beta1',
+      kind: 'ReferenceGrant',
+      metadata: { name: 'allow-gatewayextension-app-to-service-extauth', namespace: 'extauth' },
+      spec: {
+        from: [{ group: 'gateway.gwvendor.dev', kind: 'GatewayExtension', namespace: 'app' }],
+        to: [{ group: '', kind: 'Service', name: 'extauth' }],
+      },
+    });
+    // The printed grant is one the control plane's own rule accepts.
+    const from = { group: 'gateway.gwvendor.dev', kind: 'GatewayExtension', namespace: 'app' };
+    const to = { group: '', kind: 'Service', namespace: 'extauth', name: 'extauth' };
+    expect(referenceAllowed([grant], from, to)).toBe(true);
+    // With it (and ext auth in the config), the cause is gone.
+    const fixed = world({
+      policies: [p],
+      extensions: [ext],
+      grants: [grant],
+      pods: [
+        pod('gw-1', {
+          dump: dump([{ name: 'httproute/app/web/rule/0/match/0', provenance: { extAuth: 'TrafficPolicy/app/auth' } }]),
+        }),
+      ],
+    });
+    expect(explain(fixed, { kind: 'GatewayExtension', namespace: 'app', name: 'auth' }).healthy).toBe(true);
+  });
+
+  it('an unresolved backend: the route reason, and a cross-namespace one gets its grant', () => {
+    const w = world({
+      routes: [
+        route('web', {
+          conditions: [ok('Accepted'), bad('ResolvedRefs', 'RefNotPermitted', 'no grant')],
+          backends: [{ name: 'svc', namespace: 'other', port: 80 }],
+        }),
+      ],
+    });
+    const f = problems(explain(w, { kind: 'HTTPRoute', namespace: 'app', name: 'web' }));
+    expect(f[0].message).toBe('backends do not resolve: ResolvedRefs=False (RefNotPermitted): no grant');
+    expect(parse(f[0].yaml!).spec.from).toEqual([
+      { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'app' },
+    ]);
+  });
+
+  it('a proxy pod that is not running: its waiting reason and last events', () => {
+    const w = world({
+      pods: [pod('gw-1', { ready: false, waiting: 'ImagePullBackOff', events: ['Failed to pull image'] })],
+    });
+    const f = problems(explain(w, { kind: 'HTTPRoute', namespace: 'app', name: 'web' }));
+    expect(f).toHaveLength(1);
+    expect(f[0].message).toBe('the proxy pod gw-1 is not running: container gwvendor-proxy waiting (ImagePullBackOff)');
+    expect(f[0].details).toEqual(['event Warning Failed: Failed to pull image', 'kubectl -n app describe pod gw-1']);
+  });
+
+  it('a NACK that still stands is a problem; one a later version cleared is not', () => {
+    const nack = { version: '3', detail: 'Invalid regex' };
+    const standing = world({
+      xds: { 'gw-1.app': { routes: { status: 'NACKED', version_acked: '2', last_nack: nack } } },
+    });
+    const f = problems(explain(standing, { kind: 'Gateway', namespace: 'app', name: 'gw' }));
+    expect(f.map((x) => x.message)).toEqual(['proxy gw-1.app rejected (NACK) the routes of version 3: Invalid regex']);
+    const cleared = world({
+      xds: { 'gw-1.app': { routes: { status: 'ACKED', version_acked: '4', last_nack: nack } } },
+    });
+    expect(explain(cleared, { kind: 'Gateway', namespace: 'app', name: 'gw' }).healthy).toBe(true);
+  });
+
+  it('Accepted in status but absent from config_dump is a disagreement', () => {
+    const w = world({ pods: [pod('gw-1', { dump: dump([]) })] });
+    const f = problems(explain(w, { kind: 'HTTPRoute', namespace: 'app', name: 'web' }));
+    expect(f).toEqual([expect.objectContaining({ disagreement: true })]);
+    expect(f[0].message).toBe(
+      "status says Accepted by Gateway app/gw, but no route of it is in that Gateway's proxy config_dump",
+    );
+  });
+
+  it('an unknown object says what exists instead; only the Gateways involved are read', () => {
+    const r = explain(world(), { kind: 'HTTPRoute', namespace: 'app', name: 'nope' });
+    expect(r.found).toBe(false);
+    expect(r.findings[0].details).toEqual(['HTTPRoutes in app: web']);
+    expect(gatewaysNeeded(world(), { kind: 'HTTPRoute', namespace: 'app', name: 'web' })).toEqual([
+      { namespace: 'app', name: 'gw' },
+    ]);
+  });
+
+  it('parses kubectl-style targets and rejects others with the usage', () => {
+    expect(parseTarget('httproutes/web', 'ns')).toEqual({ kind: 'HTTPRoute', namespace: 'ns', name: 'web' });
+    expect(parseTarget('tp/p1', 'ns').kind).toBe('TrafficPolicy');
+    expect(parseTarget('gatewayextension.gateway.gwvendor.dev/e', 'ns').kind).toBe('GatewayExtension');
+    expect(() => parseTarget('service/web', 'ns')).toThrow(/explain needs <kind>\/<name>, kind one of HTTPRoute/);
+  });
+});

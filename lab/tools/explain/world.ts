@@ -1,0 +1,141 @@
+// What `explain` knows about the cluster: the Gateway API and policy objects, and, for the Gateways that matter to the
+// question, their proxy pods, each ready pod's config_dump and the control plane's xDS view. Gathered read-only,
+// through the Kubernetes API and the two admin servers by port-forward — the same sources a user has. The analysis
+// (analyze.ts) is a pure function of this, so it is unit-tested without a cluster.
+import type { V1Pod } from '@kubernetes/client-node';
+import { type ConfigDump, configDump } from '../../toolkit/admin.ts';
+import { eventsFor, type PodSummary, summarizePod } from '../../toolkit/describe.ts';
+import type { KObj, Kube } from '../../toolkit/kube.ts';
+import { GW_API, listProxyPods, mapLimit, VENDOR_API, withControlPlaneAdmin, withProxyAdmin } from '../proxies.ts';
+
+export interface GatewayKey {
+  namespace: string;
+  name: string;
+}
+
+export interface ProxyPodView {
+  pod: string;
+  ready: boolean;
+  summary: PodSummary;
+  /** The pod's config_dump?include_eds, when it could be read (ready pods only). */
+  dump?: ConfigDump;
+  dumpError?: string;
+}
+
+/** Per-type xDS state of one connected proxy, as /snapshots/xds shows it. */
+export interface XdsTypeState {
+  status?: string;
+  version_sent?: string;
+  version_acked?: string;
+  last_nack?: { version: string; detail: string; at?: string };
+}
+
+export interface GatewayProxies {
+  gateway: GatewayKey;
+  pods: ProxyPodView[];
+  /** node id → type → state, from the control plane's /snapshots/xds entry of this Gateway's role. */
+  xds?: Record<string, Record<string, XdsTypeState>>;
+}
+
+export interface World {
+  gatewayClasses: KObj[];
+  gateways: KObj[];
+  routes: KObj[];
+  policies: KObj[];
+  extensions: KObj[];
+  grants: KObj[];
+  /** Services that objects under explanation refer to (ext-auth backends), by `ns/name`; absent = not found. */
+  services: Record<string, KObj | null>;
+  /** Proxies of the Gateways that matter to the question, by `ns/name`. */
+  proxies: Record<string, GatewayProxies>;
+  /** Why the control plane's /snapshots/xds could not be read, if it could not. */
+  xdsError?: string;
+}
+
+export const roleOf = (g: GatewayKey) => `gwvendor-kube-gateway-api~${g.namespace}~${g.name}`;
+export const keyOf = (o: { metadata?: { namespace?: string; name?: string } }) =>
+  `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+
+async function listOrEmpty(kube: Kube, apiVersion: string, kind: string): Promise<KObj[]> {
+  try {
+    return await kube.list(apiVersion, kind);
+  } catch (err) {
+    // A cluster without the vendor CRDs simply has no such objects; anything else is a real failure.
+    if ((err as { code?: number }).code === 404) return [];
+    throw err;
+  }
+}
+
+/** Every object explain reasons about (all namespaces: policies and grants cross namespaces). */
+export async function gatherObjects(kube: Kube): Promise<Omit<World, 'services' | 'proxies' | 'xdsError'>> {
+  const [gatewayClasses, gateways, routes, policies, extensions, grants] = await Promise.all([
+    listOrEmpty(kube, GW_API, 'GatewayClass'),
+    listOrEmpty(kube, GW_API, 'Gateway'),
+    listOrEmpty(kube, GW_API, 'HTTPRoute'),
+    listOrEmpty(kube, VENDOR_API, 'TrafficPolicy'),
+    listOrEmpty(kube, VENDOR_API, 'GatewayExtension'),
+    listOrEmpty(kube, 'gateway.networking.k8s.io/v1beta1', 'ReferenceGrant'),
+  ]);
+  return { gatewayClasses, gateways, routes, policies, extensions, grants };
+}
+
+/** Reads the proxies of `gateways`: pods (with events for those not running), config_dumps, and the xDS view. */
+export async function gatherProxies(
+  kube: Kube,
+  gateways: GatewayKey[],
+): Promise<{ proxies: Record<string, GatewayProxies>; xdsError?: string }> {
+  const proxies: Record<string, GatewayProxies> = {};
+  if (!gateways.length) return { proxies };
+  const namespaces = [...new Set(gateways.map((g) => g.namespace))];
+  const wanted = new Set(gateways.map((g) => `${g.namespace}/${g.name}`));
+  const pods = (await listProxyPods(kube, namespaces)).filter((p) =>
+    wanted.has(`${p.gateway.namespace}/${p.gateway.name}`),
+  );
+  for (const g of gateways) proxies[`${g.namespace}/${g.name}`] = { gateway: g, pods: [] };
+
+  let xdsError: string | undefined;
+  const [views, xdsData] = await Promise.all([
+    mapLimit(pods, 4, async (p): Promise<[string, ProxyPodView]> => {
+      const events = p.ready
+        ? []
+        : await eventsFor(kube, {
+            kind: 'Pod',
+            name: p.pod,
+            namespace: p.gateway.namespace,
+            uid: p.object.metadata?.uid,
+          });
+      const view: ProxyPodView = { pod: p.pod, ready: p.ready, summary: summarizePod(p.object as V1Pod, events) };
+      if (p.ready) {
+        try {
+          view.dump = await withProxyAdmin(kube, p, (a) => configDump(a, { includeEds: true }));
+        } catch (err) {
+          view.dumpError = (err as Error).message;
+        }
+      }
+      return [`${p.gateway.namespace}/${p.gateway.name}`, view];
+    }),
+    withControlPlaneAdmin(kube, (a) => a.json<{ data: Record<string, any> }>('/snapshots/xds')).catch((err: Error) => {
+      xdsError = err.message;
+      return undefined;
+    }),
+  ]);
+  for (const [k, v] of views) proxies[k].pods.push(v);
+  for (const g of gateways) {
+    const entry = xdsData?.data?.[roleOf(g)];
+    if (!entry?.proxies) continue;
+    const byNode: Record<string, Record<string, XdsTypeState>> = {};
+    for (const [node, st] of Object.entries<any>(entry.proxies)) byNode[node] = st.types ?? {};
+    proxies[`${g.namespace}/${g.name}`].xds = byNode;
+  }
+  return { proxies, xdsError };
+}
+
+/** Reads the named Services (`ns/name`); a missing one maps to null. */
+export async function gatherServices(kube: Kube, keys: string[]): Promise<Record<string, KObj | null>> {
+  const out: Record<string, KObj | null> = {};
+  await mapLimit([...new Set(keys)], 8, async (k) => {
+    const [ns, name] = k.split('/');
+    out[k] = (await kube.get('v1', 'Service', name, ns)) ?? null;
+  });
+  return out;
+}
