@@ -36,7 +36,7 @@ function policy(name: string, spec: any, created: string, status: any = {}): KOb
   return {
     apiVersion: V,
     kind: 'TrafficPolicy',
-    metadata: { name, namespace: 'app', creationTimestamp: created },
+    metadata: { name, namespace: 'app', creationTimestamp: created as unknown as Date },
     spec,
     status,
   };
