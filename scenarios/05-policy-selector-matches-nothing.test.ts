@@ -10,6 +10,7 @@ import type { KObj, Kube } from '../lab/toolkit/kube.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
 import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
 import { uniqueName, useLab } from './support/lab.ts';
+import { explainJson, runTool } from './support/tools.ts';
 
 const GW_API = 'gateway.networking.k8s.io/v1';
 const VENDOR = 'gateway.gwvendor.dev/v1alpha1';
@@ -109,6 +110,25 @@ spec:
     await expectHttpEventually({ url, path: '/headers', host }, { status: 200, headers: { 'x-policy': null } });
   });
 
+  it('explain names rule 1 for the policy and for the route it nearly selects, with the labels on both sides', async () => {
+    const { code, report, run } = await explainJson(lab, 'trafficpolicy/by-label', ns);
+    expect(code, run.stdout).toBe(1);
+    const f = report.findings.find((x: any) => x.level === 'problem');
+    expect(f, run.stdout).toMatchObject({ rule: 1, subject: `TrafficPolicy ${ns}/by-label` });
+    expect(f.details).toContain(`it selects HTTPRoutes in namespace ${ns} labelled app=webb`);
+    expect(f.details).toContain('  HTTPRoute web has app=web');
+    // Accepted is not applied: the verdict comes from config_dump, and says so next to the status.
+    expect(report.policies[0]).toMatchObject({ verdict: 'not applied', notApplied: ['headerModifiers'] });
+    expect(report.findings.some((x: any) => /Accepted only means the policy is valid/.test(x.message))).toBe(true);
+    const fromRoute = await explainJson(lab, 'httproute/web', ns);
+    expect(fromRoute.code, fromRoute.run.stdout).toBe(1);
+    expect(fromRoute.report.findings.filter((x: any) => x.level === 'problem').map((x: any) => x.rule)).toEqual([1]);
+    // The text form a person reads.
+    const text = await runTool(lab, 'explain', ['trafficpolicy/by-label', '-n', ns]);
+    expect(text.stdout).toContain(`TrafficPolicy ${ns}/by-label: 1 problem`);
+    expect(text.stdout).toContain('[rule 1]');
+  });
+
   it('after the route is labelled to match: applied in config_dump and traffic, Attached=True', async () => {
     await lab.k(['label', 'httproute', 'web', '-n', ns, 'app=webb', '--overwrite']);
     const hit = await waitFor(`config_dump route for ${host} to name ${policyRef}`, async () => {
@@ -121,5 +141,8 @@ spec:
       reason: 'Attached',
     });
     expect(p.status.ancestors.map((a: any) => `${a.ancestorRef.kind}/${a.ancestorRef.name}`)).toContain('Gateway/gw');
+    const fixed = await explainJson(lab, 'trafficpolicy/by-label', ns);
+    expect(fixed.code, fixed.run.stdout).toBe(0);
+    expect(fixed.report.policies[0]).toMatchObject({ verdict: 'applied', applied: ['headerModifiers'] });
   });
 });

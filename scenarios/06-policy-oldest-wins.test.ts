@@ -11,6 +11,7 @@ import type { KObj, Kube } from '../lab/toolkit/kube.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
 import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
 import { uniqueName, useLab } from './support/lab.ts';
+import { explainJson } from './support/tools.ts';
 
 const GW_API = 'gateway.networking.k8s.io/v1';
 const VENDOR = 'gateway.gwvendor.dev/v1alpha1';
@@ -136,6 +137,24 @@ spec:
       reason: 'Attached',
     });
     expect(older.status.conditions.find((c: any) => c.type === 'Accepted')?.status).toBe('True');
+  });
+
+  it('explain: the newer policy is overridden by the older one (rule 2), named with both creation times', async () => {
+    const { code, report, run } = await explainJson(lab, 'httproute/web', ns);
+    expect(code, run.stdout).toBe(1);
+    const problems = report.findings.filter((x: any) => x.level === 'problem');
+    expect(problems, run.stdout).toHaveLength(1);
+    expect(problems[0]).toMatchObject({ rule: 2, subject: `TrafficPolicy ${ns}/${NEWER}` });
+    expect(problems[0].message).toContain(`overridden by the older ${ref(OLDER)} for headerModifiers`);
+    const [older, newer] = await Promise.all([OLDER, NEWER].map((n) => lab.kube.get(VENDOR, 'TrafficPolicy', n, ns)));
+    const ts = (o: KObj | undefined) => new Date(o!.metadata!.creationTimestamp as unknown as string).toISOString();
+    expect(problems[0].details.map((d: string) => d.replace(/\.000Z$/, 'Z'))).toEqual(
+      [`${ref(OLDER)} created ${ts(older)}`, `${ref(NEWER)} created ${ts(newer)}`].map((d) =>
+        d.replace(/\.000Z$/, 'Z'),
+      ),
+    );
+    const verdicts = Object.fromEntries(report.policies.map((p: any) => [p.policy, p.verdict]));
+    expect(verdicts).toEqual({ [`${ns}/${OLDER}`]: 'applied', [`${ns}/${NEWER}`]: 'not applied' });
   });
 
   it('deleting the oldest applies the newer', async () => {

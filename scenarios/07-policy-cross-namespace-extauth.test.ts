@@ -12,6 +12,7 @@ import type { KObj, Kube } from '../lab/toolkit/kube.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
 import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
 import { uniqueName, useLab } from './support/lab.ts';
+import { explainJson } from './support/tools.ts';
 
 const GW_API = 'gateway.networking.k8s.io/v1';
 const VENDOR = 'gateway.gwvendor.dev/v1alpha1';
@@ -20,6 +21,8 @@ const lab = useLab();
 const ns = uniqueName('s07-extauth');
 const host = 's07.example.com';
 const grantName = `allow-${ns}`;
+/** The name `explain` gives the grant it prints (refgrant-yaml.ts). */
+const explainGrantName = `allow-gatewayextension-${ns}-to-service-extauth`;
 const policyRef = `TrafficPolicy/${ns}/auth`;
 const filterName = `envoy.filters.http.ext_authz/${ns}/ext-auth`;
 artifactNamespaces(ns);
@@ -114,7 +117,9 @@ spec:
     await collectSuiteFailure(suite);
     await admin?.close();
     if (process.env.KEEP === '1') return;
-    await lab.k(['delete', 'referencegrant', grantName, '-n', EXTAUTH_NS, '--ignore-not-found']).catch(() => undefined);
+    for (const g of [grantName, explainGrantName]) {
+      await lab.k(['delete', 'referencegrant', g, '-n', EXTAUTH_NS, '--ignore-not-found']).catch(() => undefined);
+    }
     await lab.k(['delete', 'namespace', ns, '--wait=false']).catch(() => undefined);
   });
 
@@ -165,5 +170,37 @@ spec:
     await lab.kube.waitForCondition(VENDOR, 'GatewayExtension', 'ext-auth', ns, 'ResolvedRefs');
     const p = await lab.kube.waitForCondition(VENDOR, 'TrafficPolicy', 'auth', ns, 'Attached', { reason: 'Attached' });
     expect(p.status.conditions.find((c: any) => c.type === 'ResolvedRefs')?.status).toBe('True');
+  });
+
+  it('explain prints the missing ReferenceGrant (rule 3); applied as printed, the policy applies', async () => {
+    // Back to the state without a grant: ext auth leaves config_dump and traffic.
+    await lab.k(['delete', 'referencegrant', grantName, '-n', EXTAUTH_NS]);
+    await waitFor(`config_dump route for ${host} to lose extAuth`, async () => {
+      const hits = findRoutes(await configDump(admin), { host, path: '/headers' });
+      return { ok: hits.length > 0 && hits.every((h) => !h.provenance.extAuth), seen: hits.map((h) => h.provenance) };
+    });
+    const before = await explainJson(lab, 'httproute/web', ns);
+    expect(before.code, before.run.stdout).toBe(1);
+    const f = before.report.findings.find((x: any) => x.rule === 3);
+    expect(f, before.run.stdout).toMatchObject({ level: 'problem', subject: `TrafficPolicy ${ns}/auth` });
+    expect(f.yaml).toContain(`namespace: ${EXTAUTH_NS}`);
+    expect(before.report.policies.find((p: any) => p.policy === `${ns}/auth`).verdict).toBe('not applied');
+    // The same answer from the extension's side.
+    const ext = await explainJson(lab, 'gatewayextension/ext-auth', ns);
+    expect(ext.report.findings.find((x: any) => x.rule === 3)?.yaml).toBe(f.yaml);
+
+    await lab.k(['apply', '-f', '-'], f.yaml);
+    await waitFor(`config_dump route for ${host} to take extAuth from ${policyRef} again`, async () => {
+      const hits = findRoutes(await configDump(admin), { host, path: '/headers' });
+      return {
+        ok: hits.length > 0 && hits.every((h) => h.provenance.extAuth === policyRef),
+        seen: hits.map((h) => h.provenance),
+      };
+    });
+    await expectHttpEventually(req(), { status: 403 });
+    await expectHttpEventually(req({ 'x-ext-authz': 'allow' }), { status: 200 });
+    const after = await explainJson(lab, 'trafficpolicy/auth', ns);
+    expect(after.code, after.run.stdout).toBe(0);
+    expect(after.report.policies[0]).toMatchObject({ verdict: 'applied', applied: ['extAuth'] });
   });
 });

@@ -23,6 +23,7 @@ import { type LogMark, markLogs } from '../lab/toolkit/logs.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
 import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
 import { uniqueName, useLab } from './support/lab.ts';
+import { explainJson } from './support/tools.ts';
 
 const GW_API = 'gateway.networking.k8s.io/v1';
 const CP_NS = 'gwvendor-system';
@@ -235,6 +236,18 @@ spec:
     await expectHttpEventually({ url, path: '/headers', host: goodHost }, { status: 200 }, { consecutive: 5 });
     const bad = await send({ url, path: '/anything/ok', host: badHost });
     expect([bad.status, bad.body]).toEqual([404, '']);
+  });
+
+  it('validation off: explain names the standing NACK, and that the accepted route is missing from config_dump', async () => {
+    const { code, report, run } = await explainJson(lab, 'httproute/bad', ns);
+    expect(code, run.stdout).toBe(1);
+    const problems = report.findings.filter((x: any) => x.level === 'problem');
+    const nack = problems.find((x: any) => /rejected \(NACK\) the routes/.test(x.message));
+    expect(nack, run.stdout).toMatchObject({ subject: `Gateway ${ns}/gw` });
+    expect(nack.message).toMatch(/regex/i);
+    expect(problems.find((x: any) => x.disagreement)?.message).toBe(
+      `status says Accepted by Gateway ${ns}/gw, but no route of it is in that Gateway's proxy config_dump`,
+    );
   });
 
   it('validation off: fixing the regex, the proxy ACKs a newer version, error_state clears, the rejection leaves the route status', async () => {

@@ -7,6 +7,7 @@ import { GATEWAY_NAME_LABEL } from '../lab/toolkit/admin.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
 import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
 import { uniqueName, useLab } from './support/lab.ts';
+import { explainJson } from './support/tools.ts';
 
 const GW_API = 'gateway.networking.k8s.io/v1';
 const lab = useLab();
@@ -113,6 +114,22 @@ spec:
     expect(gw.status.conditions.find((x: any) => x.type === 'Accepted')?.status).toBe('True');
     const d = await lab.kube.get('apps/v1', 'Deployment', 'gw', ns);
     expect(d?.status?.readyReplicas ?? 0).toBe(0);
+  });
+
+  it('explain names the pod that is not running, with its waiting reason and the pull events', async () => {
+    const { code, report, run } = await explainJson(lab, 'gateway/gw', ns);
+    expect(code, run.stdout).toBe(1);
+    const f = report.findings.find((x: any) => /is not running/.test(x.message));
+    expect(f, run.stdout).toMatchObject({ level: 'problem', subject: `Gateway ${ns}/gw` });
+    expect(f.message).toBe(
+      `the proxy pod ${pod} is not running: container gwvendor-proxy waiting (ImagePullBackOff): ${f.message.split('(ImagePullBackOff): ')[1]}`,
+    );
+    expect(f.message).toContain('does-not-exist');
+    expect(f.details.some((d: string) => /^event Warning Failed: .*does-not-exist/.test(d))).toBe(true);
+    expect(f.details).toContain(`kubectl -n ${ns} describe pod ${pod}`);
+    expect(report.proxies).toEqual([
+      { gateway: `${ns}/gw`, pods: [expect.objectContaining({ pod, ready: false, configRead: false })] },
+    ]);
   });
 
   it('without the image override the proxy runs and the Gateway is Programmed', async () => {

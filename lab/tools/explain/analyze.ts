@@ -164,7 +164,7 @@ export function gatewayFindings(world: World, g: GatewayKey): Finding[] {
     } else if (!pods.some((p) => p.ready)) {
       for (const p of pods) {
         const reasons = notReadyReasons(p.summary);
-        const events = p.summary.events.slice(-4).map((e) => `event ${e.type} ${e.reason}: ${e.message}`);
+        const events = lastEvents(p.summary.events);
         out.push({
           level: 'problem',
           subject,
@@ -183,6 +183,14 @@ export function gatewayFindings(world: World, g: GatewayKey): Finding[] {
     out.push(...nackFindings(world, g));
   }
   return out;
+}
+
+/** The pod's last few distinct events, warnings first: repeated back-off lines would hide why the pull failed. */
+function lastEvents(events: { type: string; reason: string; message: string }[]): string[] {
+  const warnings = events.filter((e) => e.type === 'Warning');
+  const pick = warnings.length ? warnings : events;
+  const lines = pick.map((e) => `event ${e.type} ${e.reason}: ${e.message}`);
+  return [...new Set(lines.reverse())].slice(0, 4).reverse();
 }
 
 /** Configuration a proxy of this Gateway rejected and still rejects: from /snapshots/xds, else from config_dump. */
