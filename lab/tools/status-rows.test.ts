@@ -1,0 +1,221 @@
+import { describe, expect, it } from 'vitest';
+import type { KObj } from '../toolkit/kube.ts';
+import { conditionsTable, proxiesTable } from './status-render.ts';
+import {
+  conditionHealth,
+  conditionRows,
+  gatewayOfRole,
+  gatewayRows,
+  httpRouteRows,
+  proxyRows,
+  trafficPolicyRows,
+} from './status-rows.ts';
+
+const cond = (type: string, status: string, reason: string, observedGeneration = 1, message = `${type} ${reason}`) => ({
+  type,
+  status,
+  reason,
+  message,
+  observedGeneration,
+  lastTransitionTime: '2025-01-01T00:00:00Z',
+});
+
+const gatewayClass: KObj = {
+  apiVersion: 'gateway.networking.k8s.io/v1',
+  kind: 'GatewayClass',
+  metadata: { name: 'gwvendor', generation: 1 },
+  spec: { controllerName: 'gateway.gwvendor.dev/gwvendor' },
+  status: { conditions: [cond('Accepted', 'True', 'Accepted')] },
+};
+
+const gateway: KObj = {
+  apiVersion: 'gateway.networking.k8s.io/v1',
+  kind: 'Gateway',
+  metadata: { name: 'gw', namespace: 'team', generation: 2 },
+  spec: { gatewayClassName: 'gwvendor', listeners: [{ name: 'http', port: 8080, protocol: 'HTTP' }] },
+  status: {
+    conditions: [cond('Accepted', 'True', 'Accepted', 2), cond('Programmed', 'True', 'Programmed', 2)],
+    listeners: [
+      {
+        name: 'http',
+        conditions: [
+          cond('Accepted', 'True', 'Accepted', 2),
+          cond('Programmed', 'True', 'Programmed', 2),
+          cond('ResolvedRefs', 'True', 'ResolvedRefs', 2),
+          cond('Conflicted', 'False', 'NoConflicts', 2),
+        ],
+      },
+    ],
+  },
+};
+
+const brokenRoute: KObj = {
+  apiVersion: 'gateway.networking.k8s.io/v1',
+  kind: 'HTTPRoute',
+  metadata: { name: 'broken', namespace: 'apps', generation: 3 },
+  spec: { parentRefs: [{ name: 'gw', namespace: 'team' }] },
+  status: {
+    parents: [
+      {
+        parentRef: { name: 'gw', namespace: 'team', sectionName: 'http' },
+        controllerName: 'gateway.gwvendor.dev/gwvendor',
+        conditions: [
+          cond('Accepted', 'True', 'Accepted', 3),
+          cond('ResolvedRefs', 'False', 'BackendNotFound', 3, 'Service apps/nope not found'),
+        ],
+      },
+    ],
+  },
+};
+
+const policy: KObj = {
+  apiVersion: 'gateway.gwvendor.dev/v1alpha1',
+  kind: 'TrafficPolicy',
+  metadata: { name: 'p', namespace: 'team', generation: 2 },
+  spec: {
+    targetRefs: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', name: 'web' }],
+    targetSelectors: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', matchLabels: { app: 'web' } }],
+  },
+  status: {
+    conditions: [cond('Accepted', 'True', 'Accepted', 1), cond('Attached', 'True', 'Attached', 1)],
+    ancestors: [
+      {
+        ancestorRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: 'team', name: 'gw' },
+        controllerName: 'gateway.gwvendor.dev/gwvendor',
+        conditions: [cond('Accepted', 'True', 'Accepted', 1), cond('Attached', 'False', 'Overridden', 1)],
+      },
+    ],
+  },
+};
+
+describe('conditionHealth', () => {
+  it('makes a False Accepted, Programmed or ResolvedRefs a problem, other bad states warnings', () => {
+    expect(conditionHealth({ type: 'ResolvedRefs', status: 'False' }, false)).toBe('problem');
+    expect(conditionHealth({ type: 'Programmed', status: 'False' }, false)).toBe('problem');
+    expect(conditionHealth({ type: 'Accepted', status: 'True' }, false)).toBe('ok');
+    expect(conditionHealth({ type: 'Accepted', status: 'Unknown' }, false)).toBe('warning');
+    expect(conditionHealth({ type: 'Attached', status: 'False' }, false)).toBe('warning');
+    expect(conditionHealth({ type: 'Conflicted', status: 'False' }, false)).toBe('ok');
+    expect(conditionHealth({ type: 'PartiallyInvalid', status: 'True' }, false)).toBe('warning');
+    expect(conditionHealth({ type: 'Accepted', status: 'True' }, true)).toBe('warning');
+  });
+});
+
+describe('condition rows', () => {
+  it('route: one row per parent condition, PARENT = the Gateway (with its section), generation carried', () => {
+    const rows = httpRouteRows(brokenRoute);
+    expect(rows.map((r) => [r.namespace, r.name, r.target, r.type, r.status, r.reason, r.health])).toEqual([
+      ['apps', 'broken', 'gateway/team/gw:http', 'Accepted', 'True', 'Accepted', 'ok'],
+      ['apps', 'broken', 'gateway/team/gw:http', 'ResolvedRefs', 'False', 'BackendNotFound', 'problem'],
+    ]);
+    expect(rows[1]).toMatchObject({ observedGeneration: 3, generation: 3, stale: false });
+    expect(rows[1].message).toBe('Service apps/nope not found');
+  });
+
+  it('route with no status: one NoStatus warning naming the parentRefs as written (namespace defaulted)', () => {
+    const r: KObj = { ...brokenRoute, spec: { parentRefs: [{ name: 'elsewhere' }] }, status: {} };
+    expect(httpRouteRows(r)).toEqual([
+      expect.objectContaining({ target: 'gateway/apps/elsewhere', reason: 'NoStatus', health: 'warning' }),
+    ]);
+  });
+
+  it('policy: top-level rows name its targets as written, ancestor rows the Gateway; stale is flagged', () => {
+    const rows = trafficPolicyRows(policy);
+    expect(rows.map((r) => [r.target, r.type, r.status, r.reason, r.stale, r.health])).toEqual([
+      ['httproute/web, httproute{app=web}', 'Accepted', 'True', 'Accepted', true, 'warning'],
+      ['httproute/web, httproute{app=web}', 'Attached', 'True', 'Attached', true, 'warning'],
+      ['gateway/team/gw', 'Accepted', 'True', 'Accepted', true, 'warning'],
+      ['gateway/team/gw', 'Attached', 'False', 'Overridden', true, 'warning'],
+    ]);
+  });
+
+  it('gateway: listener rows only when one is not ok, or with verbose', () => {
+    expect(gatewayRows(gateway).map((r) => `${r.target} ${r.type}`)).toEqual([
+      'gatewayclass/gwvendor Accepted',
+      'gatewayclass/gwvendor Programmed',
+    ]);
+    expect(gatewayRows(gateway, { verbose: true })).toHaveLength(6);
+    const conflicted = structuredClone(gateway);
+    conflicted.status.listeners[0].conditions[3] = cond('Conflicted', 'True', 'HostnameConflict', 2);
+    expect(gatewayRows(conflicted).map((r) => `${r.target} ${r.type} ${r.health}`)).toEqual([
+      'gatewayclass/gwvendor Accepted ok',
+      'gatewayclass/gwvendor Programmed ok',
+      'listener/http Conflicted warning',
+    ]);
+  });
+
+  it('orders kinds classes → Gateways → routes → policies and renders the table with GEN and marks', () => {
+    const rows = conditionRows({
+      gatewayClasses: [gatewayClass],
+      gateways: [gateway],
+      httpRoutes: [brokenRoute],
+      trafficPolicies: [policy],
+      gatewayExtensions: [],
+    });
+    expect([...new Set(rows.map((r) => r.kind))]).toEqual(['GatewayClass', 'Gateway', 'HTTPRoute', 'TrafficPolicy']);
+    const lines = conditionsTable(rows).split('\n');
+    expect(lines[0].split(/\s{2,}/).filter(Boolean)).toEqual([
+      'NAMESPACE',
+      'NAME',
+      'PARENT/TARGET',
+      'TYPE',
+      'STATUS',
+      'REASON',
+      'GEN',
+    ]);
+    expect(lines.find((l) => l.includes('BackendNotFound'))).toMatch(
+      /^✗\s+apps\s+httproute\/broken\s+gateway\/team\/gw:http\s+ResolvedRefs\s+False\s+BackendNotFound\s+3\/3$/,
+    );
+    expect(lines[1]).toMatch(/^\s+-\s+gatewayclass\/gwvendor\s+gateway\.gwvendor\.dev\/gwvendor\s+Accepted\s+True/);
+    expect(lines.find((l) => l.includes('Overridden'))).toMatch(/^!.*1\/2 STALE$/);
+    expect(conditionsTable(rows, { verbose: true })).toContain('Service apps/nope not found');
+    expect(conditionsTable(rows)).not.toContain('Service apps/nope not found');
+  });
+});
+
+describe('proxy rows', () => {
+  const data = {
+    'gwvendor-kube-gateway-api~team~gw': {
+      gateway: 'team/gw',
+      version: 7,
+      proxies: {
+        'gw-abc.team': {
+          types: {
+            clusters: { status: 'ACKED', version_sent: '7', version_acked: '7' },
+            routes: {
+              status: 'NACKED',
+              version_sent: '7',
+              version_acked: '6',
+              last_nack: { version: '7', detail: 'invalid regex', at: '2025-01-01T00:00:00.000Z' },
+            },
+            listeners: { status: 'SENT', version_sent: '7', version_acked: '5' },
+          },
+        },
+      },
+    },
+    'gwvendor-kube-gateway-api~other~gw2': {
+      version: 1,
+      proxies: { 'gw2-x.other': { types: { clusters: { status: 'ACKED', version_sent: '1', version_acked: '1' } } } },
+    },
+  };
+
+  it('one row per node and type: NACK a problem, SENT a warning, ACKED ok; scoped by the role namespace', () => {
+    const rows = proxyRows(data);
+    expect(rows.map((r) => [r.gateway, r.node, r.type, r.sent, r.acked, r.status, r.health])).toEqual([
+      ['other/gw2', 'gw2-x.other', 'clusters', '1', '1', 'ACKED', 'ok'],
+      ['team/gw', 'gw-abc.team', 'clusters', '7', '7', 'ACKED', 'ok'],
+      ['team/gw', 'gw-abc.team', 'routes', '7', '6', 'NACKED', 'problem'],
+      ['team/gw', 'gw-abc.team', 'listeners', '7', '5', 'SENT', 'warning'],
+    ]);
+    expect(proxyRows(data, { namespace: 'other' }).map((r) => r.gateway)).toEqual(['other/gw2']);
+    const table = proxiesTable(rows);
+    expect(table.split('\n').find((l) => l.includes('NACKED'))).toMatch(
+      /^✗.*v7 2025-01-01T00:00:00.000Z: invalid regex$/,
+    );
+  });
+
+  it('reads the Gateway from the role, and keeps an unknown role as it is', () => {
+    expect(gatewayOfRole('gwvendor-kube-gateway-api~ns~gw')).toBe('ns/gw');
+    expect(gatewayOfRole('something-else')).toBe('something-else');
+  });
+});
