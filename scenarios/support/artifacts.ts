@@ -12,9 +12,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { basename, join, relative } from 'node:path';
 import { afterEach, inject } from 'vitest';
 import { Kube } from '../../lab/toolkit/kube.ts';
-
-// TODO(issue 7): a plain import once lab/tools/collect.ts has landed.
-const COLLECT_MODULE = '../../lab/tools/collect.ts';
+import { type CollectIndex, collect } from '../../lab/tools/collect.ts';
 
 /** Namespaces always collected besides the scenario's own: the system, and the sample apps the contract uses. */
 export const SYSTEM_NAMESPACES = ['gwvendor-system', 'sampleapp', 'extauth'];
@@ -77,7 +75,7 @@ export interface FailureInfo {
 export interface ArtifactRecord {
   dir: string;
   /** What collect.ts wrote (its index), or undefined when it failed. */
-  index?: unknown;
+  index?: CollectIndex;
   error?: string;
 }
 
@@ -103,16 +101,20 @@ export async function collectFailure(
   const rec: ArtifactRecord = { dir };
   const started = performance.now();
   try {
-    // Loaded on a failure only (the debug tools are not needed by a passing run).
-    const { collect } = await import(COLLECT_MODULE);
     rec.index = await collect(kube, dir, { namespaces });
   } catch (err) {
     rec.error = (err as Error).stack ?? String(err);
     writeFileSync(join(dir, 'collect-error.txt'), `${rec.error}\n`);
   }
   recordInIndex(root, [f.fullName, ...(f.alsoFor ?? [])], relative(report, dir));
+  const failed = rec.index?.collectors.filter((c) => c.status === 'failed') ?? [];
+  const problems = rec.error
+    ? ', with errors: see collect-error.txt'
+    : failed.length
+      ? `, failed collectors: ${failed.map((c) => c.name).join(', ')} (see index.json there)`
+      : '';
   process.stderr.write(
-    `failure artifacts for "${f.fullName}": ${dir} (${Math.round(performance.now() - started)} ms${rec.error ? `, with errors: see collect-error.txt` : ''})\n`,
+    `failure artifacts for "${f.fullName}": ${dir} (${Math.round(performance.now() - started)} ms${problems})\n`,
   );
   return rec;
 }
