@@ -45,6 +45,7 @@ await run(async () => {
     process.exit(2);
   };
   const all = a.A || a['all-namespaces'];
+  if (Array.isArray(a.namespace)) usage('give one -n <namespace> (or -A for all)');
   const ns = a.namespace as string | undefined;
   if (all && ns) usage('give -A or -n <namespace>, not both');
   if (a.namespace !== undefined && !ns) usage('-n needs a namespace');

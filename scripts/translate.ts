@@ -23,7 +23,8 @@ with the control plane's own translation code:
 
 Kinds the control plane does not read (Deployments without the gateway-name label, Pods, ConfigMaps, ...) are skipped
 with a note on stderr. A missing GatewayClass gwvendor is taken from the install manifest. Statuses that depend on the
-cluster (Gateway addresses, ready proxies) reflect only the Services, EndpointSlices and proxy Deployments given.
+cluster (Gateway addresses, ready proxies) reflect only the Services, EndpointSlices and proxy Deployments given, and
+never carry a proxy's rejection (Programmed=False/Rejected after a NACK): only a running proxy produces one.
 Exit 1 on bad input (the message names the file and document), 2 on a usage error.`;
 
 await run(async () => {
