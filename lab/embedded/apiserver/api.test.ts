@@ -379,6 +379,33 @@ describe('errors are Status objects and never crash the server', () => {
   });
 });
 
+describe('secrets', () => {
+  it('stringData is write-only: merged into data as base64, its keys winning, on create and on patch', async () => {
+    const c = await call('POST', '/api/v1/namespaces/team/secrets', {
+      body: {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'sd' },
+        data: { a: Buffer.from('from-data').toString('base64'), b: Buffer.from('kept').toString('base64') },
+        stringData: { a: 'from-stringData', c: 'plain' },
+      },
+    });
+    expect(c.status).toBe(201);
+    const decoded = (d: Record<string, string>) =>
+      Object.fromEntries(Object.entries(d).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
+    const got = (await call('GET', '/api/v1/namespaces/team/secrets/sd')).json;
+    expect(got.stringData).toBeUndefined();
+    expect(decoded(got.data)).toEqual({ a: 'from-stringData', b: 'kept', c: 'plain' });
+    const p = await call('PATCH', '/api/v1/namespaces/team/secrets/sd', {
+      body: { stringData: { b: 'patched' } },
+      ct: 'application/merge-patch+json',
+    });
+    expect(p.status).toBe(200);
+    expect(p.json.stringData).toBeUndefined();
+    expect(decoded(p.json.data)).toEqual({ a: 'from-stringData', b: 'patched', c: 'plain' });
+  });
+});
+
 describe('delete semantics', () => {
   it('finalizers hold an object with a deletionTimestamp until they are removed', async () => {
     await call('POST', '/api/v1/namespaces/team/configmaps', {

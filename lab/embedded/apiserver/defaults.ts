@@ -105,6 +105,12 @@ export function defaultBuiltin(resource: string, obj: K8sObject): void {
     }
     case 'secrets':
       setIfMissing(obj, 'type', 'Opaque');
+      // stringData is write-only, as in Kubernetes: merged into data (base64), its keys winning, and never stored.
+      if (obj.stringData && typeof obj.stringData === 'object') {
+        obj.data = { ...(obj.data ?? {}) };
+        for (const [k, v] of Object.entries(obj.stringData)) obj.data[k] = Buffer.from(String(v)).toString('base64');
+        delete obj.stringData;
+      }
       break;
     case 'namespaces': {
       obj.spec ??= {};
