@@ -7,10 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openProxyAdmin, setLogLevel } from '../lab/toolkit/admin.ts';
 import { describePodsText } from '../lab/toolkit/describe.ts';
 import { expectHttpEventually } from '../lab/toolkit/http.ts';
-import type { Kube } from '../lab/toolkit/kube.ts';
 import { type LogMark, markLogs } from '../lab/toolkit/logs.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
 import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
+import { gatewayUrl } from './support/gateway.ts';
 import { uniqueName, useLab } from './support/lab.ts';
 
 const GW_API = 'gateway.networking.k8s.io/v1';
@@ -73,16 +73,6 @@ interface EnvoyLine {
 function parseEnvoyLine(line: string): EnvoyLine | undefined {
   const m = ENVOY_LINE.exec(line);
   return m ? { level: m[3], component: m[4], source: m[5], tags: m[6], message: m[7] } : undefined;
-}
-
-async function gatewayUrl(kube: Kube, namespace: string, name: string, port: number): Promise<string> {
-  return waitFor(`the load balancer address of Service ${namespace}/${name}`, async () => {
-    const svc = await kube.get('v1', 'Service', name, namespace);
-    const ing = svc?.status?.loadBalancer?.ingress?.[0];
-    const addr = ing?.ip ?? ing?.hostname;
-    const p = svc?.metadata?.annotations?.[`gwlab.dev/lb-port-${port}`] ?? port;
-    return { ok: !!addr, value: `http://${addr}:${p}`, seen: svc?.status };
-  });
 }
 
 describe('gateway with proxy debug logging (contract 4.6)', () => {

@@ -12,11 +12,10 @@ import {
   setLogLevel,
 } from '../lab/toolkit/admin.ts';
 import { expectHttpEventually, send } from '../lab/toolkit/http.ts';
-import type { Kube } from '../lab/toolkit/kube.ts';
 import { markLogs } from '../lab/toolkit/logs.ts';
-import { waitFor } from '../lab/toolkit/wait.ts';
 import { promtoolCheck } from '../system/proxy/testing/promtool.ts';
 import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
+import { gatewayUrl } from './support/gateway.ts';
 import { uniqueName, useLab } from './support/lab.ts';
 
 const GW_API = 'gateway.networking.k8s.io/v1';
@@ -47,16 +46,6 @@ spec:
   hostnames: [${host}]
   rules: [{backendRefs: [{name: sampleapp, port: 8000}]}]
 `;
-
-async function gatewayUrl(kube: Kube, namespace: string, name: string, port: number): Promise<string> {
-  return waitFor(`the load balancer address of Service ${namespace}/${name}`, async () => {
-    const svc = await kube.get('v1', 'Service', name, namespace);
-    const ing = svc?.status?.loadBalancer?.ingress?.[0];
-    const addr = ing?.ip ?? ing?.hostname;
-    const p = svc?.metadata?.annotations?.[`gwlab.dev/lb-port-${port}`] ?? port;
-    return { ok: !!addr, value: `http://${addr}:${p}`, seen: svc?.status };
-  });
-}
 
 /** Samples of the Prometheus text format: `name{labels}` → value, and the `# TYPE` of each metric name. */
 function parsePrometheus(text: string): { samples: Map<string, number>; types: Map<string, string>; help: number } {

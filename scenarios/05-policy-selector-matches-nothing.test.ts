@@ -3,12 +3,11 @@
 // traffic is unchanged; its status says that no target matched. After the route's labels are fixed, it is applied.
 // Verdicts about "applied" come from the proxy (config_dump provenance and traffic); statuses are asserted apart.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readManifest } from '../lab/install.ts';
 import { type AdminSession, configDump, findRoutes, openProxyAdmin } from '../lab/toolkit/admin.ts';
 import { expectHttpEventually } from '../lab/toolkit/http.ts';
-import type { KObj, Kube } from '../lab/toolkit/kube.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
 import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
+import { gatewayUrl, sampleBackend } from './support/gateway.ts';
 import { uniqueName, useLab } from './support/lab.ts';
 import { explainJson, runTool } from './support/tools.ts';
 
@@ -19,24 +18,6 @@ const ns = uniqueName('s05-selector');
 const host = 's05.example.com';
 const policyRef = `TrafficPolicy/${ns}/by-label`;
 artifactNamespaces(ns);
-
-/** The sample application's Deployment and Service (`sampleapp:8000`), in the scenario's own namespace. */
-function backend(namespace: string): KObj[] {
-  return readManifest('sampleapp.yaml')
-    .filter((d) => d.kind !== 'Namespace')
-    .map((d) => ({ ...d, metadata: { ...d.metadata, namespace } }));
-}
-
-/** `http://<LB ip>:<port>` of a Gateway's Service (the lab's fallback port annotation when it had to use one). */
-async function gatewayUrl(kube: Kube, namespace: string, name: string, port: number): Promise<string> {
-  return waitFor(`the load balancer address of Service ${namespace}/${name}`, async () => {
-    const svc = await kube.get('v1', 'Service', name, namespace);
-    const ing = svc?.status?.loadBalancer?.ingress?.[0];
-    const addr = ing?.ip ?? ing?.hostname;
-    const p = svc?.metadata?.annotations?.[`gwlab.dev/lb-port-${port}`] ?? port;
-    return { ok: !!addr, value: `http://${addr}:${p}`, seen: svc?.status };
-  });
-}
 
 describe('policy rule 1: a label selector that matches nothing', () => {
   let admin: AdminSession;
@@ -71,7 +52,7 @@ spec:
   targetSelectors: [{group: gateway.networking.k8s.io, kind: HTTPRoute, matchLabels: {app: webb}}]
   headerModifiers: {response: {set: [{name: x-policy, value: by-label}]}}
 `);
-    await lab.kube.apply(backend(ns));
+    await lab.kube.apply(sampleBackend(ns));
     await lab.kube.waitForCondition(GW_API, 'Gateway', 'gw', ns, 'Programmed', { timeoutMs: 60_000 });
     url = await gatewayUrl(lab.kube, ns, 'gw', 8080);
     admin = await openProxyAdmin(lab.kube, { namespace: ns, name: 'gw' });

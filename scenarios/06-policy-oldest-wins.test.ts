@@ -4,12 +4,12 @@
 // winner. The older one is named so that name order alone would pick the newer one, so only age can explain the
 // verdict. Deleting the oldest applies the newer. Verdicts come from config_dump provenance and from traffic.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readManifest } from '../lab/install.ts';
 import { type AdminSession, configDump, findRoutes, openProxyAdmin } from '../lab/toolkit/admin.ts';
 import { expectHttpEventually } from '../lab/toolkit/http.ts';
-import type { KObj, Kube } from '../lab/toolkit/kube.ts';
+import type { KObj } from '../lab/toolkit/kube.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
 import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
+import { gatewayUrl, sampleBackend } from './support/gateway.ts';
 import { uniqueName, useLab } from './support/lab.ts';
 import { explainJson } from './support/tools.ts';
 
@@ -33,24 +33,6 @@ spec:
   targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: web}]
   headerModifiers: {response: {set: [{name: x-policy, value: ${name}}]}}
 `;
-}
-
-/** The sample application's Deployment and Service (`sampleapp:8000`), in the scenario's own namespace. */
-function backend(namespace: string): KObj[] {
-  return readManifest('sampleapp.yaml')
-    .filter((d) => d.kind !== 'Namespace')
-    .map((d) => ({ ...d, metadata: { ...d.metadata, namespace } }));
-}
-
-/** `http://<LB ip>:<port>` of a Gateway's Service (the lab's fallback port annotation when it had to use one). */
-async function gatewayUrl(kube: Kube, namespace: string, name: string, port: number): Promise<string> {
-  return waitFor(`the load balancer address of Service ${namespace}/${name}`, async () => {
-    const svc = await kube.get('v1', 'Service', name, namespace);
-    const ing = svc?.status?.loadBalancer?.ingress?.[0];
-    const addr = ing?.ip ?? ing?.hostname;
-    const p = svc?.metadata?.annotations?.[`gwlab.dev/lb-port-${port}`] ?? port;
-    return { ok: !!addr, value: `http://${addr}:${p}`, seen: svc?.status };
-  });
 }
 
 describe('policy rule 2: two policies on one route, the oldest wins', () => {
@@ -91,7 +73,7 @@ spec:
   hostnames: [${host}]
   rules: [{backendRefs: [{name: sampleapp, port: 8000}]}]
 `);
-    await lab.kube.apply(backend(ns));
+    await lab.kube.apply(sampleBackend(ns));
     const [older] = await lab.kube.apply(policy(OLDER));
     // creationTimestamp has one-second resolution: the newer policy is created in a later second, so that the two
     // are ordered by age and not by the name tie-break (retried should a clock skew still give equal timestamps).

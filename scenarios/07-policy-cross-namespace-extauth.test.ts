@@ -5,12 +5,11 @@
 // Without it ext auth is not applied (config_dump and traffic) and the statuses name the missing grant; with it,
 // requests without the header get 403 and requests with it 200.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readManifest } from '../lab/install.ts';
 import { type AdminSession, configDump, findRoutes, openProxyAdmin } from '../lab/toolkit/admin.ts';
 import { expectHttpEventually } from '../lab/toolkit/http.ts';
-import type { KObj, Kube } from '../lab/toolkit/kube.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
 import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
+import { gatewayUrl, sampleBackend } from './support/gateway.ts';
 import { uniqueName, useLab } from './support/lab.ts';
 import { explainJson } from './support/tools.ts';
 
@@ -44,24 +43,6 @@ spec:
     - group: ""
       kind: Service
 `;
-
-/** The sample application's Deployment and Service (`sampleapp:8000`), in the scenario's own namespace. */
-function backend(namespace: string): KObj[] {
-  return readManifest('sampleapp.yaml')
-    .filter((d) => d.kind !== 'Namespace')
-    .map((d) => ({ ...d, metadata: { ...d.metadata, namespace } }));
-}
-
-/** `http://<LB ip>:<port>` of a Gateway's Service (the lab's fallback port annotation when it had to use one). */
-async function gatewayUrl(kube: Kube, namespace: string, name: string, port: number): Promise<string> {
-  return waitFor(`the load balancer address of Service ${namespace}/${name}`, async () => {
-    const svc = await kube.get('v1', 'Service', name, namespace);
-    const ing = svc?.status?.loadBalancer?.ingress?.[0];
-    const addr = ing?.ip ?? ing?.hostname;
-    const p = svc?.metadata?.annotations?.[`gwlab.dev/lb-port-${port}`] ?? port;
-    return { ok: !!addr, value: `http://${addr}:${p}`, seen: svc?.status };
-  });
-}
 
 describe('policy rule 3: a cross-namespace GatewayExtension (ext auth) needs a ReferenceGrant', () => {
   let admin: AdminSession;
@@ -104,7 +85,7 @@ spec:
   targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: web}]
   extAuth: {extensionRef: {name: ext-auth}}
 `);
-    await lab.kube.apply(backend(ns));
+    await lab.kube.apply(sampleBackend(ns));
     await lab.kube.waitForRollout('extauth', EXTAUTH_NS, { timeoutMs: 60_000 });
     await lab.kube.waitForCondition(GW_API, 'Gateway', 'gw', ns, 'Programmed', { timeoutMs: 60_000 });
     url = await gatewayUrl(lab.kube, ns, 'gw', 8080);

@@ -6,7 +6,6 @@
 // proxy keeps serving its last good configuration. With validation on, the control plane rejects the rule in the
 // route's status instead, sends nothing invalid, and serves the route's valid rule.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readManifest } from '../lab/install.ts';
 import {
   type AdminSession,
   configDump,
@@ -18,10 +17,11 @@ import {
 } from '../lab/toolkit/admin.ts';
 import { eventsFor } from '../lab/toolkit/describe.ts';
 import { expectHttpEventually, send } from '../lab/toolkit/http.ts';
-import type { KObj, Kube } from '../lab/toolkit/kube.ts';
+import type { Kube } from '../lab/toolkit/kube.ts';
 import { type LogMark, markLogs } from '../lab/toolkit/logs.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
 import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
+import { gatewayUrl, sampleBackend } from './support/gateway.ts';
 import { uniqueName, useLab } from './support/lab.ts';
 import { explainJson } from './support/tools.ts';
 
@@ -40,13 +40,6 @@ const GOOD_REGEX = '/anything/items/[0-9]+';
 const POD_LABEL = 'app.orch.io/name=gw';
 artifactNamespaces(ns);
 
-/** The sample application's Deployment and Service (`sampleapp:8000`), in the scenario's own namespace. */
-function backend(namespace: string): KObj[] {
-  return readManifest('sampleapp.yaml')
-    .filter((d) => d.kind !== 'Namespace')
-    .map((d) => ({ ...d, metadata: { ...d.metadata, namespace } }));
-}
-
 const badRoute = `
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
@@ -60,16 +53,6 @@ spec:
   - matches: [{path: {type: PathPrefix, value: /anything}}]
     backendRefs: [{name: sampleapp, port: 8000}]
 `;
-
-async function gatewayUrl(kube: Kube, namespace: string, name: string, port: number): Promise<string> {
-  return waitFor(`the load balancer address of Service ${namespace}/${name}`, async () => {
-    const svc = await kube.get('v1', 'Service', name, namespace);
-    const ing = svc?.status?.loadBalancer?.ingress?.[0];
-    const addr = ing?.ip ?? ing?.hostname;
-    const p = svc?.metadata?.annotations?.[`gwlab.dev/lb-port-${port}`] ?? port;
-    return { ok: !!addr, value: `http://${addr}:${p}`, seen: svc?.status };
-  });
-}
 
 async function validationMode(kube: Kube): Promise<string | undefined> {
   const d = await kube.get('apps/v1', 'Deployment', CP, CP_NS);
@@ -151,7 +134,7 @@ spec:
   hostnames: [${goodHost}]
   rules: [{backendRefs: [{name: sampleapp, port: 8000}]}]
 `);
-    await lab.kube.apply(backend(ns));
+    await lab.kube.apply(sampleBackend(ns));
     await lab.kube.waitForCondition(GW_API, 'Gateway', 'gw', ns, 'Programmed', { timeoutMs: 60_000 });
     url = await gatewayUrl(lab.kube, ns, 'gw', 8080);
     await expectHttpEventually({ url, path: '/headers', host: goodHost }, { status: 200 });

@@ -5,13 +5,13 @@
 // - a killed proxy pod comes back and serves;
 // - a backend scaled to 0 answers 503 `no healthy upstream`, and 200 again once scaled back.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readManifest } from '../lab/install.ts';
 import { GATEWAY_NAME_LABEL, openControlPlaneAdmin } from '../lab/toolkit/admin.ts';
 import { expectHttpEventually, send } from '../lab/toolkit/http.ts';
-import type { KObj, Kube } from '../lab/toolkit/kube.ts';
+import type { KObj } from '../lab/toolkit/kube.ts';
 import { isPodReady } from '../lab/toolkit/portforward.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
 import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
+import { gatewayUrl, sampleBackend } from './support/gateway.ts';
 import { uniqueName, useLab } from './support/lab.ts';
 
 const GW_API = 'gateway.networking.k8s.io/v1';
@@ -22,24 +22,6 @@ const host = 's10.example.com';
 const role = `gwvendor-kube-gateway-api~${ns}~gw`;
 const RATE = 50;
 artifactNamespaces(ns);
-
-/** The sample application's Deployment and Service (`sampleapp:8000`), in the scenario's own namespace. */
-function backend(namespace: string): KObj[] {
-  return readManifest('sampleapp.yaml')
-    .filter((d) => d.kind !== 'Namespace')
-    .map((d) => ({ ...d, metadata: { ...d.metadata, namespace } }));
-}
-
-/** `http://<LB ip>:<port>` of a Gateway's Service (the lab's fallback port annotation when it had to use one). */
-async function gatewayUrl(kube: Kube, namespace: string, name: string, port: number): Promise<string> {
-  return waitFor(`the load balancer address of Service ${namespace}/${name}`, async () => {
-    const svc = await kube.get('v1', 'Service', name, namespace);
-    const ing = svc?.status?.loadBalancer?.ingress?.[0];
-    const addr = ing?.ip ?? ing?.hostname;
-    const p = svc?.metadata?.annotations?.[`gwlab.dev/lb-port-${port}`] ?? port;
-    return { ok: !!addr, value: `http://${addr}:${p}`, seen: svc?.status };
-  });
-}
 
 /** A steady open-loop load: one request every 1000/rate ms, whatever the answers' latency. */
 function steadyLoad(url: string, rate: number) {
@@ -124,7 +106,7 @@ spec:
   hostnames: [${host}]
   rules: [{backendRefs: [{name: sampleapp, port: 8000}]}]
 `);
-    await lab.kube.apply(backend(ns));
+    await lab.kube.apply(sampleBackend(ns));
     await lab.kube.waitForCondition(GW_API, 'Gateway', 'gw', ns, 'Programmed', { timeoutMs: 60_000 });
     await lab.kube.waitForRollout('sampleapp', ns, { timeoutMs: 60_000 });
     url = await gatewayUrl(lab.kube, ns, 'gw', 8080);

@@ -7,12 +7,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readManifest } from '../lab/install.ts';
 import { labPaths } from '../lab/state.ts';
 import { expectHttpEventually } from '../lab/toolkit/http.ts';
-import type { KObj } from '../lab/toolkit/kube.ts';
-import { waitFor } from '../lab/toolkit/wait.ts';
 import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
+import { gatewayUrl, sampleBackend } from './support/gateway.ts';
 import { uniqueName, useLab } from './support/lab.ts';
 import { explainJson, runTool } from './support/tools.ts';
 
@@ -21,12 +19,6 @@ const lab = useLab();
 const ns = uniqueName('s11-explain');
 const other = uniqueName('s11-backends');
 artifactNamespaces(ns, other);
-
-function backend(namespace: string): KObj[] {
-  return readManifest('sampleapp.yaml')
-    .filter((d) => d.kind !== 'Namespace')
-    .map((d) => ({ ...d, metadata: { ...d.metadata, namespace } }));
-}
 
 const route = (name: string, backendRef: string) => `
 apiVersion: gateway.networking.k8s.io/v1
@@ -64,13 +56,9 @@ ${route('missing', '{name: no-such-service, port: 8000}')}
 ---
 ${route('elsewhere', `{name: sampleapp, namespace: ${other}, port: 8000}`)}
 `);
-    await lab.kube.apply([...backend(ns), ...backend(other)]);
+    await lab.kube.apply([...sampleBackend(ns), ...sampleBackend(other)]);
     await lab.kube.waitForCondition(GW_API, 'Gateway', 'gw', ns, 'Programmed', { timeoutMs: 60_000 });
-    const svc = await waitFor('the Gateway address', async () => {
-      const s = await lab.kube.get('v1', 'Service', 'gw', ns);
-      return { ok: !!s?.status?.loadBalancer?.ingress?.[0]?.ip, value: s };
-    });
-    url = `http://${svc!.status.loadBalancer.ingress[0].ip}:${svc!.metadata?.annotations?.['gwlab.dev/lb-port-8080'] ?? 8080}`;
+    url = await gatewayUrl(lab.kube, ns, 'gw', 8080);
     await expectHttpEventually({ url, path: '/headers', host: 'healthy.s11.example.com' }, { status: 200 });
     await lab.kube.waitForCondition(GW_API, 'HTTPRoute', 'missing', ns, 'ResolvedRefs', { status: 'False' });
   });

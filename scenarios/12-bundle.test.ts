@@ -1,19 +1,14 @@
-// lab:bundle as a user runs it (issue 7): with a Gateway, a route to the sample backend and traffic through it, the
-// command writes one archive whose index.md lists every collector as ok, and which holds what a bug report needs —
-// the proxy's config_dump/listeners/clusters/stats/server_info, both control plane snapshots, the control plane and
-// proxy logs, the resources with their statuses — and no Secret value.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { extract, list } from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT, readManifest } from '../lab/install.ts';
 import { CONTROL_PLANE, controlPlaneSelector, GATEWAY_NAME_LABEL } from '../lab/toolkit/admin.ts';
 import { expectHttpEventually } from '../lab/toolkit/http.ts';
-import { waitFor } from '../lab/toolkit/wait.ts';
 import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
+import { gatewayUrl, sampleBackend } from './support/gateway.ts';
 import { uniqueName, useLab } from './support/lab.ts';
+import { runTool, type ToolRun } from './support/tools.ts';
 
 const GW_API = 'gateway.networking.k8s.io/v1';
 const lab = useLab();
@@ -21,35 +16,6 @@ const ns = uniqueName('s12-bundle');
 const host = 's12.example.com';
 const SECRET_VALUE = `s12-do-not-leak-${process.pid}-Qx7`;
 artifactNamespaces(ns);
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
-
-function runBundle(out: string): Promise<Run> {
-  const args = [
-    'scripts/lab-bundle.ts',
-    '--kubeconfig',
-    lab.kubeconfig,
-    ...(lab.context ? ['--context', lab.context] : []),
-  ];
-  const child = spawn(process.execPath, [...args, '-o', out], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, FORCE_COLOR: '0' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const t0 = performance.now();
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  return new Promise((resolve) =>
-    child.on('exit', (code) => resolve({ code: code ?? 1, stdout, stderr, ms: performance.now() - t0 })),
-  );
-}
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir, { recursive: true, encoding: 'utf8' })
@@ -69,7 +35,7 @@ function collectorRows(md: string): Map<string, { status: string; detail: string
 describe('lab:bundle: one archive with everything a bug report needs', () => {
   const work = mkdtempSync(join(tmpdir(), 'gwlab-s12-'));
   const archive = join(work, 'bundle.tar.gz');
-  let run: Run;
+  let run: ToolRun;
   let root: string;
   const entries: string[] = [];
   let proxyPod: string;
@@ -106,25 +72,16 @@ kind: ConfigMap
 metadata: {name: copied, namespace: ${ns}}
 data: {note: "the key is ${SECRET_VALUE}"}
 `);
-    await lab.kube.apply(
-      readManifest('sampleapp.yaml')
-        .filter((d) => d.kind !== 'Namespace')
-        .map((d) => ({ ...d, metadata: { ...d.metadata, namespace: ns } })),
-    );
+    await lab.kube.apply(sampleBackend(ns));
     await lab.kube.waitForCondition(GW_API, 'Gateway', 'gw', ns, 'Programmed', { timeoutMs: 60_000 });
-    const url = await waitFor(`the load balancer address of Service ${ns}/gw`, async () => {
-      const svc = await lab.kube.get('v1', 'Service', 'gw', ns);
-      const ip = svc?.status?.loadBalancer?.ingress?.[0]?.ip;
-      const port = svc?.metadata?.annotations?.['gwlab.dev/lb-port-8080'] ?? 8080;
-      return { ok: !!ip, value: `http://${ip}:${port}`, seen: svc?.status };
-    });
+    const url = await gatewayUrl(lab.kube, ns, 'gw', 8080);
     // Traffic, so that the proxy's stats and logs have requests in them.
     for (let i = 0; i < 3; i++) await expectHttpEventually({ url, path: '/headers', host }, { status: 200 });
     proxyPod = (await lab.kube.list('v1', 'Pod', ns, `${GATEWAY_NAME_LABEL}=gw`))[0].metadata!.name!;
     const cp = await lab.kube.list('v1', 'Pod', CONTROL_PLANE.namespace, await controlPlaneSelector(lab.kube));
     controlPlanePod = cp.find((p) => p.status?.phase === 'Running')?.metadata?.name ?? '';
 
-    run = await runBundle(archive);
+    run = await runTool(lab, 'lab-bundle', ['-o', archive]);
     process.stderr.write(`lab:bundle took ${Math.round(run.ms)} ms:\n${run.stdout}`);
     root = join(work, 'x');
     mkdirSync(root);

@@ -1,25 +1,17 @@
-// Issue 7's read-only tools against the running lab. `translate`: the objects the control plane reads, read back from
-// the cluster, translate offline to exactly the xDS the control plane serves on /snapshots/xds (only versions and
-// endpoint addresses are normalised) and to the statuses it wrote. `lab:status`: the real command shows the rows of a
-// healthy route, a route with a missing backend and a TrafficPolicy, the proxy's ACKs, exits 1 because of the broken
-// route and 0 on the healthy namespace alone, and makes no write (the API server's request log, embedded lab).
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readManifest } from '../lab/install.ts';
 import { labPaths } from '../lab/state.ts';
 import { expectHttpEventually } from '../lab/toolkit/http.ts';
-import type { KObj, Kube } from '../lab/toolkit/kube.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
 import { withControlPlaneAdmin } from '../lab/tools/proxies.ts';
 import type { StatusReport } from '../lab/tools/status.ts';
 import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
+import { gatewayUrl, sampleBackend } from './support/gateway.ts';
 import { uniqueName, useLab } from './support/lab.ts';
+import { runTool } from './support/tools.ts';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const GW_API = 'gateway.networking.k8s.io/v1';
 const VENDOR = 'gateway.gwvendor.dev/v1alpha1';
 const lab = useLab();
@@ -46,50 +38,6 @@ const READ_BACK = [
   // All of them: the tool, not the test, narrows them to the proxies' (labelled) ones, as the informer does.
   'deployments.apps',
 ];
-
-function backend(namespace: string): KObj[] {
-  return readManifest('sampleapp.yaml')
-    .filter((d) => d.kind !== 'Namespace')
-    .map((d) => ({ ...d, metadata: { ...d.metadata, namespace } }));
-}
-
-async function gatewayUrl(kube: Kube, namespace: string, name: string, port: number): Promise<string> {
-  return waitFor(`the load balancer address of Service ${namespace}/${name}`, async () => {
-    const svc = await kube.get('v1', 'Service', name, namespace);
-    const ing = svc?.status?.loadBalancer?.ingress?.[0];
-    const addr = ing?.ip ?? ing?.hostname;
-    const p = svc?.metadata?.annotations?.[`gwlab.dev/lb-port-${port}`] ?? port;
-    return { ok: !!addr, value: `http://${addr}:${p}`, seen: svc?.status };
-  });
-}
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
-
-/** Runs one of the repository's scripts with the Node running the tests; never throws. */
-function script(name: string, args: string[]): Promise<Run> {
-  const t0 = performance.now();
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [join(ROOT, 'scripts', name), ...args],
-      { cwd: ROOT, timeout: 60_000, maxBuffer: 64 << 20, env: { ...process.env, FORCE_COLOR: '0' } },
-      (err, stdout, stderr) =>
-        resolve({
-          code: err ? ((err as { code?: number }).code ?? 1) : 0,
-          stdout,
-          stderr,
-          ms: Math.round(performance.now() - t0),
-        }),
-    );
-  });
-}
-
-const labArgs = () => ['--kubeconfig', lab.kubeconfig, ...(lab.context ? ['--context', lab.context] : [])];
 
 /** /snapshots/xds's entry for our role once its one proxy has ACKed every type at the snapshot's versions. */
 async function ackedSnapshot(): Promise<Record<string, any>> {
@@ -184,7 +132,7 @@ spec:
   hostnames: [s13-broken.example.com]
   rules: [{backendRefs: [{name: missing, port: 8000}]}]
 `);
-    await lab.kube.apply(backend(ns));
+    await lab.kube.apply(sampleBackend(ns));
     await lab.kube.waitForCondition(GW_API, 'Gateway', 'gw', ns, 'Programmed', { timeoutMs: 90_000 });
     await lab.kube.waitForCondition(GW_API, 'HTTPRoute', 'web', ns, 'ResolvedRefs');
     await lab.kube.waitForCondition(GW_API, 'HTTPRoute', 'broken', nsBad, 'ResolvedRefs', {
@@ -221,7 +169,7 @@ spec:
             writeFileSync(join(dir, `${r}.yaml`), await lab.k(['get', r, '-A', '-o', 'yaml']));
           }
           const after = await ackedSnapshot();
-          const out = await script('translate.ts', ['-f', dir, '-o', 'json']);
+          const out = await runTool(null, 'translate', ['-f', dir, '-o', 'json']);
           return {
             ok: before.version === after.version,
             value: { before, after, out },
@@ -263,7 +211,7 @@ spec:
 
   it('lab:status -A: rows of the healthy route, the broken route and the policy, proxy ACKs, exit 1', async () => {
     const t0 = new Date();
-    const r = await script('lab-status.ts', [...labArgs(), '-A', '-o', 'json']);
+    const r = await runTool(lab, 'lab-status', ['-A', '-o', 'json']);
     const t1 = new Date();
     expect(r.code, `${r.stderr}\n${r.stdout.slice(0, 2000)}`).toBe(1);
     const s = JSON.parse(r.stdout) as StatusReport;
@@ -332,7 +280,7 @@ spec:
   });
 
   it('lab:status -n <broken namespace>: the ✗ row in the table, the message with -v, exit 1', async () => {
-    const r = await script('lab-status.ts', [...labArgs(), '-n', nsBad]);
+    const r = await runTool(lab, 'lab-status', ['-n', nsBad]);
     expect(r.code, r.stderr).toBe(1);
     expect(r.stdout).toMatch(
       new RegExp(
@@ -342,14 +290,14 @@ spec:
     );
     expect(r.stdout).toContain('Conditions (namespace');
     expect(r.stdout).toMatch(/✗ 1 problem\(s\):/);
-    const v = await script('lab-status.ts', [...labArgs(), '-n', nsBad, '-v']);
+    const v = await runTool(lab, 'lab-status', ['-n', nsBad, '-v']);
     expect(v.code).toBe(1);
     expect(v.stdout).toMatch(/MESSAGE/);
     expect(v.stdout).toMatch(/ResolvedRefs\s+False\s+BackendNotFound\s+1\/1\s+\S.*missing/);
   });
 
   it('lab:status -n <healthy namespace>: the Gateway, route, policy and ACKed proxy, exit 0', async () => {
-    const r = await script('lab-status.ts', [...labArgs(), '-n', ns]);
+    const r = await runTool(lab, 'lab-status', ['-n', ns]);
     expect(r.code, r.stdout).toBe(0);
     expect(r.stdout).toMatch(/✓ no problems/);
     expect(r.stdout).toMatch(new RegExp(`^\\s+${ns}\\s+gw\\s+gwvendor\\s+\\S+\\s+http:8080/HTTP\\s+1/1 ready$`, 'm'));

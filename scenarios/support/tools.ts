@@ -1,5 +1,5 @@
-// Runs a debug tool (scripts/<tool>.ts) as a user would, against the scenario lab: a process of its own on the
-// project's Node, pointed at the lab by --kubeconfig/--context, with its exit code and output.
+// Runs a command-line tool (scripts/<tool>.ts) as a user would: a process of its own on the project's Node, pointed at
+// the scenario lab by --kubeconfig/--context (or at no cluster, for offline tools), with its exit code and output.
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../../lab/install.ts';
@@ -13,20 +13,16 @@ export interface ToolRun {
 }
 
 export function runTool(
-  lab: ScenarioLab,
+  lab: ScenarioLab | null,
   tool: string,
   args: string[],
-  opts: { timeoutMs?: number } = {},
+  opts: { timeoutMs?: number; input?: string } = {},
 ): Promise<ToolRun> {
   const started = performance.now();
-  const argv = [
-    join(REPO_ROOT, 'scripts', `${tool}.ts`),
-    ...args,
-    `--kubeconfig=${lab.kubeconfig}`,
-    ...(lab.context ? [`--context=${lab.context}`] : []),
-  ];
+  const target = lab ? [`--kubeconfig=${lab.kubeconfig}`, ...(lab.context ? [`--context=${lab.context}`] : [])] : [];
+  const argv = [join(REPO_ROOT, 'scripts', `${tool}.ts`), ...args, ...target];
   return new Promise((resolve) => {
-    execFile(
+    const child = execFile(
       process.execPath,
       argv,
       {
@@ -43,6 +39,7 @@ export function runTool(
           ms: Math.round(performance.now() - started),
         }),
     );
+    child.stdin?.end(opts.input ?? '');
   });
 }
 

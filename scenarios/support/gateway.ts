@@ -1,0 +1,26 @@
+// What most scenarios set up around a Gateway: the sample application as its backend in the scenario's namespace,
+// and the URL its load balancer serves a listener port on.
+import { readManifest } from '../../lab/install.ts';
+import type { KObj, Kube } from '../../lab/toolkit/kube.ts';
+import { waitFor } from '../../lab/toolkit/wait.ts';
+
+/** The sample application's Deployment and Service (`sampleapp:8000`), in `namespace`. */
+export function sampleBackend(namespace: string): KObj[] {
+  return readManifest('sampleapp.yaml')
+    .filter((d) => d.kind !== 'Namespace')
+    .map((d) => ({ ...d, metadata: { ...d.metadata, namespace } }));
+}
+
+/**
+ * `http://<LB address>:<port>` of a Gateway's Service, once it has an address. The lab serves port p on p+8000 when p
+ * cannot be bound and says so in the annotation `gwlab.dev/lb-port-<p>` (interfaces page).
+ */
+export async function gatewayUrl(kube: Kube, namespace: string, name: string, port: number): Promise<string> {
+  return waitFor(`the load balancer address of Service ${namespace}/${name}`, async () => {
+    const svc = await kube.get('v1', 'Service', name, namespace);
+    const ing = svc?.status?.loadBalancer?.ingress?.[0];
+    const addr = ing?.ip ?? ing?.hostname;
+    const p = svc?.metadata?.annotations?.[`gwlab.dev/lb-port-${port}`] ?? port;
+    return { ok: !!addr, value: `http://${addr}:${p}`, seen: svc?.status };
+  });
+}
