@@ -215,6 +215,9 @@ spec:
       return { ok: ev.some((x) => x.type === 'Warning' && x.reason === 'Rejected'), value: ev, seen: ev };
     });
     expect(events.find((x) => x.reason === 'Rejected')!.message).toMatch(/regex/i);
+    // The same through kubectl, as a user lists them.
+    const listed = await lab.k(['events', '-n', ns, '--for', 'httproute/bad', '--types', 'Warning']);
+    expect(listed).toMatch(/Warning\s+Rejected\s+httproute\/bad\s+proxy .* rejected RouteConfiguration/i);
     // Last good config: the good route serves, the rejected route's valid rule is not there (no virtual host: 404).
     await expectHttpEventually({ url, path: '/headers', host: goodHost }, { status: 200 }, { consecutive: 5 });
     const bad = await send({ url, path: '/anything/ok', host: badHost });
