@@ -118,9 +118,13 @@ export async function labUp(o: UpOptions): Promise<UpResult> {
       // A private copy, so that a later edit of the user's file does not move the lab to another cluster.
       copyFileSync(src, paths.kubeconfig);
       record = { name: o.name, index: -1, backend: 'existing', kubeconfig: paths.kubeconfig, context, source: src };
-      await p.step(`reach the cluster (context ${context})`, async () => {
-        await Kube.fromFile(paths.kubeconfig, context).core.listNamespace({ limit: 1 });
-      });
+      await p.step(
+        `reach the cluster (context ${context})`,
+        async () => {
+          await Kube.fromFile(paths.kubeconfig, context).core.listNamespace({ limit: 1 });
+        },
+        { hint: `kubectl --kubeconfig ${src} --context ${context} cluster-info` },
+      );
       break;
     }
   }

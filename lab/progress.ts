@@ -5,12 +5,25 @@ export interface ProgressSink {
   write(line: string): void;
 }
 
+/**
+ * The message of an error and of its causes: `fetch failed` alone says nothing, `fetch failed (connect ECONNREFUSED
+ * 127.0.0.1:6443)` says what is wrong.
+ */
+export function reasonOf(err: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = err, depth = 0; e !== undefined && e !== null && depth < 5; depth++) {
+    const msg = e instanceof Error ? e.message : String(e);
+    if (msg && !parts.some((p) => p.includes(msg))) parts.push(msg);
+    e = e instanceof Error ? e.cause : undefined;
+  }
+  return parts.length > 1 ? `${parts[0]} (${parts.slice(1).join('; ')})` : (parts[0] ?? 'unknown error');
+}
+
 export class StepFailed extends Error {
   readonly step: string;
   readonly hint?: string;
   constructor(step: string, cause: unknown, hint?: string) {
-    const why = cause instanceof Error ? cause.message : String(cause);
-    super(`step "${step}" failed: ${why}${hint ? `\n  next: ${hint}` : ''}`, { cause });
+    super(`step "${step}" failed: ${reasonOf(cause)}${hint ? `\n  next: ${hint}` : ''}`, { cause });
     this.step = step;
     this.hint = hint;
   }
@@ -27,10 +40,13 @@ export class Progress {
   private readonly started = performance.now();
   private readonly sink: ProgressSink;
   private readonly quiet: boolean;
+  private readonly defaultHint?: string;
 
-  constructor(opts: { sink?: ProgressSink; quiet?: boolean } = {}) {
+  /** `hint`: what to run next when a step that has no hint of its own fails. */
+  constructor(opts: { sink?: ProgressSink; quiet?: boolean; hint?: string } = {}) {
     this.sink = opts.sink ?? { write: (l) => process.stderr.write(l + '\n') };
     this.quiet = opts.quiet ?? false;
+    this.defaultHint = opts.hint;
   }
 
   /** Runs one step. On failure, throws StepFailed carrying the hint (what the user should run next). */
@@ -48,7 +64,7 @@ export class Progress {
       this.steps.push({ name, ms, ok: false });
       this.print(`✗ ${name} (${formatMs(ms)})`);
       if (err instanceof StepFailed) throw err;
-      throw new StepFailed(name, err, opts.hint);
+      throw new StepFailed(name, err, opts.hint ?? this.defaultHint);
     }
   }
 

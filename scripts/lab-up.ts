@@ -30,7 +30,10 @@ await run(async () => {
   const validation = args.validation as 'strict' | 'off' | undefined;
   if (validation && validation !== 'strict' && validation !== 'off')
     throw new Error(`--validation ${validation}: use strict or off`);
-  const progress = new Progress();
+  const down = `npm run lab:down${name !== 'gwlab' ? ` -- --name ${name}` : ''}`;
+  const progress = new Progress({
+    hint: `npm run lab:status${name !== 'gwlab' ? ` -- --name ${name}` : ''} to see what is there; ${down} and npm run lab:up again to start afresh`,
+  });
   console.error(`gwlab: bringing up lab ${name} (${backend}) under ${home}`);
   const up = await labUp({
     name,
@@ -61,7 +64,8 @@ Debug interfaces (contract 4.1-4.3), by port-forward:
 
 Traffic through a gateway (contract 4.4), once a Gateway and an HTTPRoute exist:
   IP=$(kubectl -n ${ns} get svc <gateway_name> -o jsonpath='{.status.loadBalancer.ingress[0].ip}')
-  curl -H 'Host: www.example.com' http://$IP:80/headers
+  PORT=$(kubectl -n ${ns} get svc <gateway_name> -o jsonpath='{.metadata.annotations.gwlab\\.dev/lb-port-80}')
+  curl -H 'Host: www.example.com' http://$IP:\${PORT:-80}/headers   # PORT: set when the lab could not bind 80
 
 Status: npm run lab:status    Stop: npm run lab:down${name !== 'gwlab' ? ` -- --name ${name}` : ''}`);
 });

@@ -1,0 +1,64 @@
+// lab:up's failures: the step that failed, why (with the underlying cause, not just "fetch failed"), and what to run
+// next. Against a kubeconfig whose server refuses connections, so no lab is needed.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { reasonOf } from '../lab/progress.ts';
+
+const ROOT = join(import.meta.dirname, '..');
+const tmp = mkdtempSync(join(tmpdir(), 'gwlab-lab-up-test-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+/** A loopback port nothing listens on (bound, then released). */
+async function closedPort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+  const port = (srv.address() as net.AddressInfo).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+describe('lab:up failures', () => {
+  it('names the step, the cause and the command to run next', async () => {
+    const port = await closedPort();
+    const kubeconfig = join(tmp, 'kubeconfig');
+    writeFileSync(
+      kubeconfig,
+      `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:${port}"}}]
+contexts: [{name: dead, context: {cluster: c, user: u}}]
+users: [{name: u, user: {token: x}}]
+current-context: dead
+`,
+    );
+    const r = await new Promise<{ code: number; stderr: string }>((resolve) =>
+      execFile(
+        process.execPath,
+        [join(ROOT, 'scripts', 'lab-up.ts'), '--cluster', 'existing', '--kubeconfig', kubeconfig],
+        { env: { ...process.env, GWLAB_HOME: join(tmp, 'home'), FORCE_COLOR: '0' }, timeout: 30_000 },
+        (err, _stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stderr }),
+      ),
+    );
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('✗ reach the cluster (context dead)');
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `✗ step "reach the cluster \\(context dead\\)" failed: fetch failed \\(.*ECONNREFUSED 127\\.0\\.0\\.1:${port}`,
+      ),
+    );
+    expect(r.stderr).toContain(`next: kubectl --kubeconfig ${kubeconfig} --context dead cluster-info`);
+  });
+
+  it('reasons include the causes below a generic message, once each', () => {
+    const inner = new Error('connect ECONNREFUSED 127.0.0.1:6443');
+    expect(reasonOf(new Error('fetch failed', { cause: inner }))).toBe(
+      'fetch failed (connect ECONNREFUSED 127.0.0.1:6443)',
+    );
+    expect(reasonOf(new Error('boom: x', { cause: new Error('x') }))).toBe('boom: x');
+    expect(reasonOf('plain')).toBe('plain');
+  });
+});
