@@ -13,6 +13,8 @@ import { KUBECTL } from './support/lab.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const GW = 'new-user-gw';
+/** The contract's "sample gateway": a listener on port 80, reached through the Service port 80 (or a port-forward). */
+const SAMPLE_GW = 'new-user-sample';
 
 /** The README's two commands: the first fenced block's first two lines, comments removed. */
 function readmeCommands(readme: string): { labUp: string; test: string } {
@@ -66,6 +68,7 @@ describe('a new user, from git clone to the contract section 4.3', () => {
     .join(':');
   const forwards = new Set<ChildProcess>();
   let kubeconfig = '';
+  let labUpOutput = '';
 
   const kubectl = (args: string[], input?: string) =>
     new Promise<string>((resolve, reject) => {
@@ -124,6 +127,7 @@ describe('a new user, from git clone to the contract section 4.3', () => {
     const m = /export KUBECONFIG=(\S+)/.exec(r.out);
     expect(m, r.out.slice(-2000)).toBeTruthy();
     kubeconfig = m![1];
+    labUpOutput = r.out;
     expect(r.out).toContain('kubectl -n gwvendor-system port-forward deploy/gwvendor 9095');
   }, 250_000);
 
@@ -145,10 +149,17 @@ spec:
   listeners: [{name: http, protocol: HTTP, port: 8080, allowedRoutes: {namespaces: {from: All}}}]
 ---
 apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: ${SAMPLE_GW}, namespace: gwvendor-system}
+spec:
+  gatewayClassName: gwvendor
+  listeners: [{name: http, protocol: HTTP, port: 80, allowedRoutes: {namespaces: {from: All}}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: new-user-route, namespace: sampleapp}
 spec:
-  parentRefs: [{name: ${GW}, namespace: gwvendor-system}]
+  parentRefs: [{name: ${GW}, namespace: gwvendor-system}, {name: ${SAMPLE_GW}, namespace: gwvendor-system}]
   hostnames: [www.example.com]
   rules: [{backendRefs: [{name: sampleapp, port: 8000}]}]
 `,
@@ -156,6 +167,14 @@ spec:
     await kubectl(['-n', 'sampleapp', 'rollout', 'status', 'deploy/sampleapp', '--timeout=90s']);
     await kubectl(['-n', 'gwvendor-system', 'wait', `gateway/${GW}`, '--for=condition=Programmed', '--timeout=90s']);
     await kubectl(['-n', 'gwvendor-system', 'rollout', 'status', `deploy/${GW}`, '--timeout=90s']);
+    await kubectl([
+      '-n',
+      'gwvendor-system',
+      'wait',
+      `gateway/${SAMPLE_GW}`,
+      '--for=condition=Programmed',
+      '--timeout=90s',
+    ]);
   }, 200_000);
 
   it('forwards the control plane port 9095 (deployment gwvendor, namespace gwvendor-system)', async () => {
@@ -178,6 +197,36 @@ spec:
     expect(res.headers.server).toBe('envoy');
     admin.kill();
     traffic.kill();
+  });
+
+  it('forwards local 8080 to the sample gateway port 80, and runs the curl example lab:up printed', async () => {
+    const traffic = await portForward(['-n', 'gwvendor-system', `deploy/${SAMPLE_GW}`, '8080:80']);
+    await expectHttpEventually(
+      { url: 'http://localhost:8080', path: '/headers', host: 'www.example.com' },
+      { status: 200 },
+    );
+    traffic.kill();
+    // The printed lines, with the Gateway's name filled in, in the user's shell.
+    const lines = labUpOutput
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => /^(IP|PORT)=\$\(kubectl |^curl /.test(l))
+      .map((l) => l.replaceAll('<gateway_name>', SAMPLE_GW));
+    expect(lines.map((l) => l.split(/[=\s]/)[0])).toEqual(['IP', 'PORT', 'curl']);
+    const r = await waitFor(
+      'the printed curl example to answer 200',
+      async () => {
+        const x = await sh(`set -e; ${lines.join('\n')}`, {
+          cwd: tmp,
+          env: { ...env, KUBECONFIG: kubeconfig },
+          timeoutMs: 20_000,
+        });
+        return { ok: x.code === 0 && x.out.includes('"headers"'), value: x, seen: x.out.slice(-500) };
+      },
+      { timeoutMs: 30_000 },
+    );
+    // stdout is the JSON body (curl's progress meter goes to stderr).
+    expect(r.out).toMatch(/"Host":\s*\[\s*"www\.example\.com(:\d+)?"\s*\]/);
   });
 
   it('lists pods, reads routes, logs, gateway pod settings and the gateway address', async () => {
