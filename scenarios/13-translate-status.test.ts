@@ -259,6 +259,14 @@ spec:
     }
     expect(s.controlPlane).toMatchObject({ found: true, validation: 'strict' });
     expect(s.controlPlane.ready).toBe(s.controlPlane.desired);
+    expect(s.controlPlane.pods.length).toBeGreaterThan(0);
+    expect(s.controlPlane.pods.every((p) => p.ready && p.state === 'Running')).toBe(true);
+    // The cluster: its server, version and Ready node(s); the lab record when the tool ran against a lab by name.
+    expect(s.cluster.error).toBeUndefined();
+    expect(s.cluster.version).toMatch(/^v1\.\d+/);
+    expect(s.cluster.server).toMatch(/^https:\/\//);
+    expect(s.cluster.nodes.length).toBeGreaterThan(0);
+    expect(s.cluster.nodes.every((n) => n.ready)).toBe(true);
 
     // Read-only: between its start and its end, no request of a non-system user but reads and the port-forward to
     // the control plane's admin (a connect, authorized as create on pods/portforward; nothing is stored).
