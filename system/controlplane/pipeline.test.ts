@@ -138,3 +138,34 @@ describe('incremental recomputation', () => {
     ]);
   });
 });
+
+describe('/snapshots/krt redaction', () => {
+  it("shows a GatewayParameters' env names, not their values, and drops managedFields; the pipeline keeps the object", () => {
+    const rt = new Runtime({ autoFlush: false, start: false });
+    const p = new Pipeline({ mode: 'strict', runtime: rt });
+    p.gatewayParameters.upsert({
+      apiVersion: 'gateway.gwvendor.dev/v1alpha1',
+      kind: 'GatewayParameters',
+      metadata: { name: 'gp', namespace: 'ns', managedFields: [{ manager: 'kubectl' }] } as never,
+      spec: {
+        kube: {
+          envoyContainer: {
+            env: [
+              { name: 'API_TOKEN', value: 's3cr3t-value' },
+              { name: 'FROM_REF', valueFrom: {} },
+            ],
+          },
+        },
+      },
+    });
+    const dump = rt.dump().find((c) => c.name === 'GatewayParameters')!;
+    const shown = JSON.stringify(dump);
+    expect(shown).not.toContain('s3cr3t-value');
+    expect(shown).not.toContain('managedFields');
+    expect((dump.state.outputs['ns/gp'] as any).spec.kube.envoyContainer.env).toEqual([
+      { name: 'API_TOKEN', value: '<redacted>' },
+      { name: 'FROM_REF', valueFrom: {} },
+    ]);
+    expect(p.gatewayParameters.get('ns/gp')!.spec!.kube!.envoyContainer!.env![0].value).toBe('s3cr3t-value');
+  });
+});

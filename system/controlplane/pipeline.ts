@@ -85,6 +85,29 @@ function stripNoise<T extends { metadata: KObject['metadata'] }>(o: T): T {
   return { ...o, metadata: meta };
 }
 
+/**
+ * What /snapshots/krt shows of a GatewayParameters: its env values can carry credentials (a token passed to the
+ * proxy), so only their names are shown. The pipeline itself keeps the object as read.
+ */
+function redactGatewayParameters(o: GatewayParameters): unknown {
+  const c = stripNoise(o);
+  const env = c.spec?.kube?.envoyContainer?.env;
+  if (!env?.some((e) => e.value !== undefined)) return c;
+  return {
+    ...c,
+    spec: {
+      ...c.spec,
+      kube: {
+        ...c.spec!.kube,
+        envoyContainer: {
+          ...c.spec!.kube!.envoyContainer,
+          env: env.map((e) => (e.value === undefined ? e : { ...e, value: '<redacted>' })),
+        },
+      },
+    },
+  };
+}
+
 export class Pipeline {
   readonly rt: Runtime;
   readonly mode: ValidationMode;
@@ -135,7 +158,12 @@ export class Pipeline {
     this.services = input<Service>('Services');
     this.endpointSlices = input<EndpointSlice>('EndpointSlices');
     this.deployments = input<Deployment>('ProxyDeployments');
-    this.gatewayParameters = input<GatewayParameters>('GatewayParameters');
+    this.gatewayParameters = new InputCollection<GatewayParameters>(
+      rt,
+      'GatewayParameters',
+      keyOf,
+      redactGatewayParameters,
+    );
     this.trafficPolicies = input<TrafficPolicy>('TrafficPolicies');
     this.gatewayExtensions = input<GatewayExtension>('GatewayExtensions');
     this.rejections = new InputCollection<RejectionRecord>(rt, 'ProxyRejections', (r) => r.key);
