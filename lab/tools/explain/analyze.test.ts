@@ -363,3 +363,22 @@ describe('explain analysis', () => {
     expect(() => parseTarget('service/web', 'ns')).toThrow(/explain needs <kind>\/<name>, kind one of HTTPRoute/);
   });
 });
+
+describe('explain analysis across the proxy pods of one Gateway', () => {
+  it('a setting only some pods hold is not applied, and the pods that lack it are named', () => {
+    const p = policy('p', { targetRefs: targetWeb, timeouts: { request: '7s' } }, '2026-01-01T00:00:00Z');
+    const route = { name: 'httproute/app/web/rule/0/match/0' };
+    const w = world({
+      policies: [p],
+      pods: [
+        pod('gw-1', { dump: dump([{ ...route, provenance: { timeouts: 'TrafficPolicy/app/p' } }]) }),
+        pod('gw-2', { dump: dump([route]) }),
+      ],
+    });
+    const r = explain(w, { kind: 'TrafficPolicy', namespace: 'app', name: 'p' });
+    expect(r.policies[0]).toMatchObject({ verdict: 'not applied', notApplied: ['timeouts'] });
+    expect(problems(r).map((f) => f.message)).toEqual([
+      'its timeouts is in the config_dump of gw-1 but not of gw-2: the proxies of one Gateway disagree',
+    ]);
+  });
+});

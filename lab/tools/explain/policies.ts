@@ -133,10 +133,19 @@ function applicationOf(
   world: World,
   p: KObj,
   scope: { gateway: GatewayKey; routePrefix?: string }[],
-): { applied: string[]; notApplied: string[]; winners: Map<string, Set<string>>; checked: boolean; routes: number } {
+): {
+  applied: string[];
+  notApplied: string[];
+  winners: Map<string, Set<string>>;
+  /** Settings some proxy pods hold from this policy and others do not (a stale or rejected config on the others). */
+  uneven: { field: string; with: string[]; without: string[] }[];
+  checked: boolean;
+  routes: number;
+} {
   const me = `TrafficPolicy/${p.metadata!.namespace}/${p.metadata!.name}`;
   const fields = policyFields(p);
-  const appliedSet = new Set<string>();
+  // Per proxy pod: each proxy must hold the setting, not just one of them.
+  const byPod = new Map<string, Set<string>>();
   const winners = new Map<string, Set<string>>();
   let checked = false;
   let routes = 0;
@@ -146,16 +155,23 @@ function applicationOf(
     for (const r of configRoutes(world, s.gateway)) {
       if (s.routePrefix && !r.name.startsWith(s.routePrefix)) continue;
       routes++;
+      const mine = byPod.get(r.pod) ?? new Set<string>();
+      byPod.set(r.pod, mine);
       for (const f of fields) {
         const by = r.provenance[f];
-        if (by === me) appliedSet.add(f);
+        if (by === me) mine.add(f);
         else if (by) winners.set(f, new Set([...(winners.get(f) ?? []), by]));
       }
     }
   }
-  const applied = fields.filter((f) => appliedSet.has(f));
-  const notApplied = fields.filter((f) => !appliedSet.has(f));
-  return { applied, notApplied, winners, checked, routes };
+  const pods = [...byPod.keys()].sort();
+  const holders = (f: string) => pods.filter((pod) => byPod.get(pod)!.has(f));
+  const applied = fields.filter((f) => pods.length > 0 && holders(f).length === pods.length);
+  const notApplied = fields.filter((f) => !applied.includes(f));
+  const uneven = notApplied
+    .filter((f) => holders(f).length > 0)
+    .map((f) => ({ field: f, with: holders(f), without: pods.filter((pod) => !byPod.get(pod)!.has(f)) }));
+  return { applied, notApplied, winners, uneven, checked, routes };
 }
 
 /** The GatewayExtension a policy's ext auth names, and why it cannot be applied (rule 3 among the causes). */
@@ -258,14 +274,24 @@ export function explainPolicyOn(
     });
   } else {
     const explained = new Set<string>();
-    for (const f of app.notApplied) {
-      const w = app.winners.get(f);
-      if (!w) continue;
-      explained.add(f);
+    for (const u of app.uneven) {
+      explained.add(u.field);
+      findings.push({
+        level: 'problem',
+        subject,
+        message: `its ${u.field} is in the config_dump of ${u.with.join(', ')} but not of ${u.without.join(', ')}: the proxies of one Gateway disagree`,
+        details: [
+          'a proxy that has not taken (or has rejected) the latest configuration: look for a NACK or a pod restart',
+        ],
+      });
     }
     // Group the overridden settings by winner, so one older policy reads as one finding.
     const byWinner = new Map<string, string[]>();
-    for (const f of explained) for (const w of app.winners.get(f)!) byWinner.set(w, [...(byWinner.get(w) ?? []), f]);
+    for (const f of app.notApplied) {
+      if (explained.has(f) || !app.winners.has(f)) continue;
+      explained.add(f);
+      for (const w of app.winners.get(f)!) byWinner.set(w, [...(byWinner.get(w) ?? []), f]);
+    }
     for (const [winner, fs] of byWinner) {
       const [, wns, wname] = winner.split('/');
       const wp = find(world.policies, wns, wname);
