@@ -15,6 +15,8 @@ import { crdResources, gv, type ResourceRegistry, type ResourceType } from './re
 import { builtinSchema, dropUnknown, unknownFields } from './schema.ts';
 import {
   type FieldRequirement,
+  formatLabelSelector,
+  fromLabelSelectorObject,
   type LabelSelector,
   matchFields,
   matchLabels,
@@ -131,17 +133,35 @@ export class Core {
     opts: ListOptions,
   ): { items: K8sObject[]; rv: number; continue?: string; remaining?: number } {
     const sel = this.selectors(rt, opts);
-    const rv = this.store.revision();
+    let rv = this.store.revision();
     let start: string | undefined;
+    let all: K8sObject[] | undefined;
     if (opts.continue) {
+      // Kubernetes' token: base64 of {v, rv, start}. Later pages show the list as it was at the first page's
+      // revision (rv); -1 (from an expired token's answer) continues at the latest one.
+      let c: { v?: unknown; rv?: unknown; start?: unknown };
       try {
-        const c = JSON.parse(Buffer.from(opts.continue, 'base64url').toString());
-        start = String(c.start);
+        c = JSON.parse(Buffer.from(opts.continue, 'base64url').toString());
       } catch {
         throw errors.badRequest('continue key is not valid: illegal base64 data at input byte 0');
       }
+      if (c?.v !== 'meta.k8s.io/v1')
+        throw errors.badRequest('continue key is not valid: server does not recognize this encoded version');
+      if (typeof c.start !== 'string' || !c.start)
+        throw errors.badRequest('continue key is not valid: encoded start key empty');
+      if (typeof c.rv !== 'number' || !Number.isInteger(c.rv) || (c.rv < 1 && c.rv !== -1))
+        throw errors.badRequest(
+          'continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)',
+        );
+      start = c.start;
+      if (c.rv !== -1 && c.rv < rv) {
+        const then = this.store.listAt(rt.bucket, rt.namespaced ? namespace : undefined, c.rv);
+        if (then === 'expired') throw errors.continueExpired(continueToken(-1, start));
+        all = then;
+        rv = c.rv;
+      }
     }
-    const all = this.store.list(rt.bucket, rt.namespaced ? namespace : undefined);
+    all ??= this.store.list(rt.bucket, rt.namespaced ? namespace : undefined);
     const items: K8sObject[] = [];
     const limit = opts.limit && opts.limit > 0 ? opts.limit : Number.POSITIVE_INFINITY;
     let i = 0;
@@ -162,9 +182,7 @@ export class Core {
     let cont: string | undefined;
     if (more && items.length) {
       const last = items[items.length - 1];
-      cont = Buffer.from(
-        JSON.stringify({ v: 'meta.k8s.io/v1', rv, start: this.key(rt, last.metadata.namespace, last.metadata.name!) }),
-      ).toString('base64url');
+      cont = continueToken(rv, this.key(rt, last.metadata.namespace, last.metadata.name!));
     }
     return { items, rv, continue: cont };
   }
@@ -865,15 +883,19 @@ export class Core {
   }
 }
 
+/** A list continuation token: the revision the list shows and the last key served. */
+function continueToken(rv: number, start: string): string {
+  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv, start })).toString('base64url');
+}
+
 function toScale(rt: ResourceType, obj: K8sObject): K8sObject {
   const s = rt.scale!;
   const spec = evalJsonPath(obj, s.specReplicasPath)[0];
   const status = evalJsonPath(obj, s.statusReplicasPath)[0];
   let selector = s.labelSelectorPath ? evalJsonPath(obj, s.labelSelectorPath)[0] : undefined;
   if (selector === undefined && rt.builtin && obj.spec?.selector) {
-    selector = Object.entries(obj.spec.selector.matchLabels ?? {})
-      .map(([k, v]) => `${k}=${v}`)
-      .join(',');
+    // Kubernetes: metav1.LabelSelectorAsSelector(spec.selector).String(), matchExpressions included.
+    selector = formatLabelSelector(fromLabelSelectorObject(obj.spec.selector) ?? []);
   }
   return {
     kind: 'Scale',

@@ -1,11 +1,14 @@
 // Durability: an @kubernetes/client-node informer idles for over 90 s and keeps receiving events, survives an API
-// server restart (resuming from its last resourceVersion, missing nothing written while it reconnected) and relists
-// when its resourceVersion left the history; acknowledged creates survive a SIGKILL of the server process.
+// server restart (objects are written as soon as the server is back, before the informer reconnects: a relay holds
+// its connections until then and the request log shows the order; it resumes from its last resourceVersion and
+// receives each of those writes once) and relists when its resourceVersion left the history; objects keep uid and
+// resourceVersion across the restart; acknowledged creates survive a SIGKILL of the server process.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api, makeInformer, type V1ConfigMap } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, makeInformer, type V1ConfigMap } from '@kubernetes/client-node';
 import { Agent, fetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labPaths } from '../../state.ts';
@@ -37,11 +40,60 @@ const cm = (name: string, data: Record<string, string> = { v: '1' }) => ({
   data,
 });
 
+/**
+ * A TCP relay in front of the API server for the informer's connections only. While `held`, it refuses the
+ * informer's connections (accepted, then closed at once: to the informer, the server is not back yet), so the test
+ * decides when the informer reconnects instead of racing its 300-ms retry. TLS passes through untouched (the
+ * serving certificate names 127.0.0.1, whatever the port).
+ */
+async function startRelay(target: () => number) {
+  const sockets = new Set<Socket>();
+  const relay = {
+    held: false,
+    refused: 0,
+    url: '',
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+  const server = createServer((client) => {
+    sockets.add(client);
+    client.on('close', () => sockets.delete(client));
+    if (relay.held) {
+      relay.refused++;
+      client.destroy();
+      return;
+    }
+    const upstream = connect({ host: '127.0.0.1', port: target() });
+    sockets.add(upstream);
+    upstream.on('close', () => sockets.delete(upstream));
+    client.pipe(upstream).pipe(client);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  relay.url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return relay;
+}
+
 describe('informer across idle periods and restarts', () => {
   it('keeps receiving events for over 90 s idle, then resumes after a restart without missing writes', {
     timeout: 180_000,
   }, async () => {
-    const kc = await lab.server.kubeConfig();
+    const direct = await lab.server.kubeConfig();
+    // The informer talks through the relay, the test's own writes go straight to the server.
+    const relay = await startRelay(() => lab.server.port);
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: direct.clusters.map((c) => ({ ...c, server: relay.url })),
+      users: direct.users,
+      contexts: direct.contexts,
+      currentContext: direct.currentContext,
+    });
     const api = kc.makeApiClient(CoreV1Api);
     const events: string[] = [];
     const informer = makeInformer<V1ConfigMap>(kc, '/api/v1/namespaces/default/configmaps', () =>
@@ -56,58 +108,88 @@ describe('informer across idle periods and restarts', () => {
       errors++;
       setTimeout(() => void informer.start(), 300);
     });
-    await informer.start();
-    await api.createNamespacedConfigMap({ namespace: 'default', body: cm('a1') });
-    await api.createNamespacedConfigMap({ namespace: 'default', body: cm('gone') });
-    await until('first events', () => events.includes('ADD a1') && events.includes('ADD gone'));
+    try {
+      await informer.start();
+      await api.createNamespacedConfigMap({ namespace: 'default', body: cm('a1') });
+      await api.createNamespacedConfigMap({ namespace: 'default', body: cm('gone') });
+      await until('first events', () => events.includes('ADD a1') && events.includes('ADD gone'));
 
-    // Idle for 46 s, one write, idle again past 90 s in total, one write: both arrive on the same watch.
-    // GWLAB_IDLE_MS shortens the idle period when debugging this test; the acceptance value is over 90 s.
-    const idle = Number(process.env.GWLAB_IDLE_MS ?? 91_000);
-    const t0 = Date.now();
-    await new Promise((r) => setTimeout(r, idle / 2 + 500));
-    await api.createNamespacedConfigMap({ namespace: 'default', body: cm('mid') });
-    await until('event after 46 s idle', () => events.includes('ADD mid'), 5000);
-    await new Promise((r) => setTimeout(r, Math.max(0, idle - (Date.now() - t0))));
-    await api.replaceNamespacedConfigMap({ namespace: 'default', name: 'a1', body: { ...cm('a1', { v: '2' }) } });
-    await until('event after 91 s', () => events.includes('UPDATE a1 2'), 5000);
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(idle);
-    expect(errors).toBe(0);
-    const watchesBefore = auditLines().filter((l) => l.verb === 'watch' && l.stage === 'ResponseStarted').length;
+      // Idle for 46 s, one write, idle again past 90 s in total, one write: both arrive on the same watch.
+      // GWLAB_IDLE_MS shortens the idle period when debugging this test; the acceptance value is over 90 s.
+      const idle = Number(process.env.GWLAB_IDLE_MS ?? 91_000);
+      const t0 = Date.now();
+      await new Promise((r) => setTimeout(r, idle / 2 + 500));
+      await api.createNamespacedConfigMap({ namespace: 'default', body: cm('mid') });
+      await until('event after 46 s idle', () => events.includes('ADD mid'), 5000);
+      await new Promise((r) => setTimeout(r, Math.max(0, idle - (Date.now() - t0))));
+      await api.replaceNamespacedConfigMap({ namespace: 'default', name: 'a1', body: { ...cm('a1', { v: '2' }) } });
+      await until('event after 91 s', () => events.includes('UPDATE a1 2'), 5000);
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(idle);
+      expect(errors).toBe(0);
 
-    const before = await api.readNamespacedConfigMap({ namespace: 'default', name: 'a1' });
-    const lastRv = (informer as unknown as { latestResourceVersion(): string }).latestResourceVersion();
-    await lab.restart();
-    // Written as soon as the server is back, before the informer has reconnected.
-    const kc2 = await lab.server.kubeConfig();
-    const api2 = kc2.makeApiClient(CoreV1Api);
-    const t1 = Date.now();
-    for (let i = 0; i < 5; i++) await api2.createNamespacedConfigMap({ namespace: 'default', body: cm(`after-${i}`) });
-    await api2.replaceNamespacedConfigMap({ namespace: 'default', name: 'a1', body: cm('a1', { v: '3' }) });
-    await api2.deleteNamespacedConfigMap({ namespace: 'default', name: 'gone' });
-    const writesMs = Date.now() - t1;
-    await until('events written during the restart', () =>
-      ['ADD after-0', 'ADD after-1', 'ADD after-2', 'ADD after-3', 'ADD after-4', 'UPDATE a1 3', 'DELETE gone'].every(
-        (e) => events.includes(e),
-      ),
-    );
-    // Objects keep their uid and resourceVersion across the restart.
-    const after = await api2.readNamespacedConfigMap({ namespace: 'default', name: 'mid' });
-    expect(before.metadata?.uid).toBeTruthy();
-    expect(after.metadata?.uid).toBe(
-      (await api2.readNamespacedConfigMap({ namespace: 'default', name: 'mid' })).metadata?.uid,
-    );
-    expect(Number(after.metadata?.resourceVersion)).toBeLessThanOrEqual(Number(lastRv));
-    // The informer resumed with a watch from its last resourceVersion (no relist).
-    const resumed = auditLines()
-      .filter((l) => l.verb === 'watch' && l.stage === 'ResponseStarted')
-      .slice(watchesBefore);
-    expect(resumed.map((l) => l.uri)).toContainEqual(expect.stringContaining(`resourceVersion=${lastRv}`));
-    expect(writesMs).toBeLessThan(5000);
-    // Each event exactly once.
-    for (const e of ['ADD after-0', 'DELETE gone', 'UPDATE a1 3'])
-      expect(events.filter((x) => x === e)).toHaveLength(1);
-    informer.stop();
+      const a1Before = await api.readNamespacedConfigMap({ namespace: 'default', name: 'a1' });
+      const midBefore = await api.readNamespacedConfigMap({ namespace: 'default', name: 'mid' });
+      const lastRv = (informer as unknown as { latestResourceVersion(): string }).latestResourceVersion();
+      expect(lastRv).toBe(a1Before.metadata?.resourceVersion);
+      const auditStart = auditLines().length;
+      // From here until the writes below are acknowledged the informer cannot reach the server: it keeps retrying
+      // (every 300 ms) and each attempt is refused, as if the server were still down.
+      relay.held = true;
+      await lab.restart();
+      // Written as soon as the server is back, before the informer has reconnected.
+      const api2 = (await lab.server.kubeConfig()).makeApiClient(CoreV1Api);
+      const t1 = Date.now();
+      for (let i = 0; i < 5; i++)
+        await api2.createNamespacedConfigMap({ namespace: 'default', body: cm(`after-${i}`) });
+      await api2.replaceNamespacedConfigMap({ namespace: 'default', name: 'a1', body: cm('a1', { v: '3' }) });
+      await api2.deleteNamespacedConfigMap({ namespace: 'default', name: 'gone' });
+      const writesMs = Date.now() - t1;
+      expect(writesMs).toBeLessThan(5000);
+      // The informer noticed the restart and was trying to reconnect while the writes were made.
+      await until('a refused reconnect', () => relay.refused > 0, 5000);
+      const errorsWhileDown = errors;
+      expect(errorsWhileDown).toBeGreaterThan(0);
+      relay.held = false;
+      await until('events written during the restart', () =>
+        ['ADD after-0', 'ADD after-1', 'ADD after-2', 'ADD after-3', 'ADD after-4', 'UPDATE a1 3', 'DELETE gone'].every(
+          (e) => events.includes(e),
+        ),
+      );
+
+      // The request log, in the order the server answered: every write above, then the informer's first request to
+      // the restarted server, a watch from its last resourceVersion (no relist). The old server's closing lines of
+      // the ended watch (stage ResponseComplete) are not requests to the new one.
+      const log = auditLines().slice(auditStart);
+      const isWrite = (l: any) => l.resource === 'configmaps' && ['create', 'update', 'delete'].includes(l.verb);
+      const isInformer = (l: any) =>
+        l.resource === 'configmaps' && (l.verb === 'list' || (l.verb === 'watch' && l.stage === 'ResponseStarted'));
+      const writes = log.filter(isWrite);
+      expect(writes.map((l) => l.verb)).toEqual(['create', 'create', 'create', 'create', 'create', 'update', 'delete']);
+      expect(writes.at(-1).name).toBe('gone');
+      const lastWrite = log.findLastIndex(isWrite);
+      const firstInformer = log.findIndex(isInformer);
+      expect(firstInformer, 'the informer reached the restarted server before the writes').toBeGreaterThan(lastWrite);
+      expect(log[firstInformer].verb).toBe('watch');
+      expect(log[firstInformer].uri).toContain(`resourceVersion=${lastRv}`);
+      expect(log.filter((l) => l.resource === 'configmaps' && l.verb === 'list')).toEqual([]);
+
+      // Objects keep their uid and resourceVersion across the restart (read before it and after it); the revision
+      // counter continues where it was, so the write after the restart has a higher resourceVersion.
+      const midAfter = await api2.readNamespacedConfigMap({ namespace: 'default', name: 'mid' });
+      const a1After = await api2.readNamespacedConfigMap({ namespace: 'default', name: 'a1' });
+      expect(midBefore.metadata?.uid).toBeTruthy();
+      expect(midAfter.metadata?.uid).toBe(midBefore.metadata?.uid);
+      expect(midAfter.metadata?.resourceVersion).toBe(midBefore.metadata?.resourceVersion);
+      expect(midAfter.metadata?.creationTimestamp).toEqual(midBefore.metadata?.creationTimestamp);
+      expect(a1After.metadata?.uid).toBe(a1Before.metadata?.uid);
+      expect(Number(a1After.metadata?.resourceVersion)).toBeGreaterThan(Number(lastRv));
+      // Each event exactly once.
+      for (const e of ['ADD after-0', 'DELETE gone', 'UPDATE a1 3'])
+        expect(events.filter((x) => x === e)).toHaveLength(1);
+    } finally {
+      await informer.stop();
+      await relay.close();
+    }
   });
 
   it('relists when its resourceVersion is older than the history (410 Expired)', { timeout: 60_000 }, async () => {

@@ -33,6 +33,8 @@ export class ApiError extends Error {
   readonly details?: StatusDetails;
   /** Extra response headers (e.g. Retry-After). */
   readonly headers?: Record<string, string>;
+  /** The Status's ListMeta (`continue` of an expired list continuation). */
+  listMeta?: { continue?: string };
   constructor(
     code: number,
     reason: string,
@@ -50,7 +52,7 @@ export class ApiError extends Error {
     const s: Status = {
       kind: 'Status',
       apiVersion: 'v1',
-      metadata: {},
+      metadata: this.listMeta ? { ...this.listMeta } : {},
       status: 'Failure',
       message: this.message,
       reason: this.reason,
@@ -153,6 +155,22 @@ export const errors = {
   },
   expired(requested: string | number, oldest: number): ApiError {
     return new ApiError(410, 'Expired', `too old resource version: ${requested} (${oldest})`);
+  },
+  /**
+   * A `continue` token older than the history: Kubernetes' answer when etcd compacted the list's revision, with a
+   * token that continues at the latest revision (inconsistently, as the message says).
+   */
+  continueExpired(latestToken: string): ApiError {
+    const e = new ApiError(
+      410,
+      'Expired',
+      'The provided continue parameter is too old to display a consistent list result. You can start a new list ' +
+        'without the continue parameter, or use the continue token in this response to retrieve the remainder of ' +
+        'the results. Continuing with the provided token results in an inconsistent list - objects that were ' +
+        'created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
+    );
+    e.listMeta = { continue: latestToken };
+    return e;
   },
   gone(message: string): ApiError {
     return new ApiError(410, 'Gone', message);

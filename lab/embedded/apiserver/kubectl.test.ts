@@ -2,6 +2,7 @@
 // apply (client-side and server-side, twice, changed), get in its forms, get all, tables, validation, scale, events.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Agent, fetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestLab, type TestLab } from './testing.ts';
 
@@ -66,8 +67,24 @@ beforeAll(async () => {
   await lab.k(['wait', '--for', 'condition=established', '--timeout=20s', 'crd/widgets.example.com']);
 });
 afterAll(async () => {
+  await agent?.close();
   await lab?.stop();
 });
+
+let agent: Agent | undefined;
+/** A GET straight to the server (no kubectl), with the Accept header given. */
+async function get(path: string, accept = 'application/json') {
+  agent ??= new Agent({ connect: { ca: lab.server.caPem } });
+  const r = await fetch(lab.server.url + path, {
+    dispatcher: agent,
+    headers: { Authorization: `Bearer ${lab.server.adminToken}`, Accept: accept },
+  });
+  return { status: r.status, contentType: r.headers.get('content-type') ?? '', json: (await r.json()) as any };
+}
+
+/** Paths of the requests kubectl logged at -v=6 or more (`GET https://host:port/path?query`). */
+const requested = (stderr: string, method = 'GET') =>
+  [...stderr.matchAll(new RegExp(`\\] ${method} (https://\\S+)`, 'g'))].map((m) => new URL(m[1]));
 
 describe('discovery', () => {
   it('api-resources lists built-ins and CRDs with short names and categories', async () => {
@@ -96,6 +113,111 @@ describe('discovery', () => {
       expect(out).toMatch(new RegExp(`^${r}\\s`, 'm'));
     const wide = await lab.k(['api-resources', '-o', 'wide', '--api-group=apps']);
     expect(wide).toMatch(/deployments.*create,delete,deletecollection,get,list,patch,update,watch\s+all/);
+  });
+
+  it('serves aggregated discovery v2 on /api and /apis: kubectl with an empty cache reads nothing else', async () => {
+    // kubectl falls back to the legacy lists silently, so what it prints proves nothing about v2: its request log
+    // does. Asked with kubectl 1.32's Accept header (v2, then v2beta1, then plain JSON), the server answers v2 and
+    // kubectl needs no per-group-version list.
+    const KUBECTL_ACCEPT =
+      'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,' +
+      'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json';
+    const r = await lab.kubectl(['api-resources', '-v=8', `--cache-dir=${join(lab.home, 'empty-cache')}`]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^widgets\s+wd\s+example.com\/v1\s+true\s+Widget$/m);
+    expect(requested(r.stderr).map((u) => u.pathname)).toEqual(['/api', '/apis']);
+    expect(r.stderr).toContain(`Accept: ${KUBECTL_ACCEPT}`);
+    expect(
+      r.stderr.match(/Content-Type: application\/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList/g),
+    ).toHaveLength(2);
+
+    const core = await get('/api', KUBECTL_ACCEPT);
+    const groups = await get('/apis', KUBECTL_ACCEPT);
+    for (const d of [core, groups]) {
+      expect(d.status).toBe(200);
+      expect(d.contentType).toBe('application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');
+      expect(d.json).toMatchObject({ kind: 'APIGroupDiscoveryList', apiVersion: 'apidiscovery.k8s.io/v2' });
+    }
+    const resource = (list: any, group: string, name: string) => {
+      const g = list.items.find((i: any) => i.metadata.name === group);
+      expect(g, group).toBeDefined();
+      expect(g.versions[0]).toMatchObject({ version: 'v1', freshness: 'Current' });
+      return g.versions[0].resources.find((x: any) => x.resource === name);
+    };
+    const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+    expect(core.json.items.map((i: any) => i.metadata.name)).toEqual(['']);
+    expect(resource(core.json, '', 'pods')).toMatchObject({
+      responseKind: { group: '', version: 'v1', kind: 'Pod' },
+      scope: 'Namespaced',
+      singularResource: 'pod',
+      verbs: ALL_VERBS,
+      shortNames: ['po'],
+      categories: ['all'],
+    });
+    expect(resource(core.json, '', 'pods').subresources).toContainEqual({
+      subresource: 'status',
+      responseKind: { group: '', version: 'v1', kind: 'Pod' },
+      verbs: ['get', 'patch', 'update'],
+    });
+    expect(resource(core.json, '', 'namespaces')).toMatchObject({ scope: 'Cluster', shortNames: ['ns'] });
+    expect(resource(groups.json, 'apps', 'deployments')).toMatchObject({
+      responseKind: { group: 'apps', version: 'v1', kind: 'Deployment' },
+      scope: 'Namespaced',
+      singularResource: 'deployment',
+      verbs: ALL_VERBS,
+      shortNames: ['deploy'],
+      categories: ['all'],
+    });
+    expect(resource(groups.json, 'apps', 'replicasets').subresources).toContainEqual({
+      subresource: 'scale',
+      responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
+      verbs: ['get', 'patch', 'update'],
+    });
+    expect(resource(groups.json, 'example.com', 'widgets')).toMatchObject({
+      responseKind: { group: 'example.com', version: 'v1', kind: 'Widget' },
+      scope: 'Namespaced',
+      singularResource: 'widget',
+      shortNames: ['wd'],
+      categories: ['all'],
+    });
+    expect(resource(groups.json, 'apiextensions.k8s.io', 'customresourcedefinitions')).toMatchObject({
+      scope: 'Cluster',
+      shortNames: ['crd', 'crds'],
+    });
+
+    // v2beta1 when only that is asked for; the legacy documents without a discovery media type.
+    const beta = await get('/apis', 'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList');
+    expect(beta.contentType).toBe('application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList');
+    expect(beta.json.apiVersion).toBe('apidiscovery.k8s.io/v2beta1');
+    expect(resource(beta.json, 'example.com', 'widgets').shortNames).toEqual(['wd']);
+    expect((await get('/api')).json).toMatchObject({ kind: 'APIVersions', versions: ['v1'] });
+    const legacyGroups = (await get('/apis')).json;
+    expect(legacyGroups.kind).toBe('APIGroupList');
+    expect(legacyGroups.groups).toContainEqual(
+      expect.objectContaining({
+        name: 'example.com',
+        preferredVersion: { groupVersion: 'example.com/v1', version: 'v1' },
+      }),
+    );
+    const apps = (await get('/apis/apps/v1')).json;
+    expect(apps).toMatchObject({ kind: 'APIResourceList', groupVersion: 'apps/v1' });
+    expect(apps.resources).toContainEqual({
+      name: 'deployments',
+      singularName: 'deployment',
+      namespaced: true,
+      kind: 'Deployment',
+      verbs: ALL_VERBS,
+      shortNames: ['deploy'],
+      categories: ['all'],
+    });
+    expect(apps.resources).toContainEqual(
+      expect.objectContaining({ name: 'replicasets/scale', group: 'autoscaling', version: 'v1', kind: 'Scale' }),
+    );
+    const widgets = (await get('/apis/example.com/v1')).json;
+    expect(widgets.resources).toContainEqual(
+      expect.objectContaining({ name: 'widgets', kind: 'Widget', shortNames: ['wd'], categories: ['all'] }),
+    );
+    expect((await get('/apis/example.com/v2')).status).toBe(404);
   });
 
   it('watch responses start at once: kubectl wait on a met condition does not wait for a keep-alive', async () => {
@@ -247,8 +369,21 @@ describe('get', () => {
 
   it('limit/continue pages through lists (kubectl --chunk-size)', async () => {
     for (let i = 0; i < 7; i++) await cm(`page-${i}`, 'demo');
-    const out = await lab.k(['get', 'cm', '-n', 'demo', '--chunk-size=2', '-o', 'name', '-v=6']);
-    expect(out.split('\n').filter((l) => l.startsWith('configmap/page-'))).toHaveLength(7);
+    const names = JSON.parse(await lab.k(['get', 'cm', '-n', 'demo', '-o', 'json'])).items.map(
+      (i: any) => `configmap/${i.metadata.name}`,
+    );
+    expect(names.length).toBeGreaterThanOrEqual(8);
+    const r = await lab.kubectl(['get', 'cm', '-n', 'demo', '--chunk-size=2', '-o', 'name', '-v=6']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim().split('\n')).toEqual(names);
+    // The pages kubectl asked for (-v=6 logs each request): one GET per 2 objects, each after the first carrying
+    // the continue token of the page before. A server that ignored `limit` would answer everything at once.
+    const pages = requested(r.stderr).filter((u) => u.pathname === '/api/v1/namespaces/demo/configmaps');
+    expect(pages).toHaveLength(Math.ceil(names.length / 2));
+    expect(pages.map((u) => u.searchParams.get('limit'))).toEqual(pages.map(() => '2'));
+    expect(pages[0].searchParams.has('continue')).toBe(false);
+    for (const u of pages.slice(1)) expect(u.searchParams.get('continue')).toMatch(/^[A-Za-z0-9_-]+$/);
+    expect(new Set(pages.map((u) => u.searchParams.get('continue'))).size).toBe(pages.length);
   });
 });
 
@@ -505,5 +640,153 @@ describe('events', () => {
     const get = await lab.k(['get', 'events', '-n', 'demo']);
     expect(get).toMatch(/^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE$/m);
     expect(get).toMatch(/Normal\s+Pulled\s+pod\/p-run\s+Container image/);
+  });
+});
+
+describe('scale', () => {
+  it('kubectl scale rs uses replicasets/scale; GET .../scale is a Scale with the selector as text', async () => {
+    await lab.k(
+      ['create', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'apps/v1',
+        kind: 'ReplicaSet',
+        metadata: { name: 'rs1', namespace: 'demo' },
+        spec: {
+          replicas: 2,
+          selector: {
+            matchLabels: { tier: 'a', app: 'rs1' },
+            matchExpressions: [{ key: 'track', operator: 'In', values: ['stable', 'canary'] }],
+          },
+          template: {
+            metadata: { labels: { app: 'rs1', tier: 'a', track: 'stable' } },
+            spec: { containers: [{ name: 'c', image: 'x:1' }] },
+          },
+        },
+      }),
+    );
+    const r = await lab.kubectl(['scale', 'rs/rs1', '-n', 'demo', '--replicas=4', '-v=6']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/replicaset.apps\/rs1 scaled/);
+    expect(requested(r.stderr, 'PATCH').map((u) => u.pathname)).toEqual([
+      '/apis/apps/v1/namespaces/demo/replicasets/rs1/scale',
+    ]);
+    const rs = JSON.parse(await lab.k(['get', 'rs', 'rs1', '-n', 'demo', '-o', 'json']));
+    expect(rs.spec.replicas).toBe(4);
+    expect(rs.metadata.generation).toBe(2);
+    // --current-replicas is checked against the Scale kubectl reads first.
+    const stale = await lab.kubectl(['scale', 'rs/rs1', '-n', 'demo', '--current-replicas=3', '--replicas=5']);
+    expect(stale.code).not.toBe(0);
+    expect(stale.stderr).toMatch(/Expected replicas to be 3, was 4/);
+    await lab.k(['scale', 'rs/rs1', '-n', 'demo', '--current-replicas=4', '--replicas=5']);
+    await lab.k([
+      'patch',
+      'rs',
+      'rs1',
+      '-n',
+      'demo',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      '{"status":{"replicas":3}}',
+    ]);
+    const updated = JSON.parse(await lab.k(['get', 'rs', 'rs1', '-n', 'demo', '-o', 'json']));
+    const scale = JSON.parse(await lab.k(['get', '--raw', '/apis/apps/v1/namespaces/demo/replicasets/rs1/scale']));
+    expect(scale).toEqual({
+      kind: 'Scale',
+      apiVersion: 'autoscaling/v1',
+      metadata: {
+        name: 'rs1',
+        namespace: 'demo',
+        uid: updated.metadata.uid,
+        resourceVersion: updated.metadata.resourceVersion,
+        creationTimestamp: updated.metadata.creationTimestamp,
+      },
+      spec: { replicas: 5 },
+      // Kubernetes' LabelSelectorAsSelector(...).String(): requirements sorted by key, set values sorted.
+      status: { replicas: 3, selector: 'app=rs1,tier=a,track in (canary,stable)' },
+    });
+    // The selector is one kubectl accepts, and it selects the ReplicaSet's pods (here: by the template's labels).
+    const pod = JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'rs1-pod', namespace: 'demo', labels: { app: 'rs1', tier: 'a', track: 'stable' } },
+      spec: { containers: [{ name: 'c', image: 'x:1' }] },
+    });
+    await lab.k(['create', '-f', '-'], pod);
+    expect((await lab.k(['get', 'pods', '-n', 'demo', '-l', scale.status.selector, '-o', 'name'])).trim()).toBe(
+      'pod/rs1-pod',
+    );
+  });
+});
+
+describe('custom resource pruning', () => {
+  // Fields the Widget schema does not declare are dropped from what is stored, except under spec.extra
+  // (x-kubernetes-preserve-unknown-fields: true), whatever its depth.
+  const pruned = (name: string) => `
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: ${name}, namespace: demo}
+bogusRoot: 1
+spec:
+  size: small
+  bogus: yes
+  ports: [{name: http, port: 80, bogusPort: 1}]
+  extra: {anything: {nested: [1, {deep: true}]}, more: x}
+`;
+  const EXTRA = { anything: { nested: [1, { deep: true }] }, more: 'x' };
+
+  it('kubectl create --validate=false (fieldValidation=Ignore) stores the widget without its unknown fields', async () => {
+    const r = await lab.kubectl([
+      'create',
+      '--validate=false',
+      '-f',
+      lab.file('pruned.yaml', pruned('pruned')),
+      '-v=6',
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(requested(r.stderr, 'POST')[0].searchParams.get('fieldValidation')).toBe('Ignore');
+    expect(r.stderr).not.toMatch(/Warning/);
+    const w = JSON.parse(await lab.k(['get', 'widget', 'pruned', '-n', 'demo', '-o', 'json']));
+    expect(w.bogusRoot).toBeUndefined();
+    expect(w.spec).toEqual({
+      size: 'small',
+      replicas: 1,
+      color: 'blue',
+      ports: [{ name: 'http', port: 80 }],
+      extra: EXTRA,
+    });
+  });
+
+  it('kubectl apply --validate=warn stores it pruned and prints a warning per dropped field; patches are pruned too', async () => {
+    const r = await lab.kubectl(['apply', '--validate=warn', '-f', lab.file('pruned2.yaml', pruned('pruned2'))]);
+    expect(r.code, r.stderr).toBe(0);
+    for (const f of ['bogusRoot', 'spec.bogus', 'spec.ports[0].bogusPort'])
+      expect(r.stderr).toContain(`unknown field "${f}"`);
+    expect(r.stderr).not.toMatch(/unknown field "spec.extra/);
+    const w = JSON.parse(await lab.k(['get', 'widget', 'pruned2', '-n', 'demo', '-o', 'json']));
+    expect(Object.keys(w).sort()).toEqual(['apiVersion', 'kind', 'metadata', 'spec']);
+    expect(w.spec).toEqual({
+      size: 'small',
+      replicas: 1,
+      color: 'blue',
+      ports: [{ name: 'http', port: 80 }],
+      extra: EXTRA,
+    });
+    // A merge patch without fieldValidation (the server's default, Warn) is pruned the same way.
+    const p = await lab.kubectl([
+      'patch',
+      'widget',
+      'pruned2',
+      '-n',
+      'demo',
+      '--type=merge',
+      '-p',
+      '{"spec":{"bogus2":1,"extra":{"added":{"x":[{"y":1}]}}}}',
+    ]);
+    expect(p.code, p.stderr).toBe(0);
+    expect(p.stderr).toContain('unknown field "spec.bogus2"');
+    const w2 = JSON.parse(await lab.k(['get', 'widget', 'pruned2', '-n', 'demo', '-o', 'json']));
+    expect(w2.spec.bogus2).toBeUndefined();
+    expect(w2.spec.extra).toEqual({ ...EXTRA, added: { x: [{ y: 1 }] } });
   });
 });

@@ -128,6 +128,29 @@ export function fromLabelSelectorObject(
   return reqs;
 }
 
+/**
+ * A selector in the text form of apimachinery's `labels.Selector.String()`: requirements sorted by key, `in`/`notin`
+ * values sorted (what a Scale's `status.selector` carries, and what `kubectl get -l` accepts).
+ */
+export function formatLabelSelector(sel: LabelSelector): string {
+  return [...sel]
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    .map((r) => {
+      switch (r.op) {
+        case 'exists':
+          return r.key;
+        case '!':
+          return `!${r.key}`;
+        case '=':
+        case '!=':
+          return `${r.key}${r.op}${r.value}`;
+        default:
+          return `${r.key} ${r.op} (${[...r.values].sort().join(',')})`;
+      }
+    })
+    .join(',');
+}
+
 export interface FieldRequirement {
   field: string;
   op: '=' | '!=';

@@ -59,6 +59,12 @@ export class Store {
   private historyStart = 0;
   /** Watches can resume from any revision ≥ this one. */
   private oldestResumable = 0;
+  /**
+   * The revision when this process opened the store. The history rebuilt from the log cannot always tell what a key
+   * held before a write (compaction may have dropped the row the write replaced), so only the history written since
+   * can rebuild an earlier state (`listAt`).
+   */
+  private openedAt = 0;
   private readonly historySize: number;
   private readonly keepRevisions: number;
   private readonly db?: DatabaseSync;
@@ -111,6 +117,7 @@ export class Store {
       this.insert = this.db.prepare('INSERT INTO log (rev, bucket, key, deleted, value) VALUES (?, ?, ?, ?, ?)');
       this.deleteRow = this.db.prepare('DELETE FROM log WHERE rev = ?');
       this.load();
+      this.openedAt = this.rev;
     }
   }
 
@@ -210,6 +217,31 @@ export class Store {
     const out: K8sObject[] = new Array(keys.length);
     for (let i = 0; i < keys.length; i++) out[i] = b.objects.get(keys[i])!;
     return out;
+  }
+
+  /**
+   * Objects of a bucket (optionally one namespace's) as they were at revision `rev`, in key order: the current ones
+   * with every key written since put back to what it held then (from the watch history, whose events carry the
+   * object they replaced). 'expired' when the history no longer reaches back to `rev` (or `rev` predates this
+   * process). This is what keeps the pages of a `limit`/`continue` list consistent with its first page.
+   */
+  listAt(bucket: string, namespace: string | undefined, rev: number): K8sObject[] | 'expired' {
+    if (rev >= this.rev) return this.list(bucket, namespace);
+    if (rev < this.openedAt) return 'expired';
+    const evs = this.since(bucket, rev);
+    if (evs === 'expired') return 'expired';
+    // Writes of this event-loop turn are not in the history until their commit.
+    for (const ev of this.pending) if (ev.bucket === bucket && ev.rev > rev) evs.push(ev);
+    if (!evs.length) return this.list(bucket, namespace);
+    // The first event of a key after `rev` tells what the key held at `rev`: nothing if it was a create.
+    const then = new Map<string, K8sObject | undefined>();
+    for (const ev of evs) if (!then.has(ev.key)) then.set(ev.key, ev.type === 'ADDED' ? undefined : ev.prev);
+    const prefix = namespace ? `${namespace}/` : '';
+    const objects = new Map<string, K8sObject>();
+    const b = this.buckets.get(bucket);
+    if (b) for (const [k, o] of b.objects) if (k.startsWith(prefix) && !then.has(k)) objects.set(k, o);
+    for (const [k, o] of then) if (o && k.startsWith(prefix)) objects.set(k, o);
+    return [...objects.keys()].sort().map((k) => objects.get(k)!);
   }
 
   /** Keys of a bucket in order (for continue tokens). */
