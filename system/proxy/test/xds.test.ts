@@ -307,17 +307,70 @@ describe('NACKs keep the last good config serving', () => {
   });
 });
 
+/** The time an Envoy-format log line carries (`[2026-05-19 07:37:58.089]...`), in ms. */
+function lineTime(line: string): number {
+  const m = /^\[(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d\.\d{3})\]/.exec(line);
+  if (!m) throw new Error(`no timestamp in ${line}`);
+  return new Date(`${m[1]}T${m[2]}`).getTime();
+}
+
+const STREAM_CLOSED = /\]\[warning\]\[config\] .*StreamAggregatedResources gRPC config stream to xds_cluster closed/;
+const RETRYING = /\]\[debug\]\[config\] .*gRPC config stream to xds_cluster: retrying in (\d+)ms/;
+
 describe('control plane gone', () => {
-  it('keeps serving the last good config, then reconnects and resyncs', async () => {
+  // startTestProxy's ADS back-off: 50 ms base, 500 ms cap (Envoy's 500 ms .. 30 s, scaled down for a test). Each
+  // wait is drawn at random below a ceiling of base·2^attempt, capped (full jitter, as Envoy's
+  // JitteredExponentialBackOffStrategy); a stream that gets an answer resets it.
+  const BASE = 50;
+  const MAX = 500;
+  const ceiling = (k: number) => Math.min(MAX, BASE * 2 ** k);
+
+  it('keeps serving while reconnect attempts back off (growing, bounded), then reconnects and resyncs', async () => {
+    expect((await proxy.admin('/logging?config=debug', 'POST')).status).toBe(200);
+    const from = proxy.logs.length;
     const port = xds.port;
     await xds.close();
     await eventually(() => stat('control_plane.connected_state') === 0, 5000, 'disconnected');
-    expect((await get('/headers')).status).toBe(200);
-    expect(
-      proxy.logs.some((l) =>
-        /\]\[warning\]\[config\] .*StreamAggregatedResources gRPC config stream to xds_cluster closed/.test(l),
-      ),
-    ).toBe(true);
+    // Down for 3 s: the last good config serves every request meanwhile.
+    const statuses: number[] = [];
+    const downUntil = Date.now() + 3000;
+    while (Date.now() < downUntil) {
+      statuses.push((await get('/headers')).status);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(statuses.length).toBeGreaterThan(20);
+    expect(statuses.filter((s) => s !== 200)).toEqual([]);
+    const lines = proxy.logs.slice(from);
+    const closedAt = lines.filter((l) => STREAM_CLOSED.test(l)).map(lineTime);
+    const waits = lines.map((l) => RETRYING.exec(l)).flatMap((m) => (m ? [Number(m[1])] : []));
+    // One wait announced per failed attempt; with the cap at 500 ms, 3 s hold well over 6 attempts.
+    expect(waits.length).toBeGreaterThanOrEqual(6);
+    expect(closedAt.length).toBe(waits.length);
+    // Bounded and growing: the k-th wait stays under its ceiling (50, 100, 200, 400, then the 500 ms cap)...
+    waits.forEach((w, k) => {
+      expect(w, `wait ${k}`).toBeGreaterThanOrEqual(10);
+      expect(w, `wait ${k}`).toBeLessThanOrEqual(ceiling(k));
+    });
+    // ...and the ceiling did grow: from the 5th attempt on, waits above twice the base (impossible if it had stayed
+    // at 50 or 100 ms; with a 500 ms ceiling each wait is ≤ 100 ms with probability 1/5, so all of them only once
+    // in 5^(n-4)).
+    expect(Math.max(...waits.slice(4))).toBeGreaterThan(2 * BASE);
+    // The attempts are spaced by those waits: the next attempt fails no sooner than the wait (log times are whole
+    // ms, hence the 1 ms), and soon after it (a refused connection fails at once; the slack is for a busy machine).
+    for (let k = 0; k + 1 < closedAt.length; k++) {
+      const gap = closedAt[k + 1]! - closedAt[k]!;
+      expect(gap, `gap after attempt ${k}`).toBeGreaterThanOrEqual(waits[k]! - 1);
+      expect(gap, `gap after attempt ${k}`).toBeLessThanOrEqual(waits[k]! + 250);
+    }
+    // Still trying at the end of the outage (no giving up): the last attempt is at most one capped wait old.
+    expect(Date.now() - closedAt.at(-1)!).toBeLessThan(MAX + 500);
+    // Envoy's warning counts the time since the stream was lost (code 14: UNAVAILABLE).
+    const since = lines
+      .filter((l) => STREAM_CLOSED.test(l))
+      .map((l) => Number(/closed(?: since (\d+)s ago)?: 14, /.exec(l)?.[1] ?? 0));
+    expect(since).toEqual([...since].sort((x, y) => x - y));
+    expect(since.at(-1)).toBeGreaterThanOrEqual(2);
+
     // A new control plane on the same address, with a newer config.
     xds = await startTestXdsServer(port);
     xds.setSnapshot(
@@ -335,6 +388,29 @@ describe('control plane gone', () => {
     expect(r.status).toBe(203);
     expect(r.body).toBe('resynced');
     expect(stat('control_plane.connected_state')).toBe(1);
+
+    // The answered stream reset the back-off: the next outage starts again from the base.
+    const from2 = proxy.logs.length;
+    await xds.close();
+    const first = await eventually(
+      () =>
+        proxy.logs
+          .slice(from2)
+          .map((l) => RETRYING.exec(l))
+          .find((m) => m),
+      5000,
+      'a retry after the second outage',
+    );
+    expect(Number(first[1])).toBeLessThanOrEqual(BASE);
+    xds = await startTestXdsServer(port);
+    xds.setSnapshot(
+      '11',
+      snapshot({
+        routes: [{ match: { prefix: '/' }, direct_response: { status: 203, body: { inline_string: 'resynced' } } }],
+      }),
+    );
+    await ack(TYPE_URL.routeConfiguration, '11');
+    expect((await proxy.admin('/logging?config=info', 'POST')).status).toBe(200);
   });
 });
 

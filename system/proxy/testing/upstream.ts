@@ -23,7 +23,11 @@ export interface TestUpstream {
  * Paths: `/status/<code>`, `/delay/<ms>`, `/drop` (closes the socket without answering), `/flaky/<key>/<n>` (503 for
  * the first n requests of that key, then 200); anything else 200 with a JSON echo {name, method, url, headers, body}.
  */
-export async function startTestUpstream(name = 'upstream'): Promise<TestUpstream> {
+export async function startTestUpstream(
+  name = 'upstream',
+  /** Where to listen: 127.0.0.1 and a free port unless given (DNS tests put two upstreams on one port, two IPs). */
+  at: { host?: string; port?: number } = {},
+): Promise<TestUpstream> {
   const received: Received[] = [];
   const flaky = new Map<string, number>();
   const sockets = new Set<net.Socket>();
@@ -73,7 +77,13 @@ export async function startTestUpstream(name = 'upstream'): Promise<TestUpstream
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
-  await new Promise<void>((resolve) => server.listen({ host: '127.0.0.1', port: 0 }, resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ host: at.host ?? '127.0.0.1', port: at.port ?? 0 }, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
   const port = (server.address() as net.AddressInfo).port;
   return {
     name,

@@ -463,6 +463,12 @@ export class Cluster {
     this.stats.max_host_weight.set(next.reduce((m, h) => Math.max(m, h.weight), 0));
   }
 
+  /**
+   * STRICT_DNS / LOGICAL_DNS: resolves every name of load_assignment, then again every dns_refresh_rate. As in
+   * Envoy's ResolveTarget, each name counts update_attempt, then update_success or update_failure; the cluster is
+   * initialized after the first round whatever its outcome (an unresolvable name leaves it without hosts: 503 "no
+   * healthy upstream"), and a failed lookup keeps the hosts of that name's last good answer.
+   */
   private resolveDns(): void {
     if (this.destroyed) return;
     const dnsLog = this.logs.logger('dns');
@@ -470,26 +476,31 @@ export class Cluster {
     Promise.all(
       targets.map(async (e) => {
         if (net.isIP(e.address)) return [e];
+        this.stats.update_attempt.inc();
         dnsLog.debug(`dns resolution for ${e.address} started`);
         try {
           const found = await dns.promises.lookup(e.address, { all: true, family: this.spec.dnsFamily });
+          this.stats.update_success.inc();
           dnsLog.debug(`dns resolution for ${e.address} completed with status 0`);
           const list = this.spec.type === 'LOGICAL_DNS' ? found.slice(0, 1) : found;
           return list.map((a) => ({ ...e, address: a.address, hostname: e.address }));
         } catch (err) {
+          this.stats.update_failure.inc();
           dnsLog.debug(`dns resolution for ${e.address} failed: ${(err as NodeJS.ErrnoException).code}`);
           return undefined;
         }
       }),
     ).then((results) => {
       if (this.destroyed) return;
-      // A failed lookup keeps that target's previous hosts (Envoy keeps the last good resolution).
       const next: EndpointSpec[] = [];
       results.forEach((r, i) => {
         if (r) next.push(...r);
         else {
+          // The kept hosts carry the name as their hostname again, so that a second failure in a row still finds
+          // them (with the endpoint's own hostname, often empty, the name's hosts were dropped on the next failure).
           const name = targets[i]!.address;
-          for (const h of this.hosts) if (h.hostname === name) next.push({ ...targets[i]!, address: h.address });
+          for (const h of this.hosts)
+            if (h.hostname === name) next.push({ ...targets[i]!, address: h.address, hostname: name });
         }
       });
       if (results.some((r) => r !== undefined) || this.isInitialized) this.setHosts(next);
