@@ -21,7 +21,10 @@ interface Ctx {
   caPem: string;
 }
 
-function writeFiles(dir: string, files: Record<string, string | Buffer>, mode = 0o644): void {
+/** File contents by relative path: text (ConfigMap data, downward API) or bytes (Secret data, binaryData). */
+type Files = Record<string, string | Buffer>;
+
+function writeFiles(dir: string, files: Files, mode = 0o644): void {
   for (const [rel, content] of Object.entries(files)) {
     const p = join(dir, rel);
     mkdirSync(dirname(p), { recursive: true });
@@ -39,9 +42,9 @@ async function getObj(client: KubeClient, path: string): Promise<any | undefined
   }
 }
 
-function keyed(data: Record<string, string>, items: { key: string; path: string }[] | undefined, what: string) {
+function keyed(data: Files, items: { key: string; path: string }[] | undefined, what: string): Files {
   if (!items?.length) return { ...data };
-  const out: Record<string, string> = {};
+  const out: Files = {};
   for (const it of items) {
     if (!(it.key in data)) throw new VolumeError(`${what}: key "${it.key}" not found`);
     out[it.path] = data[it.key];
@@ -49,10 +52,12 @@ function keyed(data: Record<string, string>, items: { key: string; path: string 
   return out;
 }
 
-const b64 = (data: Record<string, string> = {}) =>
-  Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('latin1')]));
+// Secret data and ConfigMap binaryData are bytes: kept as Buffers and written as they are. (Going through a string
+// would re-encode every byte >= 0x80 as UTF-8 on write.)
+const b64 = (data: Record<string, string> = {}): Record<string, Buffer> =>
+  Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'base64')]));
 
-async function configMapFiles(ctx: Ctx, src: any): Promise<Record<string, string>> {
+async function configMapFiles(ctx: Ctx, src: any): Promise<Files> {
   const ns = ctx.pod.metadata.namespace;
   const cm = await getObj(ctx.client, `/api/v1/namespaces/${ns}/configmaps/${src.name}`);
   if (!cm) {
@@ -63,7 +68,7 @@ async function configMapFiles(ctx: Ctx, src: any): Promise<Record<string, string
   return keyed(data, src.items, `configmap "${src.name}"`);
 }
 
-async function secretFiles(ctx: Ctx, src: any): Promise<Record<string, string>> {
+async function secretFiles(ctx: Ctx, src: any): Promise<Files> {
   const ns = ctx.pod.metadata.namespace;
   const name = src.secretName ?? src.name;
   const s = await getObj(ctx.client, `/api/v1/namespaces/${ns}/secrets/${name}`);
@@ -159,7 +164,7 @@ export async function prepareVolumes(
       continue;
     }
     const dir = join(podDir, 'volumes', v.name);
-    let files: Record<string, string> = {};
+    let files: Files = {};
     let mode = 0o644;
     if (v.emptyDir) {
       mkdirSync(dir, { recursive: true });

@@ -3,6 +3,8 @@
 //   /config    the file at CONFIG_PATH (a ConfigMap at its absolute mountPath)
 //   /pods      pod names of my namespace through in-cluster config (service-account token)
 //   /grpc?target=host:port      an Echo call through gRPC
+//   /env       my environment     /cwd    my working directory
+//   /file?path=/abs/path          a file's bytes, base64 (read through the hook's mountPath remap)
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
@@ -20,6 +22,11 @@ const app = http.createServer(async (req, res) => {
   console.log(`${req.method} ${url.pathname}`);
   try {
     if (url.pathname === '/self') return json(res, 200, await (await fetch('http://localhost:19000/')).json());
+    if (url.pathname === '/env') return json(res, 200, process.env);
+    if (url.pathname === '/cwd') return json(res, 200, { cwd: process.cwd() });
+    if (url.pathname === '/file') {
+      return json(res, 200, { base64: (await readFile(url.searchParams.get('path'))).toString('base64') });
+    }
     if (url.pathname === '/config') return json(res, 200, { config: await readFile(process.env.CONFIG_PATH, 'utf8') });
     if (url.pathname === '/pods') {
       const k8s = await import('@kubernetes/client-node');
