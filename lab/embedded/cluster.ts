@@ -33,6 +33,32 @@ export interface EmbeddedClusterOptions {
   backoff?: { initialSeconds: number; maxSeconds: number };
 }
 
+/** Environment variables of the lab process that stand for its flags (lab:up passes its environment through). */
+export const BACKOFF_ENV = 'GWLAB_CRASH_BACKOFF';
+export const LB_DELAY_ENV = 'GWLAB_LB_DELAY_MS';
+
+/**
+ * `--crash-backoff` / GWLAB_CRASH_BACKOFF: `<initial>:<max>` in seconds (fractions allowed), e.g. `0.5:10`. The first
+ * restart is immediate, then the back-off starts at initial and doubles up to max. Throws with the reason.
+ */
+export function parseBackoff(text: string): { initialSeconds: number; maxSeconds: number } {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*:\s*(\d+(?:\.\d+)?)\s*$/.exec(text);
+  if (!m) throw new Error(`${JSON.stringify(text)} is not <initial>:<max> in seconds, e.g. 1:20`);
+  const initialSeconds = Number(m[1]);
+  const maxSeconds = Number(m[2]);
+  if (initialSeconds <= 0) throw new Error(`initial back-off must be > 0 s, got ${initialSeconds}`);
+  if (maxSeconds < initialSeconds) {
+    throw new Error(`max back-off (${maxSeconds} s) must be >= initial back-off (${initialSeconds} s)`);
+  }
+  return { initialSeconds, maxSeconds };
+}
+
+/** `--lb-delay-ms` / GWLAB_LB_DELAY_MS: a whole number of milliseconds. Throws with the reason. */
+export function parseDelayMs(text: string): number {
+  if (!/^\s*\d+\s*$/.test(text)) throw new Error(`${JSON.stringify(text)} is not a whole number of milliseconds`);
+  return Number(text);
+}
+
 export interface EmbeddedCluster {
   name: string;
   home: string;

@@ -1,8 +1,10 @@
-// The lab process: `node lab/embedded/main.ts --name <lab> [--home <dir>] [--force-lb-fallback]`. It runs the embedded
-// cluster until SIGTERM/SIGINT, then stops every pod and exits. `npm run lab:up` starts it in the background.
+// The lab process: `node lab/embedded/main.ts --name <lab> [--home <dir>] [--log-level <level>] [--force-lb-fallback]
+// [--lb-delay-ms <ms>] [--crash-backoff <initial>:<max>]`. It runs the embedded cluster until SIGTERM/SIGINT, then
+// stops every pod and exits. `npm run lab:up` starts it in the background with its own environment, so
+// GWLAB_LB_DELAY_MS and GWLAB_CRASH_BACKOFF (the defaults of the two flags) configure a lab started that way.
 import { parseArgs } from 'node:util';
 import { parseLevel } from '../../system/shared/log.ts';
-import { startEmbeddedCluster } from './cluster.ts';
+import { BACKOFF_ENV, LB_DELAY_ENV, parseBackoff, parseDelayMs, startEmbeddedCluster } from './cluster.ts';
 
 const { values } = parseArgs({
   options: {
@@ -10,7 +12,8 @@ const { values } = parseArgs({
     home: { type: 'string' },
     'log-level': { type: 'string', default: 'info' },
     'force-lb-fallback': { type: 'boolean', default: false },
-    'lb-delay-ms': { type: 'string' },
+    'lb-delay-ms': { type: 'string', default: process.env[LB_DELAY_ENV] || undefined },
+    'crash-backoff': { type: 'string', default: process.env[BACKOFF_ENV] || undefined },
   },
   strict: true,
 });
@@ -22,6 +25,19 @@ if (!level) {
   );
   process.exit(2);
 }
+
+/** Parses an option's value, or exits 2 naming the flag (and its environment variable) and the reason. */
+function option<T>(name: string, env: string, text: string | undefined, parse: (text: string) => T): T | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return parse(text);
+  } catch (err) {
+    console.error(`--${name} (or ${env}): ${(err as Error).message}`);
+    process.exit(2);
+  }
+}
+const lbProvisionDelayMs = option('lb-delay-ms', LB_DELAY_ENV, values['lb-delay-ms'], parseDelayMs);
+const backoff = option('crash-backoff', BACKOFF_ENV, values['crash-backoff'], parseBackoff);
 if (values.home) process.env.GWLAB_HOME = values.home;
 
 try {
@@ -30,7 +46,8 @@ try {
     home: values.home,
     logLevel: level,
     forceLbPortFallback: values['force-lb-fallback'],
-    lbProvisionDelayMs: values['lb-delay-ms'] ? Number(values['lb-delay-ms']) : undefined,
+    lbProvisionDelayMs,
+    backoff,
   });
   // The parent (lab:up) waits for this line on stdout.
   process.stdout.write(JSON.stringify({ ready: true, kubeconfig: cluster.kubeconfigPath, pid: process.pid }) + '\n');

@@ -66,6 +66,20 @@ type CState = {
 
 const rfc3339 = (d = new Date()) => d.toISOString().replace(/\.\d+Z$/, 'Z');
 
+/**
+ * A duration as Go's time.Duration prints it, which is how the kubelet writes back-offs ("back-off 10s",
+ * "back-off 2m40s"): `250ms`, `1.5s`, `5m0s`. Rounded to the millisecond.
+ */
+function goDuration(ms: number): string {
+  const t = Math.round(ms);
+  if (t === 0) return '0s';
+  if (t < 1000) return `${t}ms`;
+  const h = Math.floor(t / 3_600_000);
+  const m = Math.floor((t % 3_600_000) / 60_000);
+  const s = `${(t % 60_000) / 1000}s`;
+  return h ? `${h}h${m}m${s}` : m ? `${m}m${s}` : s;
+}
+
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
@@ -589,7 +603,7 @@ export class PodWorker {
         c.state = {
           waiting: {
             reason: 'CrashLoopBackOff',
-            message: `back-off ${Math.round(wait / 1000)}s restarting failed container=${c.spec.name} pod=${this.pod.metadata.name}_${this.pod.metadata.namespace}(${this.uid})`,
+            message: `back-off ${goDuration(wait)} restarting failed container=${c.spec.name} pod=${this.pod.metadata.name}_${this.pod.metadata.namespace}(${this.uid})`,
           },
         };
         this.refreshConditions();
