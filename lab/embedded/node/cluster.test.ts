@@ -679,7 +679,8 @@ spec:
       const p = JSON.parse(await c.k(['get', 'pod', 'sickly', '-n', 'apps', '-o', 'json']));
       return p.status.containerStatuses[0].restartCount >= 1 ? p : undefined;
     }, 20_000);
-    expect(restarted.status.containerStatuses[0].lastState.terminated).toBeDefined();
+    // Killed for its liveness probe: SIGTERM (15), exit code 128 + 15, as the kubelet reports it.
+    expect(restarted.status.containerStatuses[0].lastState.terminated).toMatchObject({ exitCode: 143, signal: 15 });
     const d = await c.k(['describe', 'pod', 'sickly', '-n', 'apps']);
     expect(d).toContain('Liveness probe failed: HTTP probe failed with statuscode: 500');
     expect(d).toContain('failed liveness probe, will be restarted');

@@ -4,6 +4,7 @@
 // the pod runtime hook; probes drive readiness and restarts; restartPolicy with CrashLoopBackOff; events; status.
 // Deleting a pod stops its processes (SIGTERM, SIGKILL after the grace period) and then removes the object.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../../../system/shared/log.ts';
 import type { AddressPlan } from '../../state.ts';
@@ -628,7 +629,8 @@ export class PodWorker {
     return {
       exitCode: exit.exitCode,
       reason: exit.reason,
-      ...(exit.signal ? { signal: 0 } : {}),
+      // The number of the signal that ended the process (9 for SIGKILL), as the kubelet reports it.
+      ...(exit.signal ? { signal: osConstants.signals[exit.signal] ?? 0 } : {}),
       ...(exit.message ? { message: exit.message } : {}),
       startedAt: rfc3339(exit.startedAt),
       finishedAt: rfc3339(exit.finishedAt),
