@@ -1,8 +1,6 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { addressPlan, claimLabIndex, labPaths, readLabRecord, writeLabRecord } from './state.ts';
+import { tempDir } from './testing/tmp.ts';
 
 describe('lab state', () => {
   it('lays out the state folder under GWLAB_HOME', () => {
@@ -31,7 +29,7 @@ describe('lab state', () => {
   });
 
   it('round-trips the lab record', () => {
-    const home = mkdtempSync(join(tmpdir(), 'gwlab-state-'));
+    const home = tempDir('gwlab-state-');
     writeLabRecord({ name: 'demo', index: 3, backend: 'embedded', kubeconfig: '/k' }, home);
     expect(readLabRecord('demo', home)?.index).toBe(3);
   });

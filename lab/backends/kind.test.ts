@@ -1,15 +1,15 @@
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { tempDir } from '../testing/tmp.ts';
 import { execaRunner } from './exec.ts';
 import { K3S_IMAGE, k3sContainerSpec, k3sImportImage } from './k3s.ts';
 import { CLOUD_PROVIDER_KIND_IMAGE, KIND_NODE_IMAGE, kindDown, kindUp, renderKindConfig } from './kind.ts';
 
 /** A directory of stand-ins for kind and docker that record every call and answer like the real commands. */
 function recordingPath(clusters: string[] = []) {
-  const dir = mkdtempSync(join(tmpdir(), 'gwlab-standin-'));
+  const dir = tempDir('gwlab-standin-');
   const log = join(dir, 'calls.log');
   const script = (name: string, body: string) => {
     const p = join(dir, name);
@@ -37,7 +37,7 @@ describe('kind backend', () => {
 
   it('runs create, build, load and cloud-provider-kind in order', async () => {
     const rec = recordingPath();
-    const stateDir = mkdtempSync(join(tmpdir(), 'gwlab-kind-'));
+    const stateDir = tempDir('gwlab-kind-');
     const out = await kindUp({
       labName: 'demo',
       stateDir,
@@ -60,7 +60,7 @@ describe('kind backend', () => {
 
   it('reuses an existing cluster (running lab:up twice is safe)', async () => {
     const rec = recordingPath(['demo']);
-    const stateDir = mkdtempSync(join(tmpdir(), 'gwlab-kind-'));
+    const stateDir = tempDir('gwlab-kind-');
     await kindUp({ labName: 'demo', stateDir, repoRoot: '/r', image: 'i:1', runner: execaRunner(rec.env), step });
     expect(rec.calls()[1]).toBe(`kind export kubeconfig --name demo --kubeconfig ${stateDir}/kubeconfig`);
     expect(rec.calls().some((c) => c.startsWith('kind create'))).toBe(false);

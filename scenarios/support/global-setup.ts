@@ -2,7 +2,7 @@
 // user's lab), brought up by the same code as `npm run lab:up`. Set GWLAB_SCENARIO_KUBECONFIG (and optionally
 // GWLAB_SCENARIO_CONTEXT) to run the scenarios against any other cluster that already has the system installed, e.g.
 // a kind lab or a second embedded lab (`--cluster existing`). KEEP=1 keeps the lab (and prints how to remove it).
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -40,6 +40,7 @@ export default async function setup(project: TestProject) {
   // KEEP=1: the lab is registered under the user's GWLAB_HOME as `scenarios`, so a plain
   // `npm run lab:down -- --name scenarios` removes it, and the next KEEP=1 run reuses it.
   const keep = process.env.KEEP === '1';
+  const madeHome = !process.env.GWLAB_SCENARIO_HOME && !keep;
   const home =
     process.env.GWLAB_SCENARIO_HOME ?? (keep ? gwlabHome() : mkdtempSync(join(tmpdir(), 'gwlab-scenarios-')));
   mkdirSync(home, { recursive: true });
@@ -77,5 +78,7 @@ export default async function setup(project: TestProject) {
       return;
     }
     await labDown({ name, home, progress: new Progress({ quiet: true }) });
+    // The throw-away home this setup made (never a user's GWLAB_HOME or a given GWLAB_SCENARIO_HOME).
+    if (madeHome) rmSync(home, { recursive: true, force: true });
   };
 }
