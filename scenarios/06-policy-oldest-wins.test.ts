@@ -9,7 +9,7 @@ import { expectHttpEventually } from '../lab/toolkit/http.ts';
 import type { KObj } from '../lab/toolkit/kube.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
 import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
-import { gatewayUrl, sampleBackend } from './support/gateway.ts';
+import { gatewayUrl, gatewayWithRoute, sampleBackend } from './support/gateway.ts';
 import { uniqueName, useLab } from './support/lab.ts';
 import { explainJson } from './support/tools.ts';
 
@@ -53,26 +53,7 @@ describe('policy rule 2: two policies on one route, the oldest wins', () => {
   }
 
   beforeAll(async () => {
-    await lab.kube.apply(`
-apiVersion: v1
-kind: Namespace
-metadata: {name: ${ns}}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: ${ns}}
-spec:
-  gatewayClassName: gwvendor
-  listeners: [{name: http, protocol: HTTP, port: 8080, allowedRoutes: {namespaces: {from: All}}}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: web, namespace: ${ns}}
-spec:
-  parentRefs: [{name: gw}]
-  hostnames: [${host}]
-  rules: [{backendRefs: [{name: sampleapp, port: 8000}]}]
-`);
+    await lab.kube.apply(gatewayWithRoute(ns, host));
     await lab.kube.apply(sampleBackend(ns));
     const [older] = await lab.kube.apply(policy(OLDER));
     // creationTimestamp has one-second resolution: the newer policy is created in a later second, so that the two

@@ -9,7 +9,7 @@ import { type AdminSession, configDump, findRoutes, openProxyAdmin } from '../la
 import { expectHttpEventually } from '../lab/toolkit/http.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
 import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
-import { gatewayUrl, sampleBackend } from './support/gateway.ts';
+import { gatewayUrl, gatewayWithRoute, sampleBackend } from './support/gateway.ts';
 import { uniqueName, useLab } from './support/lab.ts';
 import { explainJson } from './support/tools.ts';
 
@@ -50,26 +50,7 @@ describe('policy rule 3: a cross-namespace GatewayExtension (ext auth) needs a R
   const req = (headers: Record<string, string> = {}) => ({ url, path: '/headers', host, headers });
 
   beforeAll(async () => {
-    await lab.kube.apply(`
-apiVersion: v1
-kind: Namespace
-metadata: {name: ${ns}}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: ${ns}}
-spec:
-  gatewayClassName: gwvendor
-  listeners: [{name: http, protocol: HTTP, port: 8080, allowedRoutes: {namespaces: {from: All}}}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: web, namespace: ${ns}}
-spec:
-  parentRefs: [{name: gw}]
-  hostnames: [${host}]
-  rules: [{backendRefs: [{name: sampleapp, port: 8000}]}]
----
+    await lab.kube.apply(`${gatewayWithRoute(ns, host)}---
 apiVersion: gateway.gwvendor.dev/v1alpha1
 kind: GatewayExtension
 metadata: {name: ext-auth, namespace: ${ns}}

@@ -11,7 +11,7 @@ import type { KObj } from '../lab/toolkit/kube.ts';
 import { isPodReady } from '../lab/toolkit/portforward.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
 import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
-import { gatewayUrl, sampleBackend } from './support/gateway.ts';
+import { gatewayUrl, gatewayWithRoute, sampleBackend } from './support/gateway.ts';
 import { uniqueName, useLab } from './support/lab.ts';
 
 const GW_API = 'gateway.networking.k8s.io/v1';
@@ -86,26 +86,7 @@ describe('resilience', () => {
   const req = () => ({ url, path: '/headers', host });
 
   beforeAll(async () => {
-    await lab.kube.apply(`
-apiVersion: v1
-kind: Namespace
-metadata: {name: ${ns}}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: ${ns}}
-spec:
-  gatewayClassName: gwvendor
-  listeners: [{name: http, protocol: HTTP, port: 8080, allowedRoutes: {namespaces: {from: All}}}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: web, namespace: ${ns}}
-spec:
-  parentRefs: [{name: gw}]
-  hostnames: [${host}]
-  rules: [{backendRefs: [{name: sampleapp, port: 8000}]}]
-`);
+    await lab.kube.apply(gatewayWithRoute(ns, host));
     await lab.kube.apply(sampleBackend(ns));
     await lab.kube.waitForCondition(GW_API, 'Gateway', 'gw', ns, 'Programmed', { timeoutMs: 60_000 });
     await lab.kube.waitForRollout('sampleapp', ns, { timeoutMs: 60_000 });

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTROL_PLANE, controlPlaneSelector, GATEWAY_NAME_LABEL } from '../lab/toolkit/admin.ts';
 import { expectHttpEventually } from '../lab/toolkit/http.ts';
 import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
-import { gatewayUrl, sampleBackend } from './support/gateway.ts';
+import { gatewayUrl, gatewayWithRoute, sampleBackend } from './support/gateway.ts';
 import { uniqueName, useLab } from './support/lab.ts';
 import { runTool, type ToolRun } from './support/tools.ts';
 
@@ -42,26 +42,7 @@ describe('lab:bundle: one archive with everything a bug report needs', () => {
   let controlPlanePod: string;
 
   beforeAll(async () => {
-    await lab.kube.apply(`
-apiVersion: v1
-kind: Namespace
-metadata: {name: ${ns}}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: ${ns}}
-spec:
-  gatewayClassName: gwvendor
-  listeners: [{name: http, protocol: HTTP, port: 8080, allowedRoutes: {namespaces: {from: All}}}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: web, namespace: ${ns}}
-spec:
-  parentRefs: [{name: gw}]
-  hostnames: [${host}]
-  rules: [{backendRefs: [{name: sampleapp, port: 8000}]}]
----
+    await lab.kube.apply(`${gatewayWithRoute(ns, host)}---
 apiVersion: v1
 kind: Secret
 metadata: {name: api-key, namespace: ${ns}}

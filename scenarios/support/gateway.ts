@@ -24,3 +24,30 @@ export async function gatewayUrl(kube: Kube, namespace: string, name: string, po
     return { ok: !!addr, value: `http://${addr}:${p}`, seen: svc?.status };
   });
 }
+
+/**
+ * The setup most scenarios start from: namespace `ns`, Gateway `gw` (HTTP on 8080, routes from all
+ * namespaces) and HTTPRoute `web` for `host` to the sample application's Service (`sampleapp:8000`), as YAML.
+ */
+export function gatewayWithRoute(ns: string, host: string): string {
+  return `
+apiVersion: v1
+kind: Namespace
+metadata: {name: ${ns}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ${ns}}
+spec:
+  gatewayClassName: gwvendor
+  listeners: [{name: http, protocol: HTTP, port: 8080, allowedRoutes: {namespaces: {from: All}}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: ${ns}}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [${host}]
+  rules: [{backendRefs: [{name: sampleapp, port: 8000}]}]
+`;
+}
