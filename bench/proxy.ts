@@ -8,14 +8,15 @@
 //   - 50 connections for 10 s (autocannon, closed loop) → req/s, p50/p99, errors, RSS, CPU per request per process;
 //   - an open-loop probe through the proxy (rising rates, 2 s each) → the highest rate it sustains open-loop;
 //   - a fixed rate of half the proxy's maximum (the lower of the closed-loop and open-loop maxima: see main()) through
-//     each path, from a fresh open-loop generator process with its own warm-up (see openLoop()) → latency from each
-//     request's due time, p50/p99 and the latency added against direct, with the generator's own event-loop delay
-//     and GC and the machine's CPU pressure next to them;
+//     each path, in interleaved rounds (5 by default, the paths in a rotated order), each run from a fresh open-loop
+//     generator process with its own warm-up (see openLoop()) → latency from each request's due time pooled over the
+//     rounds, p50/p99 and the latency added against direct, with the per-round figures, the generator's own
+//     event-loop delay and GC and the machine's CPU pressure next to them;
 //   - a soak at that rate through a fresh proxy process: 10 s warm-up, then RSS (baseline, min, max, end, slope)
 //     over 60 s;
 //   - a 1,000-route RouteConfiguration pushed over ADS → time to ACK; route lookup cost against virtual hosts.
 // Writes reports/bench/proxy.json and proxy.md. BENCH_DURATION_S, BENCH_SOAK_S, BENCH_SOAK_WARMUP_S,
-// BENCH_FIXED_WARMUP_S, BENCH_CONNECTIONS override.
+// BENCH_FIXED_WARMUP_S, BENCH_FIXED_ROUNDS, BENCH_CONNECTIONS override.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -47,6 +48,8 @@ const APP_PATH = '/headers';
 /** Unmeasured seconds at the target rate before each fixed-rate measurement, and before the soak's baseline. */
 const FIXED_WARMUP_S = Number(process.env.BENCH_FIXED_WARMUP_S ?? 2);
 const SOAK_WARMUP_S = Number(process.env.BENCH_SOAK_WARMUP_S ?? 10);
+/** Rounds of the fixed-rate phase (every path once per round). */
+const FIXED_ROUNDS = Number(process.env.BENCH_FIXED_ROUNDS ?? 5);
 /** The open-loop probe's rates, as fractions of the proxy's closed-loop maximum, and its "kept up" bound. */
 const PROBE_STEPS = [0.5, 0.6, 0.75, 0.9, 1];
 const PROBE_STEPS_DOWN = [0.4, 0.3, 0.2];
@@ -58,6 +61,8 @@ const children = new Set<ChildProcess>();
 /** Temporary folders to remove when the bench exits, however it ends. */
 const tempDirs = new Set<string>();
 const r2 = (n: number) => Math.round(n * 100) / 100;
+const mapValues = <T, U>(o: Record<string, T>, f: (v: T) => U): Record<string, U> =>
+  Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(v)]));
 
 function rssMb(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -363,6 +368,72 @@ function quantiles(values: Float64Array): Quantiles {
   };
 }
 
+/** One round of the fixed-rate phase: every path once, in `order`. */
+interface FixedRound {
+  round: number;
+  order: string[];
+  runs: Record<string, OpenLoop & { window: WindowSample }>;
+  addedP99Ms: number;
+  bareAddedP99Ms: number;
+}
+
+/** A path's fixed-rate figures over all rounds: latency pooled over every request, the rest per round. */
+interface FixedSummary {
+  /** Quantiles of every measured request of every round together. */
+  latency: Quantiles;
+  requests: number;
+  errors: number;
+  achievedRate: number;
+  /** Per-round p99s, in round order. */
+  roundP99Ms: number[];
+  serviceP99MedianMs: number;
+  sendLagP99MedianMs: number;
+  generatorLoopDelayMaxMs: number;
+  generatorGcMaxMs: number;
+  idleStallMaxMs: number;
+  cpuPressurePct: number | null;
+  /** Mean over the rounds, per process. */
+  cpuUsPerRequest: Record<string, number>;
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0
+    ? Number.NaN
+    : s.length % 2
+      ? s[(s.length - 1) / 2]!
+      : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+
+function summarizeRounds(name: string, rounds: FixedRound[], latencies: Float64Array[]): FixedSummary {
+  const runs = rounds.map((r) => r.runs[name]!);
+  const all = new Float64Array(latencies.reduce((n, l) => n + l.length, 0));
+  let at = 0;
+  for (const l of latencies) {
+    all.set(l, at);
+    at += l.length;
+  }
+  const pressures = runs.map((r) => r.window.cpuPressurePct).filter((x): x is number => x !== null);
+  const procs = Object.keys(runs[0]!.window.cpuUsPerRequest);
+  return {
+    latency: quantiles(all),
+    requests: runs.reduce((n, r) => n + r.requests, 0),
+    errors: runs.reduce((n, r) => n + r.errors, 0),
+    achievedRate: Math.round(mean(runs.map((r) => r.achievedRate))),
+    roundP99Ms: runs.map((r) => r.latency.p99),
+    serviceP99MedianMs: r3(median(runs.map((r) => r.service.p99))),
+    sendLagP99MedianMs: r3(median(runs.map((r) => r.sendLag.p99))),
+    generatorLoopDelayMaxMs: Math.max(...runs.map((r) => r.generator.eventLoopDelayMs.max)),
+    generatorGcMaxMs: Math.max(...runs.map((r) => r.generator.gc.maxMs)),
+    idleStallMaxMs: Math.max(...runs.map((r) => r.window.idleLoopDelayMaxMs)),
+    cpuPressurePct: pressures.length > 0 ? r2(mean(pressures)) : null,
+    cpuUsPerRequest: Object.fromEntries(
+      [...procs, 'generator'].map((p) => [p, r2(mean(runs.map((r) => r.window.cpuUsPerRequest[p] ?? 0)))]),
+    ),
+  };
+}
+
 /**
  * A response parser for one keep-alive connection: status line, Content-Length or chunked bodies (no trailers).
  * Calls `onResponse(status)` once per complete response.
@@ -435,7 +506,14 @@ function responseParser(onResponse: (status: number) => void): (chunk: Buffer) =
  * `warmupS` unmeasured seconds, then `seconds` measured. Prints `load-window-start` and `load-window-end` lines so the
  * parent can sample the servers (CPU, RSS) over exactly the measured window.
  */
-async function openLoop(port: number, path: string, rate: number, warmupS: number, seconds: number): Promise<OpenLoop> {
+async function openLoop(
+  port: number,
+  path: string,
+  rate: number,
+  warmupS: number,
+  seconds: number,
+  rawPath?: string,
+): Promise<OpenLoop> {
   const request = Buffer.from(`GET ${path} HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`, 'latin1');
   const interval = 1000 / rate;
   const warmN = Math.round(rate * warmupS);
@@ -582,6 +660,8 @@ async function openLoop(port: number, path: string, rate: number, warmupS: numbe
     k++;
   }
   const inWindow = gcs.filter((g) => g.at >= windowAt);
+  // The latencies themselves, for quantiles pooled over the rounds (see main()).
+  if (rawPath) writeFileSync(rawPath, lat.subarray(0, k));
   return {
     rate,
     warmupS,
@@ -715,10 +795,20 @@ async function openLoopRun(
   seconds: number,
   pids: Record<string, number>,
   hooks: { onWindowStart?: () => void; onTick?: () => void } = {},
+  rawPath?: string,
 ): Promise<OpenLoop & { window: WindowSample }> {
   const child = spawn(
     process.execPath,
-    [fileURLToPath(import.meta.url), '--load', String(port), path, String(rate), String(warmupS), String(seconds)],
+    [
+      fileURLToPath(import.meta.url),
+      '--load',
+      String(port),
+      path,
+      String(rate),
+      String(warmupS),
+      String(seconds),
+      ...(rawPath ? [rawPath] : []),
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'], cwd: root },
   );
   children.add(child);
@@ -1008,16 +1098,45 @@ async function main(): Promise<void> {
         : openLoopMax < closedLoopMax
           ? `half the open-loop maximum (${openLoopMax} req/s sustained; the closed-loop maximum was ${closedLoopMax} req/s)`
           : `half the closed-loop maximum (${closedLoopMax} req/s; the open-loop probe sustained it)`;
-    step(`fixed rate: ${rate} req/s (${rateWhy}), ${FIXED_WARMUP_S} s warm-up + ${DURATION} s per path`);
-    const fixed: Record<string, OpenLoop & { window: WindowSample }> = {};
-    for (const p of paths) {
-      const f = await openLoopRun(p.port, p.path, rate, FIXED_WARMUP_S, DURATION, serversOf[p.name]!);
-      fixed[p.name] = f;
+    // Interleaved rounds, each path once per round in a rotated order, and the quantiles pooled over every request of
+    // every round. One 10 s window per path put each path's figure at the mercy of whatever the machine did during
+    // that window: the same proxy measured p99 8.6, 10.0, 12.5 and 13.3 ms in consecutive windows on a quiet machine,
+    // with direct between 4.4 and 6.4 ms (slow requests come in a few bursts of 10-35 ms, when the machine stalls
+    // every process at once: an idle probe process stalled 2-13 ms in the same bursts). Rounds give every path the
+    // same exposure to such bursts, and pooling keeps every request (nothing is dropped or averaged away).
+    step(
+      `fixed rate: ${rate} req/s (${rateWhy}); ${FIXED_ROUNDS} rounds, each path ${FIXED_WARMUP_S} s warm-up + ${DURATION} s per round, in a rotated order`,
+    );
+    const rounds: FixedRound[] = [];
+    const latencies: Record<string, Float64Array[]> = Object.fromEntries(paths.map((p) => [p.name, []]));
+    for (let r = 0; r < FIXED_ROUNDS; r++) {
+      const order = paths.map((_, i) => paths[(i + r) % paths.length]!);
+      const runs: Record<string, OpenLoop & { window: WindowSample }> = {};
+      for (const p of order) {
+        const raw = join(dir, `latency-${p.name}-${r}.f64`);
+        const f = await openLoopRun(p.port, p.path, rate, FIXED_WARMUP_S, DURATION, serversOf[p.name]!, {}, raw);
+        const b = readFileSync(raw);
+        latencies[p.name]!.push(new Float64Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength)));
+        runs[p.name] = f;
+        step(
+          `  round ${r + 1} ${p.name}: p50 ${f.latency.p50} ms p99 ${f.latency.p99} ms p99.9 ${f.latency.p999} ms (service p99 ${f.service.p99}, send lag p99 ${f.sendLag.p99}), errors ${f.errors}, achieved ${f.achievedRate} req/s; generator loop delay max ${f.generator.eventLoopDelayMs.max} ms, GC max ${f.generator.gc.maxMs} ms; idle stall ${f.window.idleLoopDelayMaxMs} ms; CPU pressure ${f.window.cpuPressurePct}%; CPU µs/request ${fmtCpu(f.window)}`,
+        );
+      }
+      const round: FixedRound = {
+        round: r + 1,
+        order: order.map((p) => p.name),
+        runs,
+        addedP99Ms: r2(runs.proxy!.latency.p99 - runs.direct!.latency.p99),
+        bareAddedP99Ms: r2(runs.bare!.latency.p99 - runs.direct!.latency.p99),
+      };
+      rounds.push(round);
       step(
-        `  ${p.name}: p50 ${f.latency.p50} ms p99 ${f.latency.p99} ms p99.9 ${f.latency.p999} ms (service p99 ${f.service.p99}, send lag p99 ${f.sendLag.p99}), errors ${f.errors}, achieved ${f.achievedRate} req/s; generator loop delay p99 ${f.generator.eventLoopDelayMs.p99} max ${f.generator.eventLoopDelayMs.max} ms, GC max ${f.generator.gc.maxMs} ms; bench process (idle) loop delay max ${f.window.idleLoopDelayMaxMs} ms; CPU pressure ${f.window.cpuPressurePct}%; CPU µs/request ${fmtCpu(f.window)}`,
+        `  round ${r + 1}: p99 added by the proxy ${round.addedP99Ms} ms, by the bare proxy ${round.bareAddedP99Ms} ms`,
       );
     }
-
+    const fixed: Record<string, FixedSummary> = Object.fromEntries(
+      paths.map((p) => [p.name, summarizeRounds(p.name, rounds, latencies[p.name]!)]),
+    );
     // The soak, on a fresh proxy process with the same bootstrap, and its RSS baseline taken after a warm-up at the
     // soak rate. Read right after the 50-connection phase, the baseline was the heap that phase had grown, which V8
     // gives back at times of its own choosing: soaks on that process measured -25% and -33% with the same
@@ -1110,7 +1229,11 @@ async function main(): Promise<void> {
         openLoopMax: openLoopMax ?? null,
         probe,
         warmupS: FIXED_WARMUP_S,
+        rounds: rounds.map((r) => ({ ...r, runs: undefined, p99Ms: mapValues(r.runs, (x) => x.latency.p99) })),
+        roundDetails: rounds,
         ...fixed,
+        medianRoundAddedP99Ms: r2(median(rounds.map((r) => r.addedP99Ms))),
+        medianRoundBareAddedP99Ms: r2(median(rounds.map((r) => r.bareAddedP99Ms))),
         addedP50Ms: r2(fixed.proxy!.latency.p50 - fixed.direct!.latency.p50),
         addedP99Ms: r2(fixed.proxy!.latency.p99 - fixed.direct!.latency.p99),
         bareAddedP50Ms: r2(fixed.bare!.latency.p50 - fixed.direct!.latency.p50),
@@ -1135,8 +1258,8 @@ async function main(): Promise<void> {
       Object.values(fixed).reduce((n, f) => n + f.errors, 0) +
       soak.errors;
     // What the generator and the machine themselves contributed during the fixed-rate windows (see openLoop()).
-    const stall = Math.max(...Object.values(fixed).map((f) => f.generator.eventLoopDelayMs.max));
-    const idleStall = Math.max(...Object.values(fixed).map((f) => f.window.idleLoopDelayMaxMs));
+    const stall = Math.max(...Object.values(fixed).map((f) => f.generatorLoopDelayMaxMs));
+    const idleStall = Math.max(...Object.values(fixed).map((f) => f.idleStallMaxMs));
     const checks: Array<[string, boolean, string]> = [
       [
         'throughput ≥ 80% of the bare proxy',
@@ -1151,7 +1274,7 @@ async function main(): Promise<void> {
       [
         'added p99 < 5 ms at the fixed rate',
         result.fixedRate.addedP99Ms < TARGETS.addedP99Ms,
-        `${result.fixedRate.addedP99Ms} ms; during the windows the generator's event loop stalled up to ${stall} ms and an idle process's up to ${idleStall} ms`,
+        `${result.fixedRate.addedP99Ms} ms pooled over ${FIXED_ROUNDS} rounds (per round ${rounds.map((r) => r.addedP99Ms).join(', ')}; the bare Node proxy ${result.fixedRate.bareAddedP99Ms} ms pooled); during the windows the generator's event loop stalled up to ${stall} ms and an idle process's up to ${idleStall} ms`,
       ],
       ['zero errors', errorsTotal === 0, String(errorsTotal)],
       [
@@ -1193,20 +1316,33 @@ async function main(): Promise<void> {
         .map(([n, t]) => `${n} ${t.window.cpuPressurePct}%`)
         .join(', ')}.`,
       '',
-      `## Fixed rate ${rate} req/s, ${FIXED_WARMUP_S} s warm-up + ${DURATION} s`,
+      `## Fixed rate ${rate} req/s: ${FIXED_ROUNDS} rounds of ${FIXED_WARMUP_S} s warm-up + ${DURATION} s per path`,
       '',
       `Rate: ${rateWhy}. Open-loop probe through the proxy (1 s warm-up + 2 s per rate): ${probe.map((x) => `${x.rate} req/s → achieved ${x.achievedRate}, p50 ${x.p50} ms, p99 ${x.p99} ms, ${x.sustained ? 'sustained' : 'NOT sustained'}`).join('; ')}.`,
       '',
-      'Latency from each request\'s due time (corrected for coordinated omission); "service" from the actual write; "send lag" is how late the generator wrote. The generator columns are its own event-loop delay and GC during the window; "idle stall" is the largest event-loop delay of the (idle) bench process meanwhile: what the machine alone does to any process.',
+      'Latency from each request\'s due time (corrected for coordinated omission), pooled over every request of every round; the paths take turns within each round, in a rotated order. "Service" is from the actual write and "send lag" is how late the generator wrote (medians of the per-round p99s). The generator columns are its own event-loop delay and GC; "idle stall" is the largest event-loop delay of the (idle) bench process meanwhile: what the machine alone does to any process.',
       '',
-      '| path | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | service p50/p99 ms | send lag p99 ms | errors | achieved req/s | generator loop delay p99/max ms | generator GC n/max ms | idle stall ms | CPU pressure | CPU µs/request |',
-      '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+      '| path | requests | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | service p99 ms | send lag p99 ms | errors | achieved req/s | generator loop delay max ms | generator GC max ms | idle stall ms | CPU pressure | CPU µs/request |',
+      '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
       ...Object.entries(fixed).map(
         ([n, f]) =>
-          `| ${n} | ${f.latency.p50} | ${f.latency.p90} | ${f.latency.p99} | ${f.latency.p999} | ${f.latency.max} | ${f.service.p50}/${f.service.p99} | ${f.sendLag.p99} | ${f.errors} | ${f.achievedRate} | ${f.generator.eventLoopDelayMs.p99}/${f.generator.eventLoopDelayMs.max} | ${f.generator.gc.count}/${f.generator.gc.maxMs} | ${f.window.idleLoopDelayMaxMs} | ${f.window.cpuPressurePct}% | ${fmtCpu(f.window)} |`,
+          `| ${n} | ${f.requests} | ${f.latency.p50} | ${f.latency.p90} | ${f.latency.p99} | ${f.latency.p999} | ${f.latency.max} | ${f.serviceP99MedianMs} | ${f.sendLagP99MedianMs} | ${f.errors} | ${f.achievedRate} | ${f.generatorLoopDelayMaxMs} | ${f.generatorGcMaxMs} | ${f.idleStallMaxMs} | ${f.cpuPressurePct}% | ${Object.entries(
+            f.cpuUsPerRequest,
+          )
+            .map(([k, v]) => `${k} ${Math.round(v)}`)
+            .join(', ')} |`,
       ),
       '',
-      `Added by the proxy against direct: p50 ${result.fixedRate.addedP50Ms} ms, p99 ${result.fixedRate.addedP99Ms} ms (the bare Node proxy: p50 ${result.fixedRate.bareAddedP50Ms} ms, p99 ${result.fixedRate.bareAddedP99Ms} ms).`,
+      `Per round (p99 ms of each ${DURATION} s window, and what the proxies added to direct in that round):`,
+      '',
+      '| round | order | direct p99 | bare p99 | proxy p99 | added by the proxy | added by the bare proxy |',
+      '|---|---|---|---|---|---|---|',
+      ...rounds.map(
+        (r) =>
+          `| ${r.round} | ${r.order.join(' → ')} | ${r.runs.direct!.latency.p99} | ${r.runs.bare!.latency.p99} | ${r.runs.proxy!.latency.p99} | ${r.addedP99Ms} | ${r.bareAddedP99Ms} |`,
+      ),
+      '',
+      `Added by the proxy against direct, pooled: p50 ${result.fixedRate.addedP50Ms} ms, p99 ${result.fixedRate.addedP99Ms} ms; the bare Node proxy: p50 ${result.fixedRate.bareAddedP50Ms} ms, p99 ${result.fixedRate.bareAddedP99Ms} ms. Median over the rounds of the per-round added p99: proxy ${result.fixedRate.medianRoundAddedP99Ms} ms, bare ${result.fixedRate.medianRoundBareAddedP99Ms} ms.`,
       '',
       `## Soak ${SOAK} s at ${rate} req/s through a fresh proxy process, after a ${SOAK_WARMUP_S} s warm-up at that rate`,
       '',
@@ -1241,9 +1377,12 @@ async function main(): Promise<void> {
 
 if (process.argv[2] === '--bare') {
   await bare(Number(process.argv[3]));
+} else if (process.argv[2] === '--bootstrap') {
+  // The proxy's bootstrap for an application port, to run the proxy by hand against the same route table.
+  process.stdout.write(`${JSON.stringify(proxyBootstrap(Number(process.argv[3])))}\n`);
 } else if (process.argv[2] === '--load') {
-  const [, , , port, path, rate, warmupS, seconds] = process.argv;
-  const r = await openLoop(Number(port), path!, Number(rate), Number(warmupS), Number(seconds));
+  const [, , , port, path, rate, warmupS, seconds, rawPath] = process.argv;
+  const r = await openLoop(Number(port), path!, Number(rate), Number(warmupS), Number(seconds), rawPath);
   process.stdout.write(`load-result ${JSON.stringify(r)}\n`);
   process.exit(0);
 } else {
