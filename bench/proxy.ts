@@ -660,8 +660,19 @@ async function openLoop(
     k++;
   }
   const inWindow = gcs.filter((g) => g.at >= windowAt);
-  // The latencies themselves, for quantiles pooled over the rounds (see main()).
-  if (rawPath) writeFileSync(rawPath, lat.subarray(0, k));
+  // Each request's due time (ms since the epoch, comparable across processes) and latency, for quantiles pooled over
+  // the rounds and for placing slow requests against machine stalls (see main()).
+  if (rawPath) {
+    const pairs = new Float64Array(2 * k);
+    let j = 0;
+    for (let i = warmN; i < total; i++) {
+      if (failed[i]) continue;
+      pairs[2 * j] = performance.timeOrigin + t0 + i * interval;
+      pairs[2 * j + 1] = lat[j]!;
+      j++;
+    }
+    writeFileSync(rawPath, pairs);
+  }
   return {
     rate,
     warmupS,
@@ -758,6 +769,92 @@ function windowSampler(pids: Record<string, number>): { start(): void; end(reque
       };
       return sample;
     },
+  };
+}
+
+/** A stall of this (idle) bench process: when it began (ms since the epoch) and how late its timer fired. */
+interface Stall {
+  at: number;
+  ms: number;
+}
+
+const STALL_TICK_MS = 2;
+const STALL_MIN_MS = 3;
+/** A request is "in" a stall when it was due from this long before the stall began to shortly after it ended. */
+const STALL_BEFORE_MS = 30;
+const STALL_AFTER_MS = 5;
+
+/**
+ * Records the stalls of this process while it idles through the fixed-rate rounds: a 2 ms timer firing 3 ms or more
+ * late means no CPU was given to a runnable process for that long, which is what the machine (its scheduler with
+ * the generator, the servers and everything else on the two CPUs) does to every process at that moment.
+ */
+function stallRecorder(): { stop(): Stall[] } {
+  const stalls: Stall[] = [];
+  let last = performance.now();
+  const t = setInterval(() => {
+    const now = performance.now();
+    const late = now - last - STALL_TICK_MS;
+    if (late >= STALL_MIN_MS) stalls.push({ at: performance.timeOrigin + last, ms: r3(late) });
+    last = now;
+  }, STALL_TICK_MS);
+  return {
+    stop() {
+      clearInterval(t);
+      return stalls;
+    },
+  };
+}
+
+/**
+ * How the slowest requests of a path (at or above `threshold`) line up with the stalls: the share of them due in a
+ * stall window against the share of all requests due in one. Far more slow requests than the base rate means the tail
+ * is made of the moments when the machine stalled everything.
+ */
+function slowRequestsInStalls(
+  requestsAt: Float64Array[],
+  threshold: number,
+  stalls: Stall[],
+): { slow: number; slowInStallPct: number; allInStallPct: number } {
+  const windows = stalls
+    .map((x) => [x.at - STALL_BEFORE_MS, x.at + x.ms + STALL_AFTER_MS] as const)
+    .sort((a, b) => a[0] - b[0]);
+  const starts = windows.map((w) => w[0]);
+  // The furthest end of any window starting at or before index i (windows may overlap).
+  const reach: number[] = [];
+  for (let i = 0; i < windows.length; i++) reach.push(Math.max(windows[i]![1], i > 0 ? reach[i - 1]! : -Infinity));
+  const inStall = (due: number) => {
+    let lo = 0;
+    let hi = starts.length - 1;
+    let found = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (starts[mid]! <= due) {
+        found = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    return found >= 0 && reach[found]! >= due;
+  };
+  let all = 0;
+  let allIn = 0;
+  let slow = 0;
+  let slowIn = 0;
+  for (const pairs of requestsAt) {
+    for (let i = 0; i < pairs.length; i += 2) {
+      const inside = inStall(pairs[i]!);
+      all++;
+      if (inside) allIn++;
+      if (pairs[i + 1]! >= threshold) {
+        slow++;
+        if (inside) slowIn++;
+      }
+    }
+  }
+  return {
+    slow,
+    slowInStallPct: slow === 0 ? 0 : r2((slowIn / slow) * 100),
+    allInStallPct: all === 0 ? 0 : r2((allIn / all) * 100),
   };
 }
 
@@ -1109,6 +1206,8 @@ async function main(): Promise<void> {
     );
     const rounds: FixedRound[] = [];
     const latencies: Record<string, Float64Array[]> = Object.fromEntries(paths.map((p) => [p.name, []]));
+    const requestsAt: Record<string, Float64Array[]> = Object.fromEntries(paths.map((p) => [p.name, []]));
+    const stalls = stallRecorder();
     for (let r = 0; r < FIXED_ROUNDS; r++) {
       const order = paths.map((_, i) => paths[(i + r) % paths.length]!);
       const runs: Record<string, OpenLoop & { window: WindowSample }> = {};
@@ -1116,7 +1215,11 @@ async function main(): Promise<void> {
         const raw = join(dir, `latency-${p.name}-${r}.f64`);
         const f = await openLoopRun(p.port, p.path, rate, FIXED_WARMUP_S, DURATION, serversOf[p.name]!, {}, raw);
         const b = readFileSync(raw);
-        latencies[p.name]!.push(new Float64Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength)));
+        const pairs = new Float64Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+        const lat = new Float64Array(pairs.length / 2);
+        for (let i = 0; i < lat.length; i++) lat[i] = pairs[2 * i + 1]!;
+        latencies[p.name]!.push(lat);
+        requestsAt[p.name]!.push(pairs);
         runs[p.name] = f;
         step(
           `  round ${r + 1} ${p.name}: p50 ${f.latency.p50} ms p99 ${f.latency.p99} ms p99.9 ${f.latency.p999} ms (service p99 ${f.service.p99}, send lag p99 ${f.sendLag.p99}), errors ${f.errors}, achieved ${f.achievedRate} req/s; generator loop delay max ${f.generator.eventLoopDelayMs.max} ms, GC max ${f.generator.gc.maxMs} ms; idle stall ${f.window.idleLoopDelayMaxMs} ms; CPU pressure ${f.window.cpuPressurePct}%; CPU µs/request ${fmtCpu(f.window)}`,
@@ -1134,9 +1237,17 @@ async function main(): Promise<void> {
         `  round ${r + 1}: p99 added by the proxy ${round.addedP99Ms} ms, by the bare proxy ${round.bareAddedP99Ms} ms`,
       );
     }
+    const stallList = stalls.stop();
     const fixed: Record<string, FixedSummary> = Object.fromEntries(
       paths.map((p) => [p.name, summarizeRounds(p.name, rounds, latencies[p.name]!)]),
     );
+    const slowVsStalls = Object.fromEntries(
+      paths.map((p) => [p.name, slowRequestsInStalls(requestsAt[p.name]!, fixed[p.name]!.latency.p99, stallList)]),
+    );
+    for (const [n, x] of Object.entries(slowVsStalls))
+      step(
+        `  ${n}: ${x.slowInStallPct}% of the requests at or above its p99 were due in a stall window, against ${x.allInStallPct}% of all its requests`,
+      );
     // The soak, on a fresh proxy process with the same bootstrap, and its RSS baseline taken after a warm-up at the
     // soak rate. Read right after the 50-connection phase, the baseline was the heap that phase had grown, which V8
     // gives back at times of its own choosing: soaks on that process measured -25% and -33% with the same
@@ -1232,6 +1343,14 @@ async function main(): Promise<void> {
         rounds: rounds.map((r) => ({ ...r, runs: undefined, p99Ms: mapValues(r.runs, (x) => x.latency.p99) })),
         roundDetails: rounds,
         ...fixed,
+        stalls: {
+          tickMs: STALL_TICK_MS,
+          minMs: STALL_MIN_MS,
+          count: stallList.length,
+          maxMs: stallList.reduce((m, x) => Math.max(m, x.ms), 0),
+          windowMs: [-STALL_BEFORE_MS, STALL_AFTER_MS],
+          slowVsStalls,
+        },
         medianRoundAddedP99Ms: r2(median(rounds.map((r) => r.addedP99Ms))),
         medianRoundBareAddedP99Ms: r2(median(rounds.map((r) => r.bareAddedP99Ms))),
         addedP50Ms: r2(fixed.proxy!.latency.p50 - fixed.direct!.latency.p50),
@@ -1341,6 +1460,12 @@ async function main(): Promise<void> {
         (r) =>
           `| ${r.round} | ${r.order.join(' → ')} | ${r.runs.direct!.latency.p99} | ${r.runs.bare!.latency.p99} | ${r.runs.proxy!.latency.p99} | ${r.addedP99Ms} | ${r.bareAddedP99Ms} |`,
       ),
+      '',
+      `Where the slowest requests fall: during the rounds this (idle) bench process stalled ${stallList.length} times for ${STALL_MIN_MS} ms or more (its ${STALL_TICK_MS} ms timer fired that late; the longest ${result.fixedRate.stalls.maxMs} ms). Of the requests at or above each path's pooled p99, the share due from ${STALL_BEFORE_MS} ms before a stall to ${STALL_AFTER_MS} ms after it, against the share of all its requests: ${Object.entries(
+        slowVsStalls,
+      )
+        .map(([n, x]) => `${n} ${x.slowInStallPct}% against ${x.allInStallPct}%`)
+        .join(', ')}.`,
       '',
       `Added by the proxy against direct, pooled: p50 ${result.fixedRate.addedP50Ms} ms, p99 ${result.fixedRate.addedP99Ms} ms; the bare Node proxy: p50 ${result.fixedRate.bareAddedP50Ms} ms, p99 ${result.fixedRate.bareAddedP99Ms} ms. Median over the rounds of the per-round added p99: proxy ${result.fixedRate.medianRoundAddedP99Ms} ms, bare ${result.fixedRate.medianRoundBareAddedP99Ms} ms.`,
       '',
