@@ -61,8 +61,6 @@ const children = new Set<ChildProcess>();
 /** Temporary folders to remove when the bench exits, however it ends. */
 const tempDirs = new Set<string>();
 const r2 = (n: number) => Math.round(n * 100) / 100;
-const mapValues = <T, U>(o: Record<string, T>, f: (v: T) => U): Record<string, U> =>
-  Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(v)]));
 
 function rssMb(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -406,14 +404,12 @@ const median = (xs: number[]) => {
 };
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 
-function summarizeRounds(name: string, rounds: FixedRound[], latencies: Float64Array[]): FixedSummary {
+/** `requestsAt`: per round, (due time, latency) pairs as the generator wrote them. */
+function summarizeRounds(name: string, rounds: FixedRound[], requestsAt: Float64Array[]): FixedSummary {
   const runs = rounds.map((r) => r.runs[name]!);
-  const all = new Float64Array(latencies.reduce((n, l) => n + l.length, 0));
+  const all = new Float64Array(requestsAt.reduce((n, l) => n + l.length / 2, 0));
   let at = 0;
-  for (const l of latencies) {
-    all.set(l, at);
-    at += l.length;
-  }
+  for (const pairs of requestsAt) for (let i = 1; i < pairs.length; i += 2) all[at++] = pairs[i]!;
   const pressures = runs.map((r) => r.window.cpuPressurePct).filter((x): x is number => x !== null);
   const procs = Object.keys(runs[0]!.window.cpuUsPerRequest);
   return {
@@ -1205,7 +1201,6 @@ async function main(): Promise<void> {
       `fixed rate: ${rate} req/s (${rateWhy}); ${FIXED_ROUNDS} rounds, each path ${FIXED_WARMUP_S} s warm-up + ${DURATION} s per round, in a rotated order`,
     );
     const rounds: FixedRound[] = [];
-    const latencies: Record<string, Float64Array[]> = Object.fromEntries(paths.map((p) => [p.name, []]));
     const requestsAt: Record<string, Float64Array[]> = Object.fromEntries(paths.map((p) => [p.name, []]));
     const stalls = stallRecorder();
     for (let r = 0; r < FIXED_ROUNDS; r++) {
@@ -1215,11 +1210,7 @@ async function main(): Promise<void> {
         const raw = join(dir, `latency-${p.name}-${r}.f64`);
         const f = await openLoopRun(p.port, p.path, rate, FIXED_WARMUP_S, DURATION, serversOf[p.name]!, {}, raw);
         const b = readFileSync(raw);
-        const pairs = new Float64Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
-        const lat = new Float64Array(pairs.length / 2);
-        for (let i = 0; i < lat.length; i++) lat[i] = pairs[2 * i + 1]!;
-        latencies[p.name]!.push(lat);
-        requestsAt[p.name]!.push(pairs);
+        requestsAt[p.name]!.push(new Float64Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength)));
         runs[p.name] = f;
         step(
           `  round ${r + 1} ${p.name}: p50 ${f.latency.p50} ms p99 ${f.latency.p99} ms p99.9 ${f.latency.p999} ms (service p99 ${f.service.p99}, send lag p99 ${f.sendLag.p99}), errors ${f.errors}, achieved ${f.achievedRate} req/s; generator loop delay max ${f.generator.eventLoopDelayMs.max} ms, GC max ${f.generator.gc.maxMs} ms; idle stall ${f.window.idleLoopDelayMaxMs} ms; CPU pressure ${f.window.cpuPressurePct}%; CPU µs/request ${fmtCpu(f.window)}`,
@@ -1239,7 +1230,7 @@ async function main(): Promise<void> {
     }
     const stallList = stalls.stop();
     const fixed: Record<string, FixedSummary> = Object.fromEntries(
-      paths.map((p) => [p.name, summarizeRounds(p.name, rounds, latencies[p.name]!)]),
+      paths.map((p) => [p.name, summarizeRounds(p.name, rounds, requestsAt[p.name]!)]),
     );
     const slowVsStalls = Object.fromEntries(
       paths.map((p) => [p.name, slowRequestsInStalls(requestsAt[p.name]!, fixed[p.name]!.latency.p99, stallList)]),
@@ -1340,8 +1331,7 @@ async function main(): Promise<void> {
         openLoopMax: openLoopMax ?? null,
         probe,
         warmupS: FIXED_WARMUP_S,
-        rounds: rounds.map((r) => ({ ...r, runs: undefined, p99Ms: mapValues(r.runs, (x) => x.latency.p99) })),
-        roundDetails: rounds,
+        rounds,
         ...fixed,
         stalls: {
           tickMs: STALL_TICK_MS,
