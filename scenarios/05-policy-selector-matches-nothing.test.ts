@@ -7,7 +7,7 @@ import { type AdminSession, configDump, findRoutes, openProxyAdmin } from '../la
 import { expectHttpEventually } from '../lab/toolkit/http.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
 import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
-import { gatewayUrl, sampleBackend } from './support/gateway.ts';
+import { gatewayUrl, namespaceWithGateway, sampleBackend } from './support/gateway.ts';
 import { uniqueName, useLab } from './support/lab.ts';
 import { explainJson, runTool } from './support/tools.ts';
 
@@ -24,18 +24,7 @@ describe('policy rule 1: a label selector that matches nothing', () => {
   let url: string;
 
   beforeAll(async () => {
-    await lab.kube.apply(`
-apiVersion: v1
-kind: Namespace
-metadata: {name: ${ns}}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: ${ns}}
-spec:
-  gatewayClassName: gwvendor
-  listeners: [{name: http, protocol: HTTP, port: 8080, allowedRoutes: {namespaces: {from: All}}}]
----
+    await lab.kube.apply(`${namespaceWithGateway(ns)}---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: web, namespace: ${ns}, labels: {app: web}}

@@ -21,7 +21,7 @@ import type { Kube } from '../lab/toolkit/kube.ts';
 import { type LogMark, markLogs } from '../lab/toolkit/logs.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
 import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
-import { gatewayUrl, sampleBackend } from './support/gateway.ts';
+import { gatewayUrl, namespaceWithGateway, sampleBackend } from './support/gateway.ts';
 import { uniqueName, useLab } from './support/lab.ts';
 import { explainJson } from './support/tools.ts';
 
@@ -114,18 +114,7 @@ describe('invalid config: NACKed by the proxy with validation off, rejected in s
 
   beforeAll(async () => {
     original = await validationMode(lab.kube);
-    await lab.kube.apply(`
-apiVersion: v1
-kind: Namespace
-metadata: {name: ${ns}}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: ${ns}}
-spec:
-  gatewayClassName: gwvendor
-  listeners: [{name: http, protocol: HTTP, port: 8080, allowedRoutes: {namespaces: {from: Same}}}]
----
+    await lab.kube.apply(`${namespaceWithGateway(ns, 'Same')}---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: good, namespace: ${ns}}

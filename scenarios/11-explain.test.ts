@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labPaths } from '../lab/state.ts';
 import { expectHttpEventually } from '../lab/toolkit/http.ts';
 import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
-import { gatewayUrl, sampleBackend } from './support/gateway.ts';
+import { gatewayUrl, namespaceWithGateway, sampleBackend } from './support/gateway.ts';
 import { uniqueName, useLab } from './support/lab.ts';
 import { explainJson, runTool } from './support/tools.ts';
 
@@ -34,21 +34,10 @@ describe('explain: healthy and unresolved routes; the tools write nothing', () =
   let url: string;
 
   beforeAll(async () => {
-    await lab.kube.apply(`
-apiVersion: v1
-kind: Namespace
-metadata: {name: ${ns}}
----
+    await lab.kube.apply(`${namespaceWithGateway(ns)}---
 apiVersion: v1
 kind: Namespace
 metadata: {name: ${other}}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: ${ns}}
-spec:
-  gatewayClassName: gwvendor
-  listeners: [{name: http, protocol: HTTP, port: 8080, allowedRoutes: {namespaces: {from: All}}}]
 ---
 ${route('healthy', '{name: sampleapp, port: 8000}')}
 ---

@@ -8,7 +8,7 @@ import { waitFor } from '../lab/toolkit/wait.ts';
 import { withControlPlaneAdmin } from '../lab/tools/proxies.ts';
 import type { StatusReport } from '../lab/tools/status.ts';
 import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
-import { gatewayUrl, sampleBackend } from './support/gateway.ts';
+import { gatewayUrl, namespaceWithGateway, sampleBackend } from './support/gateway.ts';
 import { uniqueName, useLab } from './support/lab.ts';
 import { runTool } from './support/tools.ts';
 
@@ -81,21 +81,10 @@ describe('translate and lab:status against the lab', () => {
   let url: string;
 
   beforeAll(async () => {
-    await lab.kube.apply(`
-apiVersion: v1
-kind: Namespace
-metadata: {name: ${ns}}
----
+    await lab.kube.apply(`${namespaceWithGateway(ns)}---
 apiVersion: v1
 kind: Namespace
 metadata: {name: ${nsBad}}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: ${ns}}
-spec:
-  gatewayClassName: gwvendor
-  listeners: [{name: http, protocol: HTTP, port: 8080, allowedRoutes: {namespaces: {from: All}}}]
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute

@@ -25,11 +25,8 @@ export async function gatewayUrl(kube: Kube, namespace: string, name: string, po
   });
 }
 
-/**
- * The setup most scenarios start from: namespace `ns`, Gateway `gw` (HTTP on 8080, routes from all
- * namespaces) and HTTPRoute `web` for `host` to the sample application's Service (`sampleapp:8000`), as YAML.
- */
-export function gatewayWithRoute(ns: string, host: string): string {
+/** Namespace `ns` and Gateway `gw` in it: HTTP on 8080, taking routes from `from` namespaces, as YAML. */
+export function namespaceWithGateway(ns: string, from: 'All' | 'Same' = 'All'): string {
   return `
 apiVersion: v1
 kind: Namespace
@@ -40,8 +37,16 @@ kind: Gateway
 metadata: {name: gw, namespace: ${ns}}
 spec:
   gatewayClassName: gwvendor
-  listeners: [{name: http, protocol: HTTP, port: 8080, allowedRoutes: {namespaces: {from: All}}}]
----
+  listeners: [{name: http, protocol: HTTP, port: 8080, allowedRoutes: {namespaces: {from: ${from}}}}]
+`;
+}
+
+/**
+ * The setup most scenarios start from: namespaceWithGateway(ns) and HTTPRoute `web` for `host` to the sample
+ * application's Service (`sampleapp:8000`), as YAML.
+ */
+export function gatewayWithRoute(ns: string, host: string): string {
+  return `${namespaceWithGateway(ns)}---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: web, namespace: ${ns}}
