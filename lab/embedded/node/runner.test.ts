@@ -9,6 +9,7 @@ import { containerArgv } from './images.ts';
 import { instanceLog, newInstanceLog, readLog } from './logs.ts';
 import { findTaggedProcesses } from './orphans.ts';
 import { type ContainerStart, ProcessRunner } from './runner.ts';
+import { waitForLog } from './testbed.ts';
 
 describe('process runner', () => {
   let dir: string;
@@ -113,11 +114,3 @@ describe('process runner', () => {
     expect(readLog(instanceLog(logDir, true)!)).toBe('instance 1\n');
   });
 });
-
-async function waitForLog(file: string, text: string): Promise<void> {
-  const end = Date.now() + 10_000;
-  while (!readLog(file).includes(text)) {
-    if (Date.now() > end) throw new Error(`"${text}" not in ${file}: ${readLog(file)}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SYSTEM_IMAGE } from '../../../system/image.ts';
 import { containerArgv, ImageCatalog } from './images.ts';
 import { systemImages } from './system-images.ts';
-import { eventually, Testbed } from './testbed.ts';
+import { eventually, Testbed, waitForLog } from './testbed.ts';
 
 describe('system image on the embedded node', () => {
   let tb: Testbed;
@@ -33,6 +33,8 @@ describe('system image on the embedded node', () => {
       throw new Error(`${err}\n${pod.logs()}`);
     });
     expect(JSON.stringify(res!.headers).toLowerCase()).toContain('www.example.com');
+    // The request was answered, but the runner may not have appended the line to the log yet.
+    await waitForLog(pod.logFile, '"msg":"listening"');
     expect(pod.logs()).toContain('"msg":"listening"');
     expect((await pod.proc.stop(5)).exitCode).toBe(0);
   });

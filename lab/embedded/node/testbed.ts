@@ -188,3 +188,12 @@ export async function eventually<T>(fn: () => T | Promise<T>, timeoutMs = 10_000
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
+
+/** Waits until a container's log has `text`: the runner appends what a process writes asynchronously. */
+export async function waitForLog(file: string, text: string): Promise<void> {
+  const end = Date.now() + 10_000;
+  while (!readLog(file).includes(text)) {
+    if (Date.now() > end) throw new Error(`"${text}" not in ${file}: ${readLog(file)}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
