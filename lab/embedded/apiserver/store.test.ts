@@ -125,3 +125,22 @@ it('checkpoints the WAL and compacts in a later turn, never inside a commit (who
   expect(again.get('core/configmaps', 'ns/c99')).toMatchObject({ data: { v: '2499' } });
   again.close();
 });
+
+it('counts a write of this turn in revision() but not in committedRevision() until its event is delivered', () => {
+  const s = new Store({ file: file() });
+  s.put('core/configmaps', 'ns/a', cm('a', '1'));
+  s.commit();
+  const before = s.revision();
+  expect(s.committedRevision()).toBe(before);
+  const seen: number[] = [];
+  s.subscribe('core/configmaps', (ev) => seen.push(ev.rev));
+  s.put('core/configmaps', 'ns/b', cm('b', '1'));
+  // A watch starting now from `before` finds no event in the history and must still take the one coming.
+  expect(s.revision()).toBe(before + 1);
+  expect(s.committedRevision()).toBe(before);
+  expect(s.since('core/configmaps', before)).toEqual([]);
+  s.commit();
+  expect(seen).toEqual([before + 1]);
+  expect(s.committedRevision()).toBe(before + 1);
+  s.close();
+});

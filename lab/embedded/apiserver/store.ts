@@ -178,6 +178,15 @@ export class Store {
     return this.rev;
   }
 
+  /**
+   * The revision up to which every event has reached the subscribers. Writes of this event-loop turn have their
+   * revisions already (revision() counts them, and reads see them) but their events wait for the commit, so a watch
+   * or a bookmark must not claim them as sent.
+   */
+  committedRevision(): number {
+    return this.pending.length ? this.pending[0].rev - 1 : this.rev;
+  }
+
   /** JSON of an object; free for stored objects (cached at write), computed and cached for others. */
   json(obj: object): string {
     let s = this.serialized.get(obj);

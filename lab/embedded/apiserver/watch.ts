@@ -173,11 +173,14 @@ export function serveWatch(
   for (const o of initial) send('ADDED', o);
   if (opts.sendInitialEvents && opts.allowBookmarks) bookmark(startRev, true);
   for (const ev of history) onEvent(ev);
-  lastRev = Math.max(lastRev, core.store.revision());
+  // Not revision(): a write of this turn is neither in the history above nor delivered yet, and its event, which
+  // comes with the commit, must not be taken for one already sent (an informer watching from its list's
+  // resourceVersion lost a Service created that way, and the route status waited for an unrelated change).
+  lastRev = Math.max(lastRev, core.store.committedRevision());
   const unsubscribe = core.store.subscribe(rt.bucket, onEvent);
   const keepAlive = setInterval(() => writeChunk(KEEPALIVE), opts.keepAliveMs);
   const bookmarks = opts.allowBookmarks
-    ? setInterval(() => bookmark(core.store.revision()), opts.bookmarkMs)
+    ? setInterval(() => bookmark(core.store.committedRevision()), opts.bookmarkMs)
     : undefined;
   let timeout: NodeJS.Timeout | undefined;
   let done = false;
@@ -193,7 +196,7 @@ export function serveWatch(
   }
   if (opts.timeoutSeconds && opts.timeoutSeconds > 0) {
     timeout = setTimeout(() => {
-      if (opts.allowBookmarks) bookmark(core.store.revision());
+      if (opts.allowBookmarks) bookmark(core.store.committedRevision());
       finish();
     }, opts.timeoutSeconds * 1000);
   }
