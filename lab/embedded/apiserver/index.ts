@@ -9,6 +9,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { LogRegistry } from '../../../system/shared/log.ts';
 import { type AddressPlan, labPaths, addressPlan as planFor } from '../../state.ts';
 import { Authenticator, type TokenOptions } from './authn.ts';
+import { setupConnections } from './connection.ts';
 import { Core } from './core.ts';
 import { ApiError } from './errors.ts';
 import { ensurePki } from './pki.ts';
@@ -159,11 +160,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServerH
   server.on('upgrade', (req, socket, head) => {
     api.onUpgrade(req, socket, head).catch((e) => log.error('upgrade failed', { err: e as Error }));
   });
-  server.on('clientError', (err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
-    log.debug('client error', { err });
-  });
-  server.on('tlsClientError', (err) => log.debug('TLS client error', { err }));
+  setupConnections(server, log);
 
   const wanted = opts.port || readPort(portFile) || 0;
   try {

@@ -7,6 +7,7 @@ import { dirname } from 'node:path';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '../../../system/shared/log.ts';
 import { type Authenticator, isPrivileged, type UserInfo } from './authn.ts';
+import { rawStatusResponse } from './connection.ts';
 import type { Core, DeleteOptions, FieldValidation, WriteOptions } from './core.ts';
 import {
   aggregatedDiscovery,
@@ -394,12 +395,7 @@ export class HttpApi {
       const err = toApiError(e, this.cfg.log);
       rec.code = err.code;
       finishAudit();
-      if (socket.writable) {
-        const body = JSON.stringify(err.toStatus());
-        socket.end(
-          `HTTP/1.1 ${err.code} ${statusText(err.code)}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-        );
-      }
+      if (socket.writable) socket.end(rawStatusResponse(err));
     }
   }
 
@@ -991,17 +987,4 @@ export function toApiError(e: unknown, log: Logger): ApiError {
   if (e instanceof ApiError) return e;
   log.error('internal error', { err: e as Error, stack: e instanceof Error ? e.stack : undefined });
   return errors.internal(e);
-}
-
-function statusText(code: number): string {
-  return (
-    {
-      400: 'Bad Request',
-      401: 'Unauthorized',
-      403: 'Forbidden',
-      404: 'Not Found',
-      405: 'Method Not Allowed',
-      500: 'Internal Server Error',
-    }[code] ?? 'Error'
-  );
 }
