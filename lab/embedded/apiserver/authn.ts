@@ -132,9 +132,13 @@ export class Authenticator {
         username: claims.sub,
         uid: claims['kubernetes.io'].serviceaccount.uid || undefined,
         groups: ['system:serviceaccounts', `system:serviceaccounts:${ns}`, 'system:authenticated'],
+        extra: { 'authentication.kubernetes.io/credential-id': [`JTI=${claims.jti}`] },
       };
       const pod = claims['kubernetes.io'].pod;
-      if (pod) user.extra = { 'authentication.kubernetes.io/pod-name': [pod.name] };
+      if (pod) {
+        user.extra!['authentication.kubernetes.io/pod-name'] = [pod.name];
+        user.extra!['authentication.kubernetes.io/pod-uid'] = [pod.uid];
+      }
       entry = { claims, user };
       if (this.verified.size > 10_000) this.verified.clear();
       this.verified.set(token, entry);

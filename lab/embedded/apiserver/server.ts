@@ -22,6 +22,7 @@ import { ApiError, errors } from './errors.ts';
 import { openapiIndex } from './openapi.ts';
 import type { Authorizer } from './rbac.ts';
 import { gv, type ResourceType } from './resources.ts';
+import { reviewFor } from './reviews.ts';
 import type { K8sObject } from './store.ts';
 import { serveWatch, type TableRenderer } from './watch.ts';
 
@@ -555,11 +556,13 @@ export class HttpApi {
     finishAudit: (stage?: 'ResponseStarted') => void,
   ): Promise<boolean> {
     const core = this.core;
-    const virtual = this.virtualResource(info);
-    if (virtual) {
+    const review = reviewFor(this.authz, info.group, info.version, info.resource);
+    if (review) {
+      if (!isPrivileged(user))
+        this.authz.authorize(user, { verb: info.verb, group: info.group, resource: info.resource });
       if (req.method !== 'POST') throw errors.methodNotAllowed();
       rec.code = 201;
-      const out = virtual(user, core.decode(body, String(req.headers['content-type'] ?? 'application/json')));
+      const out = review(user, core.decode(body, String(req.headers['content-type'] ?? 'application/json')));
       this.send(() => sendJson(res, 201, out));
       return false;
     }
@@ -826,77 +829,6 @@ export class HttpApi {
       spec: { ...spec, expirationSeconds: spec.expirationSeconds ?? 365 * 24 * 3600 },
       status: t,
     };
-  }
-
-  /** Create-only review resources that are answered, never stored (kubectl auth can-i / whoami). */
-  private virtualResource(info: RequestInfo): ((user: UserInfo, body: unknown) => unknown) | undefined {
-    if (info.group === 'authorization.k8s.io' && info.version === 'v1') {
-      if (info.resource === 'selfsubjectaccessreviews' || info.resource === 'subjectaccessreviews') {
-        const self = info.resource === 'selfsubjectaccessreviews';
-        return (user, body) => {
-          const spec = (body as any)?.spec ?? {};
-          let subject = user;
-          if (!self) {
-            if (!isPrivileged(user))
-              this.authz.authorize(user, { verb: 'create', group: info.group, resource: info.resource });
-            subject = { username: spec.user ?? '', groups: spec.groups ?? [], uid: spec.uid };
-          }
-          const ra = spec.resourceAttributes;
-          const nra = spec.nonResourceAttributes;
-          const allowed =
-            isPrivileged(subject) ||
-            (ra
-              ? this.authz.allowed(subject, {
-                  verb: ra.verb,
-                  group: ra.group ?? '',
-                  resource: ra.resource,
-                  subresource: ra.subresource || undefined,
-                  namespace: ra.namespace || undefined,
-                  name: ra.name || undefined,
-                })
-              : nra
-                ? this.authz.allowed(subject, { verb: nra.verb, path: nra.path })
-                : false);
-          return {
-            kind: self ? 'SelfSubjectAccessReview' : 'SubjectAccessReview',
-            apiVersion: 'authorization.k8s.io/v1',
-            metadata: { creationTimestamp: null },
-            spec,
-            status: {
-              allowed,
-              ...(allowed ? { reason: isPrivileged(subject) ? 'system:masters' : 'RBAC: allowed' } : {}),
-            },
-          };
-        };
-      }
-      if (info.resource === 'selfsubjectrulesreviews') {
-        return (user, body) => {
-          const ns = (body as any)?.spec?.namespace ?? 'default';
-          const rules = isPrivileged(user)
-            ? {
-                resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }],
-                nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }],
-              }
-            : this.authz.rulesFor(user, ns);
-          return {
-            kind: 'SelfSubjectRulesReview',
-            apiVersion: 'authorization.k8s.io/v1',
-            metadata: { creationTimestamp: null },
-            spec: { namespace: ns },
-            status: { ...rules, incomplete: false },
-          };
-        };
-      }
-    }
-    if (info.group === 'authentication.k8s.io' && info.version === 'v1' && info.resource === 'selfsubjectreviews') {
-      return (user) => ({
-        kind: 'SelfSubjectReview',
-        apiVersion: 'authentication.k8s.io/v1',
-        metadata: { creationTimestamp: null },
-        status: { userInfo: { username: user.username, uid: user.uid, groups: user.groups, extra: user.extra } },
-      });
-    }
-    return undefined;
   }
 }
 
