@@ -12,6 +12,7 @@ import { Authenticator, type TokenOptions } from './authn.ts';
 import { setupConnections } from './connection.ts';
 import { Core } from './core.ts';
 import { ApiError } from './errors.ts';
+import { EscalationCheck } from './escalation.ts';
 import { ensurePki } from './pki.ts';
 import { Authorizer, bootstrapPolicy } from './rbac.ts';
 import { ResourceRegistry } from './resources.ts';
@@ -121,9 +122,6 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServerH
   await loadModelValidators();
   const store = new Store({ file: join(paths.store, 'state.db'), historySize: opts.watchHistory });
   const registry = new ResourceRegistry();
-  const core = new Core(store, registry, {
-    allocateClusterIp: (svc) => allocateClusterIp(store, plan, svc),
-  });
   const authn = new Authenticator({
     saKeyPem: pki.saKeyPem,
     saPubPem: pki.saPubPem,
@@ -139,6 +137,14 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServerH
     },
   });
   const authz = new Authorizer(store);
+  const escalation = new EscalationCheck(authz);
+  const core = new Core(store, registry, {
+    allocateClusterIp: (svc) => allocateClusterIp(store, plan, svc),
+    admitWrite: ({ rt, obj, old, opts, requestName }) => {
+      if (rt.builtin && rt.group === 'rbac.authorization.k8s.io')
+        escalation.check({ resource: rt.plural, obj, old, user: opts.user, requestName });
+    },
+  });
 
   let port = 0;
   const portFile = join(paths.store, 'apiserver.json');

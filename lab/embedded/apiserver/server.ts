@@ -522,7 +522,7 @@ export class HttpApi {
     };
   }
 
-  private writeOptions(req: IncomingMessage, q: URLSearchParams): WriteOptions {
+  private writeOptions(req: IncomingMessage, q: URLSearchParams, user: UserInfo): WriteOptions {
     const dryRun = q.getAll('dryRun');
     if (dryRun.some((d) => d !== 'All'))
       throw errors.badRequest(
@@ -541,6 +541,7 @@ export class HttpApi {
       fieldValidation: norm,
       warnings: [],
       defaultManager: ua.split('/')[0].slice(0, 128) || 'unknown',
+      user,
     };
   }
 
@@ -589,7 +590,7 @@ export class HttpApi {
     if (sub) {
       if (sub === 'status' && rt.status) {
         if (method === 'GET') return this.ok(res, rec, 200, core.get(rt, ns, info.name!));
-        const wo = this.writeOptions(req, q);
+        const wo = this.writeOptions(req, q, user);
         rec.dryRun = wo.dryRun;
         if (method === 'PUT')
           return this.ok(
@@ -607,7 +608,7 @@ export class HttpApi {
       }
       if (sub === 'scale' && rt.scale) {
         if (method === 'GET') return this.ok(res, rec, 200, core.getScale(rt, ns, info.name!));
-        const wo = this.writeOptions(req, q);
+        const wo = this.writeOptions(req, q, user);
         rec.dryRun = wo.dryRun;
         if (method === 'PUT')
           return this.ok(res, rec, 200, core.updateScale(rt, ns, info.name!, core.decode(body, ct), wo));
@@ -616,7 +617,7 @@ export class HttpApi {
       }
       if (sub === 'finalize' && rt.builtin && rt.plural === 'namespaces') {
         if (method !== 'PUT') throw errors.methodNotAllowed();
-        const wo = this.writeOptions(req, q);
+        const wo = this.writeOptions(req, q, user);
         return this.ok(res, rec, 200, core.update(rt, undefined, info.name!, core.decode(body, ct), wo, 'finalize'));
       }
       if (sub === 'token' && rt.builtin && rt.plural === 'serviceaccounts') {
@@ -718,7 +719,7 @@ export class HttpApi {
       }
       case 'POST': {
         if (info.name) throw errors.methodNotAllowed();
-        const wo = this.writeOptions(req, q);
+        const wo = this.writeOptions(req, q, user);
         rec.dryRun = wo.dryRun;
         const obj = core.create(rt, ns, core.decode(body, ct), wo);
         rec.name = obj.metadata.name;
@@ -726,13 +727,13 @@ export class HttpApi {
       }
       case 'PUT': {
         if (!info.name) throw errors.methodNotAllowed();
-        const wo = this.writeOptions(req, q);
+        const wo = this.writeOptions(req, q, user);
         rec.dryRun = wo.dryRun;
         return this.ok(res, rec, 200, core.update(rt, ns, info.name, core.decode(body, ct), wo), wo.warnings);
       }
       case 'PATCH': {
         if (!info.name) throw errors.methodNotAllowed();
-        const wo = this.writeOptions(req, q);
+        const wo = this.writeOptions(req, q, user);
         rec.dryRun = wo.dryRun;
         const r = core.patch(rt, ns, info.name, ct, body, { ...wo, force: boolParam(q, 'force') });
         return this.ok(res, rec, r.created ? 201 : 200, r.obj, wo.warnings);
