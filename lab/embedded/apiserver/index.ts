@@ -44,6 +44,11 @@ export interface ApiServerOptions {
   maxBodyBytes?: number;
   /** Events kept in memory for watch resumption (default 10,000, min 1,000). */
   watchHistory?: number;
+  /**
+   * kube-apiserver's --api-audiences: a service-account token is accepted only if its `aud` names one of them, and
+   * TokenRequests without audiences get them. Default: the issuer, https://kubernetes.default.svc.cluster.local.
+   */
+  apiAudiences?: string[];
 }
 
 export interface ApiServerHandle {
@@ -53,7 +58,10 @@ export interface ApiServerHandle {
   kubeconfigPath: string;
   caPem: string;
   adminToken: string;
-  /** A service-account JWT the server accepts (RBAC applies). */
+  /**
+   * A service-account JWT the server accepts (RBAC applies). Lifetime 3600 s unless `expirationSeconds` says otherwise
+   * (TokenRequest's default); audiences the server's API audiences unless given.
+   */
   issueServiceAccountToken(namespace: string, serviceAccount: string, opts?: TokenOptions): string;
   /** A token for a privileged in-process identity, e.g. `system:controller:garbage-collector` (bypasses RBAC). */
   issuePrivilegedToken(username: string): string;
@@ -130,6 +138,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServerH
       const sa = store.get('core/serviceaccounts', `${ns}/${name}`);
       return sa ? { uid: sa.metadata.uid! } : undefined;
     },
+    apiAudiences: opts.apiAudiences,
     lookupPod: (ns, name) => {
       const p = store.get('core/pods', `${ns}/${name}`);
       // A terminating pod's token stays valid until the pod is gone, as in Kubernetes.

@@ -812,6 +812,7 @@ export class HttpApi {
     const sa = this.core.store.get('core/serviceaccounts', `${namespace}/${name}`);
     if (!sa) throw errors.notFound('', 'serviceaccounts', name);
     const spec = (body as any)?.spec ?? {};
+    this.authn.defaultTokenRequestSpec(spec);
     let bound: { kind: 'Pod'; name: string; uid: string } | undefined;
     if (spec.boundObjectRef?.kind === 'Pod') {
       const pod = this.core.store.get('core/pods', `${namespace}/${spec.boundObjectRef.name}`);
@@ -827,7 +828,7 @@ export class HttpApi {
       kind: 'TokenRequest',
       apiVersion: 'authentication.k8s.io/v1',
       metadata: { name, namespace, creationTimestamp: null },
-      spec: { ...spec, expirationSeconds: spec.expirationSeconds ?? 365 * 24 * 3600 },
+      spec,
       status: t,
     };
   }
