@@ -74,6 +74,8 @@ export function setupConnections(server: Server, log: Logger): void {
     }
     const limit = (server as { maxHeaderSize?: number }).maxHeaderSize ?? maxHeaderSize;
     socket.end(rawStatusResponse(clientErrorStatus(err, limit, server.headersTimeout)));
+    // end() lets the answer reach a client that is still sending; one that never closes is cut after 5 s.
+    setTimeout(() => socket.destroy(), 5000).unref();
   });
   server.on('tlsClientError', (err) => log.debug('TLS client error', { err }));
 }
