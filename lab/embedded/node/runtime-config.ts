@@ -16,7 +16,11 @@ export interface PodRuntimeMount {
 export interface PodRuntimeConfig {
   version: 1;
   lab: string;
-  pod: { namespace: string; name: string; uid: string; ip: string };
+  /**
+   * `loopback` is the pod loopback (lab/state.ts `podLoopback`): what 127.0.0.1, ::1 and localhost mean inside the
+   * pod. Listeners on those bind it, wildcard listeners bind it and the pod IP, and other pods are refused on it.
+   */
+  pod: { namespace: string; name: string; uid: string; ip: string; loopback: string };
   /** What `os.hostname()` returns: the pod name (or `spec.hostname`). */
   hostname: string;
   dns: {
@@ -48,9 +52,9 @@ export function readRuntimeConfig(path: string): PodRuntimeConfig {
     throw new Error(`gwlab pod runtime: cannot read ${RUNTIME_ENV}=${path}: ${(err as Error).message}`);
   }
   const cfg = JSON.parse(raw) as PodRuntimeConfig;
-  if (cfg.version !== 1 || !cfg.pod?.ip || !cfg.dns?.server) {
+  if (cfg.version !== 1 || !cfg.pod?.ip || !cfg.pod.loopback || !cfg.dns?.server) {
     throw new Error(
-      `gwlab pod runtime: ${path} is not a version 1 pod runtime config (pod.ip and dns.server are required)`,
+      `gwlab pod runtime: ${path} is not a version 1 pod runtime config (pod.ip, pod.loopback and dns.server are required)`,
     );
   }
   return cfg;
