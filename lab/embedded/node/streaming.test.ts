@@ -1,6 +1,7 @@
 // pods/portforward and pods/exec with real clients. Port-forward: kubectl's default (SPDY tunnelled in a WebSocket), kubectl with
 // KUBECTL_PORT_FORWARD_WEBSOCKETS=false (SPDY over an HTTP upgrade), the deploy/ and svc/ forms, and
-// @kubernetes/client-node's PortForward (WebSocket v4.channel.k8s.io); ten concurrent requests through each.
+// @kubernetes/client-node's PortForward (WebSocket v4.channel.k8s.io); ten concurrent requests through each. Port-forward
+// reaches a port the pod binds on 127.0.0.1 only, as Kubernetes' does (it dials localhost in the pod's netns).
 import { type ChildProcess, spawn } from 'node:child_process';
 import net from 'node:net';
 import { dirname, join } from 'node:path';
@@ -108,6 +109,25 @@ describe('streaming subresources: port-forward and exec', () => {
       const pods = await tenRequests((server.address() as net.AddressInfo).port);
       expect(pods).toEqual(Array(10).fill(pod));
       expect(c.node.portForwardStats.websocketChannels).toBe(10);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('reaches a port bound on 127.0.0.1 only in the pod (kubectl and client-node), which the pod IP refuses', async () => {
+    const pod = JSON.parse(await c.k(['get', 'pods', '-n', 'pf', '-l', 'app=web', '-o', 'json'])).items[0];
+    const name = pod.metadata.name;
+    await expect(fetch(`http://${pod.status.podIP}:19000/`)).rejects.toMatchObject({ cause: { code: 'ECONNREFUSED' } });
+    const port = await kubectlForward(`pod/${name}`, '19000');
+    expect(await (await fetch(`http://127.0.0.1:${port}/`)).json()).toEqual({ admin: name });
+    const pf = new PortForward(await c.lab.server.kubeConfig());
+    const server = net.createServer((sock) => {
+      void pf.portForward('pf', name, [19000], sock, null, sock).catch(() => sock.destroy());
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const r = await fetch(`http://127.0.0.1:${(server.address() as net.AddressInfo).port}/`);
+      expect(await r.json()).toEqual({ admin: name });
     } finally {
       server.close();
     }

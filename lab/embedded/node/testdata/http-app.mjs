@@ -5,6 +5,7 @@
 //   /grpc?target=host:port      an Echo call through gRPC
 //   /env       my environment     /cwd    my working directory
 //   /file?path=/abs/path          a file's bytes, base64 (read through the hook's mountPath remap)
+//   /get?url=http://host:port/    what that URL answers from this pod (JSON), or {code} when fetch fails (ECONNREFUSED)
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
@@ -23,6 +24,13 @@ const app = http.createServer(async (req, res) => {
   try {
     if (url.pathname === '/self') return json(res, 200, await (await fetch('http://localhost:19000/')).json());
     if (url.pathname === '/env') return json(res, 200, process.env);
+    if (url.pathname === '/get') {
+      try {
+        return json(res, 200, await (await fetch(url.searchParams.get('url'))).json());
+      } catch (e) {
+        return json(res, 200, { code: e?.cause?.code ?? String(e?.message ?? e) });
+      }
+    }
     if (url.pathname === '/cwd') return json(res, 200, { cwd: process.cwd() });
     if (url.pathname === '/file') {
       return json(res, 200, { base64: (await readFile(url.searchParams.get('path'))).toString('base64') });
