@@ -1,4 +1,5 @@
-// A workload for the embedded cluster tests: HTTP on 0.0.0.0:8080, an admin on 127.0.0.1:19000, gRPC on [::]:9000.
+// A workload for the embedded cluster tests: HTTP on 0.0.0.0:8080, an admin on 127.0.0.1:19000, gRPC on [::]:9000,
+// and with LOW_ADMIN_PORT set, the admin on 127.0.0.1:<that port> too (a port below 1024 in the tests).
 //   /          who am I          /self    what localhost:19000 answers (my own admin)
 //   /config    the file at CONFIG_PATH (a ConfigMap at its absolute mountPath)
 //   /pods      pod names of my namespace through in-cluster config (service-account token)
@@ -62,6 +63,11 @@ const app = http.createServer(async (req, res) => {
 const admin = http.createServer((_req, res) => json(res, 200, { admin: me }));
 app.listen(8080, '0.0.0.0');
 admin.listen(19000, '127.0.0.1');
+if (process.env.LOW_ADMIN_PORT) {
+  http
+    .createServer((_req, res) => json(res, 200, { admin: me }))
+    .listen(Number(process.env.LOW_ADMIN_PORT), '127.0.0.1');
+}
 const server = new grpc.Server();
 server.addService(echoService, { echo: (call, cb) => cb(null, { pod: me, msg: call.request.msg }) });
 server.bindAsync('[::]:9000', grpc.ServerCredentials.createInsecure(), () => {
