@@ -47,16 +47,18 @@ export function netRewriter(cfg: PodRuntimeConfig): NetRewriter {
   const shift = cfg.portShift;
   const octet = (addr: string) => (addr.startsWith('127.') ? Number(addr.split('.')[1]) : -1);
   const loopOctet = octet(loopback);
+  /** False for a config without a pod loopback (readRuntimeConfig): 127.0.0.1 is then the pod IP, as it was. */
+  const isolated = loopback !== podIP;
   const wildcard = (host: unknown) =>
     host === undefined || host === null || host === '' || (typeof host === 'string' && WILDCARD_LITERALS.has(host));
   return {
     dest: (addr) => {
       if (isLocal(addr)) return loopback;
-      return octet(addr) === loopOctet && addr !== loopback ? null : addr;
+      return isolated && octet(addr) === loopOctet && addr !== loopback ? null : addr;
     },
     source: (dest) => (dest === loopback ? loopback : podIP),
     listen: (host) => {
-      if (wildcard(host)) return { host: podIP, companion: loopback };
+      if (wildcard(host)) return isolated ? { host: podIP, companion: loopback } : { host: podIP };
       if (typeof host === 'string' && (LOOPBACK_LITERALS.has(host) || host.toLowerCase() === 'localhost')) {
         return { host: loopback };
       }

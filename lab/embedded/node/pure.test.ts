@@ -1,11 +1,14 @@
 // Pure helpers of the node agent: search-path expansion, $(VAR) expansion, address pools, the hook's rewriters.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../../testing/tmp.ts';
 import { searchCandidates } from './dns-names.ts';
 import { expandVars } from './expand.ts';
 import { pathMapper } from './hook-fs.ts';
 import { netRewriter } from './hook-net.ts';
 import { AddressPool } from './ipam.ts';
-import { type PodRuntimeConfig, podSearchPath } from './runtime-config.ts';
+import { type PodRuntimeConfig, podSearchPath, readRuntimeConfig } from './runtime-config.ts';
 
 describe('search path', () => {
   const opts = { search: podSearchPath('ns'), ndots: 5, clusterDomain: 'cluster.local' };
@@ -78,6 +81,18 @@ describe('hook rewriters', () => {
   it("refuses another pod's loopback (null), not its pod IP", () => {
     expect(rw.dest('127.4.0.10')).toBeNull();
     expect(rw.dest('127.64.0.10')).toBe('127.64.0.10');
+  });
+  it('reads a runtime config without a pod loopback (an older lab process) as the pod IP, unisolated', () => {
+    const file = join(tempDir('gwlab-rc-'), 'runtime.json');
+    const old = { version: 1, pod: { ip: '127.64.0.9' }, dns: { server: '127.128.0.10', port: 53 } };
+    writeFileSync(file, JSON.stringify(old));
+    const cfg = readRuntimeConfig(file);
+    expect(cfg.pod.loopback).toBe('127.64.0.9');
+    const legacy = netRewriter(cfg);
+    expect(legacy.dest('127.0.0.1')).toBe('127.64.0.9');
+    expect(legacy.dest('127.64.0.10')).toBe('127.64.0.10');
+    expect(legacy.listen('0.0.0.0')).toEqual({ host: '127.64.0.9' });
+    expect(legacy.listen('127.0.0.1')).toEqual({ host: '127.64.0.9' });
   });
   it('maps mountPaths by longest prefix, for strings, URLs and Buffers', () => {
     const map = pathMapper([

@@ -52,11 +52,14 @@ export function readRuntimeConfig(path: string): PodRuntimeConfig {
     throw new Error(`gwlab pod runtime: cannot read ${RUNTIME_ENV}=${path}: ${(err as Error).message}`);
   }
   const cfg = JSON.parse(raw) as PodRuntimeConfig;
-  if (cfg.version !== 1 || !cfg.pod?.ip || !cfg.pod.loopback || !cfg.dns?.server) {
+  if (cfg.version !== 1 || !cfg.pod?.ip || !cfg.dns?.server) {
     throw new Error(
-      `gwlab pod runtime: ${path} is not a version 1 pod runtime config (pod.ip, pod.loopback and dns.server are required)`,
+      `gwlab pod runtime: ${path} is not a version 1 pod runtime config (pod.ip and dns.server are required)`,
     );
   }
+  // Written by a lab process older than the pod loopback (its pods restart under a newer hook, e.g. after
+  // lab:reload): the pod's loopback is its IP, unisolated, as it was then.
+  cfg.pod.loopback ??= cfg.pod.ip;
   return cfg;
 }
 

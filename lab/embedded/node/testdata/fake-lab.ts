@@ -15,7 +15,7 @@ writeFileSync(
   JSON.stringify({
     version: 1,
     lab,
-    pod: { namespace: 'default', name: 'forker', uid: 'u1', ip: '127.0.0.1', loopback: '127.0.0.1' },
+    pod: { namespace: 'default', name: 'forker', uid: 'u1', ip: '127.0.0.1' },
     hostname: 'forker',
     dns: { server: '127.0.0.1', port: 9, search: [], ndots: 5, clusterDomain: 'cluster.local' },
     mounts: [],
