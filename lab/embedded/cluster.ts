@@ -147,6 +147,7 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
       ms: Math.round(performance.now() - t0),
       apiServer: apiServer.url,
       podRange: `127.${plan.podOctet}.0.0/16`,
+      podLoopbackRange: `127.${plan.loopOctet}.0.0/16`,
       serviceRange: `127.${plan.serviceOctet}.0.0/16`,
       lbRange: `127.${plan.lbOctet}.0.0/16`,
     });

@@ -21,7 +21,7 @@ export interface TestCluster {
 }
 
 export async function startTestCluster(
-  opts: { images?: Record<string, string[]>; forceLbPortFallback?: boolean } = {},
+  opts: { images?: Record<string, string[]>; forceLbPortFallback?: boolean; lowPortShift?: boolean } = {},
 ): Promise<TestCluster> {
   const claim = await claimLabIndex();
   const plan = addressPlan(claim.index);
@@ -57,6 +57,7 @@ export async function startTestCluster(
       apiServer: lab.server,
       logs,
       forceLbPortFallback: opts.forceLbPortFallback,
+      lowPortShift: opts.lowPortShift,
       backoff: { initialSeconds: 1, maxSeconds: 4 },
     });
     const run = node.runner.runId;

@@ -7,7 +7,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../../../system/shared/log.ts';
-import type { AddressPlan } from '../../state.ts';
+import { type AddressPlan, podLoopback } from '../../state.ts';
 import { type KObject, type KubeClient, KubeError, ListWatch } from '../controllers/kube.ts';
 import { EventRecorder } from './events.ts';
 import { pathMapper } from './hook-fs.ts';
@@ -117,12 +117,22 @@ export class Kubelet {
     return this.opts.hostIP ?? '127.0.0.1';
   }
 
+  /** Second octets whose ports below portShift.below are shifted: pod IPs, pod loopbacks and ClusterIPs. */
+  get shiftedOctets(): number[] {
+    const p = this.opts.plan;
+    return [p.podOctet, p.loopOctet, p.serviceOctet];
+  }
+
   /** Port really bound for `port` on `ip` (low-port shift of unprivileged labs). */
   effectivePort(ip: string, port: number): number {
     const s = this.opts.portShift;
     if (!s || port <= 0 || port >= s.below) return port;
-    const octet = Number(ip.split('.')[1]);
-    return octet === this.opts.plan.podOctet || octet === this.opts.plan.serviceOctet ? port + s.offset : port;
+    return this.shiftedOctets.includes(Number(ip.split('.')[1])) ? port + s.offset : port;
+  }
+
+  /** The pod loopback of the pod at `podIP`: its `lo`, where port-forward connects (lab/state.ts). */
+  podLoopback(podIP: string): string {
+    return podLoopback(this.opts.plan, podIP);
   }
 
   async start(): Promise<void> {
@@ -644,7 +654,13 @@ export class PodWorker {
     return {
       version: 1,
       lab: o.lab,
-      pod: { namespace: this.pod.metadata.namespace, name: this.pod.metadata.name, uid: this.uid, ip: this.ip },
+      pod: {
+        namespace: this.pod.metadata.namespace,
+        name: this.pod.metadata.name,
+        uid: this.uid,
+        ip: this.ip,
+        loopback: this.k.podLoopback(this.ip),
+      },
       hostname: this.pod.spec.hostname ?? this.pod.metadata.name,
       dns: {
         server: o.dns.address,
@@ -654,7 +670,7 @@ export class PodWorker {
         clusterDomain: domain,
       },
       mounts,
-      portShift: o.portShift ? { ...o.portShift, octets: [o.plan.podOctet, o.plan.serviceOctet] } : null,
+      portShift: o.portShift ? { ...o.portShift, octets: this.k.shiftedOctets } : null,
       labOctets: [o.plan.podOctet, o.plan.serviceOctet, o.plan.lbOctet],
       watchdog: o.runner.watchdogTarget(),
     };
