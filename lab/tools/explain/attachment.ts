@@ -140,6 +140,24 @@ const labelsText = (l: Record<string, string>) =>
 
 /** The control plane's decision for every policy that reaches the scope: how it reaches it and, per field, who wins where. */
 export function attachmentsOver(world: World, scope: ScopeEntry[]): Map<string, AttachmentSummary> {
+  // Each policy of an explanation asks about the same scope: decide once per world and scope.
+  const key = scope.map((s) => `${s.gateway.namespace}/${s.gateway.name}|${s.route ? keyOf(s.route) : '*'}`).join(',');
+  let memo = overCache.get(world);
+  if (!memo) {
+    memo = new Map();
+    overCache.set(world, memo);
+  }
+  let out = memo.get(key);
+  if (!out) {
+    out = decideOver(world, scope);
+    memo.set(key, out);
+  }
+  return out;
+}
+
+const overCache = new WeakMap<World, Map<string, Map<string, AttachmentSummary>>>();
+
+function decideOver(world: World, scope: ScopeEntry[]): Map<string, AttachmentSummary> {
   const infos = policyInfos(world);
   const all = [...infos.values()];
   type Acc = { via: Set<string>; fields: Map<string, { won: Set<string>; lost: Map<string, LostTo> }> };
