@@ -206,13 +206,7 @@ export function explainPolicyOn(
   const app = applicationOf(world, p, scope);
   // The control plane's decision over the same routes: who the rules give each setting to, and why.
   const decision = attachmentsOver(world, scope).get(keyOf(p))?.fields ?? [];
-  const verdict: PolicyReport['verdict'] = !app.checked
-    ? 'not checked'
-    : !app.notApplied.length
-      ? 'applied'
-      : app.applied.length
-        ? 'partly applied'
-        : 'not applied';
+  const verdict = verdictOf(app);
   const report: PolicyReport = {
     policy: `${ns}/${name}`,
     created: created(p),
@@ -235,14 +229,7 @@ export function explainPolicyOn(
   }
   findings.push(...designedOverrides(subject, decision));
   // The status speaks for every route of each ancestor Gateway: it is compared with the config of all of them.
-  const wide = scope.some((s) => s.route) ? applicationOf(world, p, gatewaysOf(scope)) : app;
-  const wideVerdict: PolicyReport['verdict'] = !wide.checked
-    ? 'not checked'
-    : !wide.notApplied.length
-      ? 'applied'
-      : wide.applied.length
-        ? 'partly applied'
-        : 'not applied';
+  const wideVerdict = scope.some((s) => s.route) ? verdictOf(applicationOf(world, p, gatewaysOf(scope))) : verdict;
   if (!app.checked || verdict === 'applied') {
     findings.push(...configAgainstRules(subject, decision, app.applied));
     findings.push(...statusDisagreements(subject, status, wideVerdict));
@@ -261,6 +248,12 @@ export function explainPolicyOn(
   findings.push(...configAgainstRules(subject, decision, app.applied));
   findings.push(...statusDisagreements(subject, status, wideVerdict));
   return { report, findings };
+}
+
+function verdictOf(app: ReturnType<typeof applicationOf>): PolicyReport['verdict'] {
+  if (!app.checked) return 'not checked';
+  if (!app.notApplied.length) return 'applied';
+  return app.applied.length ? 'partly applied' : 'not applied';
 }
 
 /** Each Gateway of the scope once, with all of its routes. */
