@@ -201,7 +201,7 @@ type LostTo = FieldDecisionSummary['lostTo'][number];
 const keyOfName = (n: string) => n.split('/').slice(1).join('/');
 
 function viaText(p: PolicyInfo, level: AttachLevel, by: 'targetRef' | 'selector', at: AttachPoint): string {
-  const gw = `${at.gateway.namespace}/${at.gateway.name}`;
+  const gw = `${at.gateway?.namespace}/${at.gateway?.name}`;
   if (by === 'selector') {
     const kind = level === 'gateway' ? 'Gateway' : 'HTTPRoute';
     const sels = p.selectors.filter((s) => s.kind === kind).map((s) => labelsText(s.matchLabels));

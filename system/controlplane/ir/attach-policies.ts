@@ -27,7 +27,8 @@ export interface AttachablePolicy {
 
 /** One place a route entry is served: the Gateway, the listener it is on, the route and its rule's name. */
 export interface AttachPoint {
-  gateway: { namespace: string; name: string; labels?: Record<string, string> };
+  /** Absent: only the route's reach is asked (the IR builder asks the Gateway's once per listener). */
+  gateway?: { namespace: string; name: string; labels?: Record<string, string> };
   /** The Gateway listener's name (a targetRef's sectionName on a Gateway names one). */
   listener?: string;
   route?: { namespace: string; name: string; labels?: Record<string, string> };
@@ -76,7 +77,7 @@ export function policyName(p: { ref: ObjRef }): string {
 export function attachmentsOf<P extends AttachablePolicy>(p: P, at: AttachPoint): Candidate<P>[] {
   const out: Candidate<P>[] = [];
   const gw = at.gateway;
-  if (p.ref.namespace === gw.namespace) {
+  if (gw && p.ref.namespace === gw.namespace) {
     for (const t of p.targetRefs) {
       if (t.kind !== 'Gateway' || t.name !== gw.name) continue;
       if (!t.sectionName) out.push({ policy: p, level: 'gateway', by: 'targetRef' });
@@ -165,6 +166,11 @@ export function mergePolicies(candidates: Candidate[]): MergeResult {
  * settings with, per field, the winner and the rule that chose it.
  */
 export function attachPolicies<P extends AttachablePolicy>(at: AttachPoint, policies: readonly P[]): PolicyDecision<P> {
-  const candidates = policies.flatMap((p) => attachmentsOf(p, at));
+  const candidates = candidatesAt(at, policies);
   return { candidates, ...mergePolicies(candidates) };
+}
+
+/** The attachments of every policy among `policies` to the point (attachPolicies without the merge). */
+export function candidatesAt<P extends AttachablePolicy>(at: AttachPoint, policies: readonly P[]): Candidate<P>[] {
+  return policies.flatMap((p) => attachmentsOf(p, at));
 }

@@ -14,7 +14,7 @@ import {
   roleOf,
   VENDOR_GROUP,
 } from '../model.ts';
-import { type AttachPoint, attachPolicies } from './attach-policies.ts';
+import { type AttachPoint, type Candidate, candidatesAt, mergePolicies } from './attach-policies.ts';
 import { intersectHostnames, virtualHostName } from './hostnames.ts';
 import type { PolicyInfo } from './policies.ts';
 import type { NormalizedParentRef, RouteInfo } from './routes.ts';
@@ -354,16 +354,31 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
   // The indexes narrow the policies to those naming this Gateway or a route; attach-policies.ts decides the rest.
   const gwPoint: AttachPoint['gateway'] = { namespace: ns, name, labels: gw.metadata.labels };
   const gatewayReach = [...world.policiesTargeting('Gateway', ns, name), ...world.policiesSelecting('Gateway', ns)];
-  const routeReachCache = new Map<string, PolicyInfo[]>();
-  const routeReach = (r: RouteInfo) => {
-    const k = `${r.ref.namespace}/${r.ref.name}`;
-    let c = routeReachCache.get(k);
+  // Candidates per listener (Gateway and listener level) and per route rule (route and rule level), each found once.
+  const listenerCache = new Map<string, Candidate<PolicyInfo>[]>();
+  const atListener = (listener: string) => {
+    let c = listenerCache.get(listener);
     if (!c) {
-      c = [
+      c = candidatesAt({ gateway: gwPoint, listener }, gatewayReach);
+      listenerCache.set(listener, c);
+    }
+    return c;
+  };
+  const ruleCache = new Map<string, Candidate<PolicyInfo>[]>();
+  const atRule = (r: RouteInfo, rule: string | undefined) => {
+    const k = `${r.ref.namespace}/${r.ref.name}|${rule ?? ''}`;
+    let c = ruleCache.get(k);
+    if (!c) {
+      const at: AttachPoint = {
+        route: { namespace: r.ref.namespace, name: r.ref.name, labels: r.labels },
+        ...(rule !== undefined ? { rule } : {}),
+      };
+      const reach = [
         ...world.policiesTargeting('HTTPRoute', r.ref.namespace, r.ref.name),
         ...world.policiesSelecting('HTTPRoute', r.ref.namespace),
       ];
-      routeReachCache.set(k, c);
+      c = candidatesAt(at, reach);
+      ruleCache.set(k, c);
     }
     return c;
   };
@@ -378,11 +393,8 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
     }
     return s;
   };
-  for (const c of attachPolicies({ gateway: gwPoint }, gatewayReach).candidates) touch(c.policy);
-  for (const s of listeners) {
-    if (!s.usable) continue;
-    for (const c of attachPolicies({ gateway: gwPoint, listener: s.l.name }, gatewayReach).candidates) touch(c.policy);
-  }
+  for (const c of candidatesAt({ gateway: gwPoint }, gatewayReach)) touch(c.policy);
+  for (const s of listeners) if (s.usable) for (const c of atListener(s.l.name)) touch(c.policy);
 
   // ---- virtual hosts --------------------------------------------------------------------------------------------
   const findings: Finding[] = [];
@@ -438,14 +450,8 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
         return true;
       });
       const routesIR: RouteIR[] = sorted.map(({ e, r, listener }) => {
-        const at: AttachPoint = {
-          gateway: gwPoint,
-          listener,
-          route: { namespace: r.ref.namespace, name: r.ref.name, labels: r.labels },
-          ...(e.ruleName ? { rule: e.ruleName } : {}),
-        };
-        const merged = attachPolicies(at, [...gatewayReach, ...routeReach(r)]);
-        const candidates = merged.candidates;
+        const candidates = [...atListener(listener), ...atRule(r, e.ruleName || undefined)];
+        const merged = mergePolicies(candidates);
         for (const [pk, out] of merged.outcomes) {
           const st = touch(candidates.find((c) => c.policy.key === pk)!.policy);
           for (const f of out.won) st.won.add(f);
