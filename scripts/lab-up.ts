@@ -3,6 +3,7 @@
 import { BACKENDS, type Backend, labUp } from '../lab/lifecycle.ts';
 import { formatMs, Progress } from '../lab/progress.ts';
 import { parseFlags, run } from './cli.ts';
+import { type UpHintInput, upFailureHint, upSummary } from './hints.ts';
 
 const USAGE = `usage: npm run lab:up -- [options]
   --cluster <backend>    embedded (default: no container engine needed), kind, k3s, existing
@@ -17,7 +18,7 @@ const USAGE = `usage: npm run lab:up -- [options]
   --no-install           bring up the cluster only`;
 
 await run(async () => {
-  const { name, home, args } = parseFlags({
+  const { name, nameGiven, home, homeGiven, args } = parseFlags({
     boolean: ['with-sampleapp', 'with-extauth', 'merge-kubeconfig', 'force-lb-fallback', 'no-install'],
     string: ['cluster', 'validation', 'kubeconfig', 'context'],
   });
@@ -30,10 +31,17 @@ await run(async () => {
   const validation = args.validation as 'strict' | 'off' | undefined;
   if (validation && validation !== 'strict' && validation !== 'off')
     throw new Error(`--validation ${validation}: use strict or off`);
-  const down = `npm run lab:down${name !== 'gwlab' ? ` -- --name ${name}` : ''}`;
-  const progress = new Progress({
-    hint: `npm run lab:status${name !== 'gwlab' ? ` -- --name ${name}` : ''} to see what is there; ${down} and npm run lab:up again to start afresh`,
-  });
+  const hints: UpHintInput = {
+    name,
+    nameGiven,
+    home,
+    homeGiven,
+    argv: process.argv.slice(2),
+    kubeconfigFlag: args.kubeconfig,
+    contextFlag: args.context,
+    envKubeconfig: process.env.KUBECONFIG || undefined,
+  };
+  const progress = new Progress({ hint: upFailureHint(hints) });
   console.error(`gwlab: bringing up lab ${name} (${backend}) under ${home}`);
   const up = await labUp({
     name,
@@ -49,23 +57,14 @@ await run(async () => {
     forceLbPortFallback: args['force-lb-fallback'],
     noInstall: args.install === false || args['no-install'],
   });
-  const ns = 'gwvendor-system';
-  console.log(`
-Lab ${name} is up (${backend}${up.reused ? ', reused' : ''}) in ${formatMs(progress.totalMs())}.
-
-  export KUBECONFIG=${up.kubeconfig}${args['merge-kubeconfig'] ? `   # or: kubectl config use-context ${up.context}` : ''}
-  kubectl get pods -n ${ns}
-
-Debug interfaces (contract 4.1-4.3), by port-forward:
-  kubectl -n ${ns} port-forward deploy/gwvendor 9095            # control plane admin: http://localhost:9095/
-  kubectl -n ${ns} port-forward deploy/<gateway_name> 19000     # proxy admin: http://localhost:19000/config_dump
-  kubectl -n ${ns} port-forward deploy/<gateway_name> 8080:80   # gateway traffic on localhost:8080
-  (or: npm run lab:pf -- controlplane | proxy <gateway_name> | gateway <gateway_name>)
-
-Traffic through a gateway (contract 4.4), once a Gateway and an HTTPRoute exist:
-  IP=$(kubectl -n ${ns} get svc <gateway_name> -o jsonpath='{.status.loadBalancer.ingress[0].ip}')
-  PORT=$(kubectl -n ${ns} get svc <gateway_name> -o jsonpath='{.metadata.annotations.gwlab\\.dev/lb-port-80}')
-  curl -H 'Host: www.example.com' http://$IP:\${PORT:-80}/headers   # PORT: set when the lab could not bind 80
-
-Status: npm run lab:status    Stop: npm run lab:down${name !== 'gwlab' ? ` -- --name ${name}` : ''}`);
+  console.log(
+    upSummary(hints, {
+      backend,
+      reused: up.reused,
+      elapsed: formatMs(progress.totalMs()),
+      kubeconfig: up.kubeconfig,
+      context: up.context,
+      merged: !!args['merge-kubeconfig'],
+    }),
+  );
 });
