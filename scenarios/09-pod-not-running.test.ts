@@ -1,7 +1,9 @@
 // Contract section 7, "a pod is not running → describe the pod": a GatewayParameters whose proxy image does not exist.
 // The proxy pod cannot start; `kubectl describe` shows ImagePullBackOff and the pull events, `kubectl get events`
 // lists them, and the Gateway is not Programmed (it waits for a ready proxy). Removing the bad image override rolls
-// the proxy onto the real image and the Gateway becomes Programmed.
+// the proxy onto the real image and the Gateway becomes Programmed. As in Kubernetes, the pod alternates ErrImagePull
+// (a pull just failed) and ImagePullBackOff (waiting to retry): a look at one moment may see either, so the tests
+// accept both there and wait for the back-off, the state the pod settles in.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GATEWAY_NAME_LABEL } from '../lab/toolkit/admin.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
@@ -117,9 +119,23 @@ spec:
   });
 
   it('explain names the pod that is not running, with its waiting reason and the pull events', async () => {
-    const { code, report, run } = await explainJson(lab, 'gateway/gw', ns);
+    // Kubernetes alternates the waiting reason: ErrImagePull right after each failed pull, ImagePullBackOff while the
+    // kubelet waits to retry (its image back-off). A report names the reason that holds when it reads the pod, so
+    // every report must name one of the two, and the back-off, where the pod spends its time, must come.
+    const reasons: string[] = [];
+    const { code, report, run, f } = await waitFor(
+      'explain to report the proxy pod waiting in ImagePullBackOff',
+      async () => {
+        const r = await explainJson(lab, 'gateway/gw', ns);
+        const f = r.report.findings.find((x: any) => /is not running/.test(x.message));
+        const reason = /: container gwvendor-proxy waiting \((\w+)\): /.exec(f?.message ?? '')?.[1];
+        reasons.push(reason ?? `no waiting reason in ${JSON.stringify(f?.message ?? r.run.stdout)}`);
+        return { ok: reason === 'ImagePullBackOff', value: { ...r, f }, seen: reasons };
+      },
+      { timeoutMs: 60_000 },
+    );
+    for (const r of reasons) expect(['ErrImagePull', 'ImagePullBackOff'], reasons.join(', ')).toContain(r);
     expect(code, run.stdout).toBe(1);
-    const f = report.findings.find((x: any) => /is not running/.test(x.message));
     expect(f, run.stdout).toMatchObject({ level: 'problem', subject: `Gateway ${ns}/gw` });
     expect(f.message).toBe(
       `the proxy pod ${pod} is not running: container gwvendor-proxy waiting (ImagePullBackOff): ${f.message.split('(ImagePullBackOff): ')[1]}`,
