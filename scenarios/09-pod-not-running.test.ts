@@ -80,10 +80,18 @@ spec:
   });
 
   it('kubectl describe shows ImagePullBackOff and the pull events', async () => {
-    // The back-off alternates with retries (ErrImagePull): wait for a describe that shows the back-off state.
-    const out = await waitFor(`kubectl describe pod ${pod} to show ImagePullBackOff`, async () => {
+    // The state alternates (ErrImagePull, ImagePullBackOff) and events are written apart from the pod's status (best
+    // effort, as in Kubernetes): wait for a describe that shows the back-off state and the events of both steps.
+    const pulled = (out: string) => {
+      const events = out.slice(out.indexOf('Events:'));
+      return [/Failed\s+.*Error: ErrImagePull/, /BackOff\s+.*Back-off pulling image/, /Error: ImagePullBackOff/].every(
+        (re) => re.test(events),
+      );
+    };
+    const out = await waitFor(`kubectl describe pod ${pod} to show ImagePullBackOff and the pull events`, async () => {
       const r = await lab.kubectl(['describe', 'pod', '-n', ns, '-l', POD_LABEL]);
-      return { ok: r.code === 0 && /Reason:\s+ImagePullBackOff/.test(r.stdout), value: r.stdout, seen: r };
+      const ok = r.code === 0 && /Reason:\s+ImagePullBackOff/.test(r.stdout) && pulled(r.stdout);
+      return { ok, value: r.stdout, seen: r };
     });
     expect(out).toMatch(/Image:\s+gwlab\.local\/does-not-exist:0\.0\.0$/m);
     const events = out.slice(out.indexOf('Events:'));
