@@ -90,6 +90,14 @@ describe('service-account token renewal (max token expiration 6 s)', () => {
     await c?.stop();
   });
 
+  it("caps TokenRequests with kube-apiserver's warning", async () => {
+    const r = await c.lab.kubectl(['create', 'token', 'default', '-n', 'tokens', '--duration=1h']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('Warning: requested expiration of 3600 seconds shortened to 6 seconds');
+    const cl = claims(r.stdout.trim());
+    expect(cl.exp - cl.iat).toBe(TTL);
+  });
+
   it('issues tokens for the capped lifetime', () => {
     const token = readFileSync(join(volume('reader-a', SA_VOLUME), 'token'), 'utf8');
     const cl = claims(token);
