@@ -1,5 +1,7 @@
 // npm run lab:up [-- --cluster embedded|kind|k3s|existing] [--name <lab>] [--with-sampleapp] [--with-extauth]
 //   [--validation strict|off] [--merge-kubeconfig] [--kubeconfig <file> --context <ctx>] [--force-lb-fallback]
+//   [--sa-token-max-expiration <s>]
+import { parseTokenExpiration, SA_TOKEN_MAX_EXPIRATION_ENV } from '../lab/embedded/process.ts';
 import { BACKENDS, type Backend, labUp } from '../lab/lifecycle.ts';
 import { formatMs, Progress } from '../lab/progress.ts';
 import { parseFlags, run } from './cli.ts';
@@ -15,12 +17,33 @@ const USAGE = `usage: npm run lab:up -- [options]
   --kubeconfig <file>    existing backend: the kubeconfig (default $KUBECONFIG or ~/.kube/config)
   --context <name>       existing backend: the context (default: the current one)
   --force-lb-fallback    embedded: serve LoadBalancer port p on p+8000, as when p cannot be bound
+  --sa-token-max-expiration <s>
+                         embedded: pod service-account tokens live at most <s> seconds (kube-apiserver's
+                         --service-account-max-token-expiration; default: as requested, 1 h), so renewals can be
+                         watched in seconds; also GWLAB_SA_TOKEN_MAX_EXPIRATION
   --no-install           bring up the cluster only`;
+
+/**
+ * --sa-token-max-expiration, or GWLAB_SA_TOKEN_MAX_EXPIRATION (which the lab process would read anyway): the seconds,
+ * or exit 2 naming the flag and the reason.
+ */
+function tokenExpirationFlag(flag: string | undefined, backend: Backend): number | undefined {
+  const env = SA_TOKEN_MAX_EXPIRATION_ENV;
+  const text = flag ?? (backend === 'embedded' ? process.env[env] || undefined : undefined);
+  if (text === undefined) return undefined;
+  try {
+    if (backend !== 'embedded') throw new Error(`applies to the embedded cluster only, not --cluster ${backend}`);
+    return parseTokenExpiration(text);
+  } catch (err) {
+    console.error(`--sa-token-max-expiration (or ${env}): ${(err as Error).message}`);
+    process.exit(2);
+  }
+}
 
 await run(async () => {
   const { name, nameGiven, home, homeGiven, args } = parseFlags({
     boolean: ['with-sampleapp', 'with-extauth', 'merge-kubeconfig', 'force-lb-fallback', 'no-install'],
-    string: ['cluster', 'validation', 'kubeconfig', 'context'],
+    string: ['cluster', 'validation', 'kubeconfig', 'context', 'sa-token-max-expiration'],
   });
   if (args.help) {
     console.log(USAGE);
@@ -28,6 +51,7 @@ await run(async () => {
   }
   const backend = (args.cluster ?? 'embedded') as Backend;
   if (!BACKENDS.includes(backend)) throw new Error(`--cluster ${backend}: use one of ${BACKENDS.join(', ')}`);
+  const saTokenMaxExpirationSeconds = tokenExpirationFlag(args['sa-token-max-expiration'], backend);
   const validation = args.validation as 'strict' | 'off' | undefined;
   if (validation && validation !== 'strict' && validation !== 'off')
     throw new Error(`--validation ${validation}: use strict or off`);
@@ -55,6 +79,7 @@ await run(async () => {
     kubeconfig: args.kubeconfig,
     context: args.context,
     forceLbPortFallback: args['force-lb-fallback'],
+    saTokenMaxExpirationSeconds,
     noInstall: args.install === false || args['no-install'],
   });
   console.log(

@@ -1,12 +1,14 @@
 // `main.ts controlplane [flags]`: the gwvendor control plane. In a pod it reads the cluster through the in-cluster
-// configuration (KubeConfig.loadFromDefault), serves xDS on 9977 and the admin server on 127.0.0.1:9095; with
-// --health-port and --metrics-port (the install manifest: 9093, 9092) probes and Prometheus reach it on the pod IP.
+// configuration (KubeConfig.loadFromDefault, its token re-read when renewed), serves xDS on 9977 and the admin server
+// on 127.0.0.1:9095; with --health-port and --metrics-port (the install manifest: 9093, 9092) probes and Prometheus
+// reach it on the pod IP.
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import pkg from '../../package.json' with { type: 'json' };
 import { LogRegistry, parseLevel } from '../shared/log.ts';
 import { ControlPlane } from './controlplane.ts';
 import type { ValidationMode } from './ir/types.ts';
+import { reloadTokenFileOnChange } from './kube/token-file.ts';
 
 const USAGE = `usage: main.ts controlplane [flags]
   --xds-port <port>          xDS (ADS, gRPC) port, default 9977
@@ -63,6 +65,8 @@ export async function main(args: string[]): Promise<void> {
   const kc = new KubeConfig();
   if (values.kubeconfig) kc.loadFromFile(values.kubeconfig);
   else kc.loadFromDefault();
+  // In a pod: the service-account token is read again as soon as the kubelet renews it (kube/token-file.ts).
+  reloadTokenFileOnChange(kc);
 
   const logs = new LogRegistry({ level });
   const cp = new ControlPlane({

@@ -42,6 +42,11 @@ export interface ApiServerOptions {
   maxBodyBytes?: number;
   /** Events kept in memory for watch resumption (default 10,000, min 1,000). */
   watchHistory?: number;
+  /**
+   * kube-apiserver's --service-account-max-token-expiration: a TokenRequest asking for a longer lifetime gets this many
+   * seconds (and a warning). The lab's short-TTL option, so that tests cross token renewals in seconds.
+   */
+  serviceAccountMaxTokenExpirationSeconds?: number;
 }
 
 export interface ApiServerHandle {
@@ -148,6 +153,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServerH
     auditLog: paths.auditLog,
     log,
     serverAddress: () => `${host}:${port}`,
+    serviceAccountMaxTokenExpirationSeconds: opts.serviceAccountMaxTokenExpirationSeconds,
   });
 
   const server = https.createServer({ key: pki.keyPem, cert: pki.certPem, keepAliveTimeout: 120_000 });

@@ -18,7 +18,7 @@ import { containerEnv, EnvError, serviceLinkEnv } from './pod-env.ts';
 import { type ProbeTarget, ProbeWorker } from './probes.ts';
 import type { ContainerExit, ContainerProcess, ProcessRunner } from './runner.ts';
 import { type PodRuntimeConfig, podSearchPath } from './runtime-config.ts';
-import { containerMounts, prepareVolumes, VolumeError } from './volumes.ts';
+import { containerMounts, PodVolumes, VolumeError } from './volumes.ts';
 
 export interface KubeletOptions {
   client: KubeClient;
@@ -378,6 +378,8 @@ export class PodWorker {
   private readonly k: Kubelet;
   private readonly containers = new Map<string, CState>();
   private readonly abort = new AbortController();
+  /** Aborted when every container is done (the pod Succeeded or Failed): its tokens are no longer renewed. */
+  private readonly ended = new AbortController();
   private terminating?: Promise<void>;
   private phase = 'Pending';
   private startTime?: string;
@@ -468,10 +470,12 @@ export class PodWorker {
     this.writeStatus();
     // Volumes: a missing ConfigMap or Secret keeps the pod in ContainerCreating, retried, as a kubelet does.
     let delay = 500;
+    const volumes = new PodVolumes(this.k.opts.client, this.pod, this.dir, this.k.opts.caPem);
     for (;;) {
       if (this.abort.signal.aborted) return;
       try {
-        this.volumeDirs = await prepareVolumes(this.k.opts.client, this.pod, this.dir, this.ip, this.k.opts.caPem);
+        await volumes.setUp(this.pod, this.ip);
+        this.volumeDirs = volumes.dirs;
         break;
       } catch (err) {
         const msg = err instanceof VolumeError ? err.message : String((err as Error).message ?? err);
@@ -482,16 +486,25 @@ export class PodWorker {
     }
     this.setCondition('PodReadyToStartContainers', true);
     this.writeStatus();
+    // Service-account tokens are renewed while the pod runs (token_manager.go), and no longer once it stops or ends.
+    const renewal = AbortSignal.any([this.abort.signal, this.ended.signal]);
+    void volumes.keepTokensFresh(
+      renewal,
+      () => ({ pod: this.pod, podIP: this.ip }),
+      (msg) => this.event('Warning', 'FailedMount', msg),
+      this.log,
+    );
     for (const c of this.containers.values()) {
       if (!c.init) continue;
       await this.containerLoop(c);
       if (this.abort.signal.aborted) return;
-      if (c.state.terminated?.exitCode !== 0) return; // restartPolicy Never: the pod failed
+      if (c.state.terminated?.exitCode !== 0) return this.ended.abort(); // restartPolicy Never: the pod failed
     }
     this.initDone = true;
     this.refreshConditions();
     this.writeStatus();
     await Promise.all([...this.containers.values()].filter((c) => !c.init).map((c) => this.containerLoop(c)));
+    this.ended.abort();
   }
 
   private backoffMs(c: CState): number {
