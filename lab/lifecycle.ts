@@ -30,6 +30,8 @@ export interface UpOptions {
   kubeconfig?: string;
   context?: string;
   forceLbPortFallback?: boolean;
+  /** embedded: kube-apiserver's --service-account-max-token-expiration (seconds), for short-lived pod tokens. */
+  saTokenMaxExpirationSeconds?: number;
   /** Skip the install step (cluster only). */
   noInstall?: boolean;
 }
@@ -59,10 +61,19 @@ export async function labUp(o: UpOptions): Promise<UpResult> {
         reused = true;
         record = running;
         p.info(`embedded lab ${o.name} is already running (pid ${running.pid}); reusing it`);
+        if (o.saTokenMaxExpirationSeconds !== running.saTokenMaxExpirationSeconds && o.saTokenMaxExpirationSeconds) {
+          p.info(`--sa-token-max-expiration applies when the lab process starts: npm run lab:down first to change it`);
+        }
       } else {
         record = await p.step(
           'embedded cluster (API server, controllers, node agent)',
-          () => spawnLabProcess({ name: o.name, home: o.home, forceLbPortFallback: o.forceLbPortFallback }),
+          () =>
+            spawnLabProcess({
+              name: o.name,
+              home: o.home,
+              forceLbPortFallback: o.forceLbPortFallback,
+              saTokenMaxExpirationSeconds: o.saTokenMaxExpirationSeconds,
+            }),
           {
             hint: `read ${join(paths.root, 'lab-process.log')}; then npm run lab:down -- --name ${o.name} and try again`,
           },

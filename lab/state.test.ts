@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addressPlan, claimLabIndex, labPaths, readLabRecord, writeLabRecord } from './state.ts';
+import { addressPlan, claimLabIndex, labPaths, MAX_LABS, podLoopback, readLabRecord, writeLabRecord } from './state.ts';
 import { tempDir } from './testing/tmp.ts';
 
 describe('lab state', () => {
@@ -13,7 +13,17 @@ describe('lab state', () => {
   it('gives labs disjoint address ranges', () => {
     const a = addressPlan(0);
     const b = addressPlan(1);
-    expect(new Set([a.podOctet, a.serviceOctet, a.lbOctet, b.podOctet, b.serviceOctet, b.lbOctet]).size).toBe(6);
+    const octets = [a, b].flatMap((p) => [p.podOctet, p.serviceOctet, p.lbOctet, p.loopOctet]);
+    expect(new Set(octets).size).toBe(8);
+    const last = addressPlan(MAX_LABS - 1);
+    expect(last.loopOctet).toBeLessThan(addressPlan(0).podOctet);
+    expect(octets.concat(last.loopOctet)).not.toContain(0); // 127.0.0.0/16 stays the host's own loopback
+  });
+
+  it("derives each pod's loopback from its pod IP", () => {
+    const plan = addressPlan(3);
+    expect(podLoopback(plan, '127.67.1.20')).toBe('127.7.1.20');
+    expect(() => podLoopback(plan, '127.131.0.5')).toThrow(/not a pod IP of lab 3/);
   });
 
   it('claims an index machine-wide and releases it', async () => {

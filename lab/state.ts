@@ -6,7 +6,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 
 export const DEFAULT_LAB_NAME = 'gwlab';
-/** At most this many labs can run side by side on one machine: each owns one second octet in three /8 blocks. */
+/** At most this many labs can run side by side on one machine: each owns one second octet in four /8 blocks. */
 export const MAX_LABS = 60;
 
 export function gwlabHome(): string {
@@ -64,11 +64,25 @@ export interface AddressPlan {
   serviceOctet: number;
   /** LoadBalancer ingress IPs are 127.<lbOctet>.x.y */
   lbOctet: number;
+  /**
+   * Pod loopbacks are 127.<loopOctet>.x.y, one per pod (the x.y of its pod IP): what 127.0.0.1 is inside that pod.
+   * Only the pod itself and the kubelet's port-forward reach it (lab/embedded/node/README.md, "Network identity").
+   */
+  loopOctet: number;
 }
 
 export function addressPlan(index: number): AddressPlan {
   if (!Number.isInteger(index) || index < 0 || index >= MAX_LABS) throw new Error(`lab index ${index} out of range`);
-  return { index, podOctet: 64 + index, serviceOctet: 128 + index, lbOctet: 192 + index };
+  return { index, podOctet: 64 + index, serviceOctet: 128 + index, lbOctet: 192 + index, loopOctet: 4 + index };
+}
+
+/** The pod loopback of the pod at `podIP` (127.<podOctet>.x.y → 127.<loopOctet>.x.y). */
+export function podLoopback(plan: AddressPlan, podIP: string): string {
+  const p = podIP.split('.');
+  if (p.length !== 4 || p[0] !== '127' || Number(p[1]) !== plan.podOctet) {
+    throw new Error(`${podIP} is not a pod IP of lab ${plan.index} (127.${plan.podOctet}.0.0/16)`);
+  }
+  return `127.${plan.loopOctet}.${p[2]}.${p[3]}`;
 }
 
 export interface LabRecord {

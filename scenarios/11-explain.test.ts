@@ -94,6 +94,57 @@ ${route('elsewhere', `{name: sampleapp, namespace: ${other}, port: 8000}`)}
     expect(after.code, after.run.stdout).toBe(0);
   });
 
+  // Issue 17 point 4: a policy on a route overriding the Gateway's is the designed precedence (route > gateway, before
+  // age), which explain renders from the control plane's own decision: healthy from the route and from the policy,
+  // and the Gateway policy, applied to the other routes as its status says, is no status/config disagreement.
+  it('a route policy overriding the Gateway policy: explain agrees from both sides, exit 0', async () => {
+    const tp = (name: string, target: string, value: string) => `
+apiVersion: gateway.gwvendor.dev/v1alpha1
+kind: TrafficPolicy
+metadata: {name: ${name}, namespace: ${ns}}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, ${target}}]
+  headerModifiers: {response: {set: [{name: x-policy, value: ${value}}]}}
+`;
+    // The Gateway's policy is created first: by age alone it would win on the route too.
+    await lab.kube.apply(tp('on-gateway', 'kind: Gateway, name: gw', 'gateway'));
+    await lab.kube.apply(tp('on-route', 'kind: HTTPRoute, name: healthy', 'route'));
+    await expectHttpEventually(
+      { url, path: '/headers', host: 'healthy.s11.example.com' },
+      {
+        status: 200,
+        headers: { 'x-policy': 'route' },
+      },
+    );
+    await expectHttpEventually(
+      { url, path: '/headers', host: 'elsewhere.s11.example.com' },
+      {
+        status: 200,
+        headers: { 'x-policy': 'gateway' },
+      },
+    );
+    const fromRoute = await explainJson(lab, 'httproute/healthy', ns);
+    const fromPolicy = await explainJson(lab, 'trafficpolicy/on-gateway', ns);
+    for (const r of [fromRoute, fromPolicy]) {
+      expect(r.code, r.run.stdout).toBe(0);
+      expect(
+        r.report.findings.filter((f: any) => f.level === 'problem' || f.disagreement),
+        r.run.stdout,
+      ).toEqual([]);
+      const gwPolicy = r.report.policies.find((p: any) => p.policy === `${ns}/on-gateway`);
+      expect(gwPolicy.decision[0].lostTo, r.run.stdout).toEqual([
+        {
+          winner: `TrafficPolicy/${ns}/on-route`,
+          rule: 'more specific',
+          level: 'route',
+          routes: [`${ns}/healthy`],
+        },
+      ]);
+    }
+    expect(fromRoute.report.policies.find((p: any) => p.policy === `${ns}/on-gateway`).verdict).toBe('not applied');
+    expect(fromPolicy.report.policies[0].verdict).toBe('applied');
+  });
+
   it('explain, lab:status and lab:bundle make no write to the cluster (the API server request log)', async (ctx) => {
     if (lab.backend !== 'embedded') ctx.skip();
     const auditLog = labPaths(lab.name, lab.home).auditLog;

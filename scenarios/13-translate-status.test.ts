@@ -222,9 +222,8 @@ spec:
       `gateway/${ns}/gw Accepted=True/Accepted ok`,
       `gateway/${ns}/gw ResolvedRefs=False/BackendNotFound problem`,
     ]);
+    // One row per condition: per ancestor Gateway (the top-level summary repeats them).
     expect(rows('TrafficPolicy', ns, 'tp')).toEqual([
-      'httproute/web Accepted=True/Valid ok',
-      'httproute/web Attached=True/Attached ok',
       `gateway/${ns}/gw Accepted=True/Valid ok`,
       `gateway/${ns}/gw Attached=True/Attached ok`,
     ]);

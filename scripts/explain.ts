@@ -1,15 +1,17 @@
-// npm run explain -- <kind>/<name> [-n <namespace>] [-o json] [--name <lab> | --kubeconfig <f> [--context <c>]]
+// npm run explain -- <kind>/<name> [-n <namespace>] [-o json] [--kubeconfig <f> | --name <lab>] [--context <c>]
 // Answers "why is this policy not applied / this route not served" in one command, from the Kubernetes API and the
 // admin servers (by port-forward), changing nothing. Exit code 0 when healthy, 1 when something is wrong.
 import { explainTarget, parseTarget } from '../lab/tools/explain/explain.ts';
 import { renderReport } from '../lab/tools/explain/render.ts';
-import { openLab, parseFlags, run } from './cli.ts';
+import { CLUSTER_USAGE, openLab, parseFlags, run } from './cli.ts';
 
-const USAGE = `usage: npm run explain -- <kind>/<name> [-n <namespace>] [-o json] [--name <lab> | --kubeconfig <f> [--context <c>]]
+const USAGE = `usage: npm run explain -- <kind>/<name> [-n <namespace>] [-o json] [--kubeconfig <f> | --name <lab>] [--context <c>]
 kinds: httproute, gateway, trafficpolicy (tp), gatewayextension (ge)
   For a route: its status, its Gateways' proxies (running? NACKs?), and every policy that targets or selects it, with
   whether its settings are really in each proxy's config_dump; when one is not, the rule of contract section 7 that
   explains it (selector matching nothing, an older policy winning, a missing ReferenceGrant, with the YAML to apply).
+  A policy that a more specific one overrides (route over Gateway) is the designed precedence: a note, not a problem.
+${CLUSTER_USAGE}
 exit code: 0 healthy, 1 something is wrong, 2 bad arguments`;
 
 await run(async () => {

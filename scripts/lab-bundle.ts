@@ -1,15 +1,14 @@
-// npm run lab:bundle -- [-o <file>] [--name <lab> | --kubeconfig <f> [--context <c>]]
+// npm run lab:bundle -- [-o <file>] [--kubeconfig <f> | --name <lab>] [--context <c>]
 // One .tar.gz with everything a bug report needs (lab/tools/bundle.ts): cluster information, the gateway resources with
 // their statuses, events, logs, the control plane's snapshots and each proxy's admin output, with index.md on top.
 // Reads and port-forwards only; Secret values redacted.
 import { formatMs, Progress } from '../lab/progress.ts';
 import { bundle } from '../lab/tools/bundle.ts';
-import { openLab, parseFlags, run } from './cli.ts';
+import { CLUSTER_USAGE, openLab, parseFlags, run } from './cli.ts';
 
-const USAGE = `usage: npm run lab:bundle -- [-o <file>] [--name <lab> | --kubeconfig <f> [--context <c>]]
-  -o, --output <file>   where to write the archive (default: ./gwlab-bundle-<lab>-<timestamp>.tar.gz)
-  --name <lab>          a lab started by npm run lab:up (default: gwlab)
-  --kubeconfig <f>      any cluster with the gateway installed; --context picks the context
+const USAGE = `usage: npm run lab:bundle -- [-o <file>] [--kubeconfig <f> | --name <lab>] [--context <c>]
+  -o, --output <file>   where to write the archive (default: ./gwlab-bundle-<lab or context>-<timestamp>.tar.gz)
+${CLUSTER_USAGE}
 
 The archive holds index.md (what is where, each collector's status), cluster/ (version, nodes, CRDs), resources/,
 events/, logs/, controlplane/ (/snapshots/krt, /snapshots/xds, /metrics) and proxies/ (config_dump, listeners,
@@ -28,12 +27,12 @@ await run(async () => {
     return;
   }
   const target = openLab(flags);
-  const lab = target.rec?.name ?? target.context ?? target.kube.kc.getCurrentContext() ?? flags.name;
+  const lab = target.rec?.name ?? target.context;
   const progress = new Progress();
   const r = await bundle(target.kube, {
     lab,
     out: flags.args.output as string | undefined,
-    context: target.context ?? target.kube.kc.getCurrentContext(),
+    context: target.context,
     rec: target.rec,
     progress,
   });
@@ -49,7 +48,7 @@ await run(async () => {
   if (!r.collected) {
     throw new Error(
       `nothing could be collected from the cluster (see index.md in ${r.path}); check that it answers: ` +
-        `kubectl${target.kubeconfig ? ` --kubeconfig ${target.kubeconfig}` : ''} get --raw /version`,
+        `${target.kubectl} get --raw /version`,
     );
   }
   if (failed) console.log(`${failed} collectors failed: the bundle holds the rest; index.md says what is missing.`);

@@ -4,13 +4,14 @@
 import { CONTROL_PLANE, controlPlaneSelector, GATEWAY_NAME_LABEL, PROXY_ADMIN_PORT } from '../lab/toolkit/admin.ts';
 import type { Kube } from '../lab/toolkit/kube.ts';
 import { portForward } from '../lab/toolkit/portforward.ts';
-import { openLab, parseFlags, run } from './cli.ts';
+import { CLUSTER_USAGE, openLab, parseFlags, run } from './cli.ts';
 
-const USAGE = `usage: npm run lab:pf -- <target> [-n <namespace>] [--port <local port>] [--name <lab> | --kubeconfig <f> [--context <c>]]
+const USAGE = `usage: npm run lab:pf -- <target> [-n <namespace>] [--port <local port>] [--kubeconfig <f> | --name <lab>] [--context <c>]
 targets:
   controlplane         localhost:9095  -> gwvendor-system/deploy/gwvendor 9095 (admin: /, /debug/pprof, /logging, /snapshots/krt, /snapshots/xds)
   proxy <gateway>      localhost:19000 -> the Gateway's proxy pod 19000 (config_dump, listeners, logging, stats/prometheus)
-  gateway <gateway>    localhost:8080  -> the Gateway's proxy pod, first listener port (send traffic with a Host header)`;
+  gateway <gateway>    localhost:8080  -> the Gateway's proxy pod, first listener port (send traffic with a Host header)
+${CLUSTER_USAGE}`;
 
 /** The namespace of a Gateway given by name only: the one namespace that has it, or an error listing them. */
 async function gatewayNamespace(

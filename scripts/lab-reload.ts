@@ -1,22 +1,29 @@
-// npm run lab:reload [-- --name <lab>]: restart the system's pods on the code under system/ (on kind: rebuild, load,
-// roll) and print what was rolled.
+// npm run lab:reload [-- --kubeconfig <f> | --name <lab>] [--context <c>]: restart the system's pods on the code
+// under system/ (on a kind lab: rebuild, load, roll) and print what was rolled.
 import { Progress } from '../lab/progress.ts';
 import { reloadSystem } from '../lab/reload.ts';
-import { readLabRecord } from '../lab/state.ts';
-import { Kube } from '../lab/toolkit/kube.ts';
-import { parseFlags, run } from './cli.ts';
+import { CLUSTER_USAGE, openLab, parseFlags, run } from './cli.ts';
+
+const USAGE = `usage: npm run lab:reload -- [--kubeconfig <f> | --name <lab>] [--context <c>]
+  restarts every deployment running the system image (a kind lab rebuilds and loads the image first)
+${CLUSTER_USAGE}`;
 
 await run(async () => {
-  const { name, home, args } = parseFlags({});
-  if (args.help) {
-    console.log('usage: npm run lab:reload -- [--name <lab>]');
+  const flags = parseFlags({});
+  if (flags.args.help) {
+    console.log(USAGE);
     return;
   }
-  const rec = readLabRecord(name, home);
-  if (!rec) throw new Error(`no lab named ${name} under ${home}; start one with npm run lab:up`);
-  const kube = Kube.fromFile(rec.kubeconfig, (rec.context as string | undefined) ?? `gwlab-${name}`);
+  const target = openLab(flags);
+  // A cluster that is no lab of ours is handled as the existing backend: the pods restart on the image it has.
+  const rec = target.rec ?? {
+    name: target.context,
+    index: -1,
+    backend: 'existing' as const,
+    kubeconfig: target.kubeconfig,
+  };
   const progress = new Progress();
-  const rolled = await reloadSystem(kube, rec, progress);
+  const rolled = await reloadSystem(target.kube, rec, progress);
   console.log(
     rolled.length
       ? `Rolled ${rolled.length}:\n${rolled.map((r) => `  deployment ${r.namespace}/${r.name}`).join('\n')}`

@@ -1,18 +1,19 @@
-// npm run lab:status -- [-A | -n <namespace>] [-v] [-o json] [--name <lab> | --kubeconfig <f> [--context <c>]]
+// npm run lab:status -- [-A | -n <namespace>] [-v] [-o json] [--kubeconfig <f> | --name <lab>] [--context <c>]
 // Read-only. The logic is lab/tools/status.ts (data) and lab/tools/status-render.ts (text).
 
 import { collectStatus } from '../lab/tools/status.ts';
 import { renderStatus } from '../lab/tools/status-render.ts';
-import { openLab, parseFlags, run } from './cli.ts';
+import { CLUSTER_USAGE, openLab, parseFlags, run } from './cli.ts';
 
-const USAGE = `usage: npm run lab:status -- [-A | -n <namespace>] [-v] [-o json] [--name <lab> | --kubeconfig <f> [--context <c>]]
+const USAGE = `usage: npm run lab:status -- [-A | -n <namespace>] [-v] [-o json] [--kubeconfig <f> | --name <lab>] [--context <c>]
 
 Shows, without changing anything in the cluster:
   Cluster        API server, context, version, nodes (and the lab's backend and process when started by lab:up)
   Control plane  deployment gwvendor-system/gwvendor ready x/y, its pods, the validation mode (GWVENDOR_XDS_VALIDATION)
   Gateways       class, address, listeners, proxy pods ready
   Conditions     one row per condition of GatewayClasses, Gateways (listeners too when not ok, or with -v),
-                 HTTPRoutes (per parent Gateway), TrafficPolicies (top-level, then per ancestor Gateway) and
+                 HTTPRoutes (per parent Gateway), TrafficPolicies (per ancestor Gateway; the top-level ones only
+                 where no ancestor has the type, e.g. Attached=False/TargetNotFound) and
                  GatewayExtensions; GEN is observedGeneration/generation (STALE when the status is behind)
   Proxies        each connected proxy's xDS types from the control plane's /snapshots/xds: version sent and acked,
                  ACKED/NACKED, the last NACK
@@ -21,7 +22,8 @@ Shows, without changing anything in the cluster:
   -n <namespace>   one namespace; GatewayClasses shown are those its Gateways use, proxies those of its Gateways
   -v               messages of every condition, listener conditions that are ok, full NACK details
   -o json          the same data, structured (problems and warnings included)
-  --name <lab>     a lab started by lab:up (default gwlab); or --kubeconfig <file> [--context <ctx>] for any cluster
+
+${CLUSTER_USAGE}
 
 Exit code: 1 when something is wrong — a condition Accepted, Programmed or ResolvedRefs is False; a proxy NACKed a
 type; the control plane is missing, not ready or its admin server cannot be reached; a node is not Ready; a section

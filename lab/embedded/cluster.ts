@@ -31,11 +31,14 @@ export interface EmbeddedClusterOptions {
   lbProvisionDelayMs?: number;
   /** CrashLoopBackOff / ImagePullBackOff back-off (default 1 s doubling to 20 s). */
   backoff?: { initialSeconds: number; maxSeconds: number };
+  /** kube-apiserver's --service-account-max-token-expiration (seconds): short-lived pod tokens, renewed in seconds. */
+  serviceAccountMaxTokenExpirationSeconds?: number;
 }
 
 /** Environment variables of the lab process that stand for its flags (lab:up passes its environment through). */
 export const BACKOFF_ENV = 'GWLAB_CRASH_BACKOFF';
 export const LB_DELAY_ENV = 'GWLAB_LB_DELAY_MS';
+// GWLAB_SA_TOKEN_MAX_EXPIRATION (--sa-token-max-expiration) is in process.ts: lab:up checks it before starting this.
 
 /**
  * `--crash-backoff` / GWLAB_CRASH_BACKOFF: `<initial>:<max>` in seconds (fractions allowed), e.g. `0.5:10`. The first
@@ -101,7 +104,13 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
   };
   try {
     const t0 = performance.now();
-    const apiServer = await startApiServer({ labName: opts.name, home, addressPlan: plan, logRegistry: logs });
+    const apiServer = await startApiServer({
+      labName: opts.name,
+      home,
+      addressPlan: plan,
+      logRegistry: logs,
+      serviceAccountMaxTokenExpirationSeconds: opts.serviceAccountMaxTokenExpirationSeconds,
+    });
     cleanups.push(() => apiServer.stop());
     const controllerUser = { user: 'system:kube-controller-manager' };
     const machinery = await startApiMachinery(await apiServer.kubeConfig(controllerUser), logs);
@@ -140,6 +149,9 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
         context: `gwlab-${opts.name}`,
         addressPlan: plan,
         forceLbPortFallback: !!opts.forceLbPortFallback,
+        ...(opts.serviceAccountMaxTokenExpirationSeconds
+          ? { saTokenMaxExpirationSeconds: opts.serviceAccountMaxTokenExpirationSeconds }
+          : {}),
       },
       home,
     );
@@ -147,6 +159,7 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
       ms: Math.round(performance.now() - t0),
       apiServer: apiServer.url,
       podRange: `127.${plan.podOctet}.0.0/16`,
+      podLoopbackRange: `127.${plan.loopOctet}.0.0/16`,
       serviceRange: `127.${plan.serviceOctet}.0.0/16`,
       lbRange: `127.${plan.lbOctet}.0.0/16`,
     });

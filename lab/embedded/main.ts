@@ -1,10 +1,12 @@
 // The lab process: `node lab/embedded/main.ts --name <lab> [--home <dir>] [--log-level <level>] [--force-lb-fallback]
-// [--lb-delay-ms <ms>] [--crash-backoff <initial>:<max>]`. It runs the embedded cluster until SIGTERM/SIGINT, then
-// stops every pod and exits. `npm run lab:up` starts it in the background with its own environment, so
-// GWLAB_LB_DELAY_MS and GWLAB_CRASH_BACKOFF (the defaults of the two flags) configure a lab started that way.
+// [--lb-delay-ms <ms>] [--crash-backoff <initial>:<max>] [--sa-token-max-expiration <s>]`. It runs the embedded
+// cluster until SIGTERM/SIGINT, then stops every pod and exits. `npm run lab:up` starts it in the background with its
+// own environment, so GWLAB_LB_DELAY_MS, GWLAB_CRASH_BACKOFF and GWLAB_SA_TOKEN_MAX_EXPIRATION (the defaults of the
+// three flags) configure a lab started that way.
 import { parseArgs } from 'node:util';
 import { parseLevel } from '../../system/shared/log.ts';
 import { BACKOFF_ENV, LB_DELAY_ENV, parseBackoff, parseDelayMs, startEmbeddedCluster } from './cluster.ts';
+import { parseTokenExpiration, SA_TOKEN_MAX_EXPIRATION_ENV } from './process.ts';
 
 const { values } = parseArgs({
   options: {
@@ -14,6 +16,7 @@ const { values } = parseArgs({
     'force-lb-fallback': { type: 'boolean', default: false },
     'lb-delay-ms': { type: 'string', default: process.env[LB_DELAY_ENV] || undefined },
     'crash-backoff': { type: 'string', default: process.env[BACKOFF_ENV] || undefined },
+    'sa-token-max-expiration': { type: 'string', default: process.env[SA_TOKEN_MAX_EXPIRATION_ENV] || undefined },
   },
   strict: true,
 });
@@ -38,6 +41,12 @@ function option<T>(name: string, env: string, text: string | undefined, parse: (
 }
 const lbProvisionDelayMs = option('lb-delay-ms', LB_DELAY_ENV, values['lb-delay-ms'], parseDelayMs);
 const backoff = option('crash-backoff', BACKOFF_ENV, values['crash-backoff'], parseBackoff);
+const serviceAccountMaxTokenExpirationSeconds = option(
+  'sa-token-max-expiration',
+  SA_TOKEN_MAX_EXPIRATION_ENV,
+  values['sa-token-max-expiration'],
+  parseTokenExpiration,
+);
 if (values.home) process.env.GWLAB_HOME = values.home;
 
 try {
@@ -48,6 +57,7 @@ try {
     forceLbPortFallback: values['force-lb-fallback'],
     lbProvisionDelayMs,
     backoff,
+    serviceAccountMaxTokenExpirationSeconds,
   });
   // The parent (lab:up) waits for this line on stdout.
   process.stdout.write(JSON.stringify({ ready: true, kubeconfig: cluster.kubeconfigPath, pid: process.pid }) + '\n');

@@ -1,4 +1,5 @@
-// Starting and stopping the lab process in the background (the embedded backend of lab:up / lab:down).
+// Starting and stopping the lab process in the background (the embedded backend of lab:up / lab:down), and the
+// lab-process flag that lab:up checks itself before starting it (--sa-token-max-expiration).
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -9,6 +10,23 @@ import { type LabRecord, labPaths, readLabRecord } from '../state.ts';
 import { killTaggedProcesses } from './node/orphans.ts';
 
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), 'main.ts');
+
+export const SA_TOKEN_MAX_EXPIRATION_ENV = 'GWLAB_SA_TOKEN_MAX_EXPIRATION';
+
+/** Bounds of --sa-token-max-expiration. kube-apiserver wants 1 h to 2^32 s; the lab goes down to 5 s for tests. */
+export const SA_TOKEN_MAX_EXPIRATION_BOUNDS = { min: 5, max: 2 ** 32 };
+
+/**
+ * `--sa-token-max-expiration` / GWLAB_SA_TOKEN_MAX_EXPIRATION: a whole number of seconds within
+ * SA_TOKEN_MAX_EXPIRATION_BOUNDS. Throws with the reason.
+ */
+export function parseTokenExpiration(text: string): number {
+  if (!/^\s*\d+\s*$/.test(text)) throw new Error(`${JSON.stringify(text)} is not a whole number of seconds`);
+  const n = Number(text);
+  const { min, max } = SA_TOKEN_MAX_EXPIRATION_BOUNDS;
+  if (n < min || n > max) throw new Error(`${n} s is outside ${min} s to ${max} s`);
+  return n;
+}
 
 export function pidAlive(pid: number | undefined): boolean {
   if (!pid) return false;
@@ -57,6 +75,8 @@ export interface SpawnOptions {
   home: string;
   forceLbPortFallback?: boolean;
   logLevel?: string;
+  /** --sa-token-max-expiration of the lab process (seconds). */
+  saTokenMaxExpirationSeconds?: number;
   timeoutMs?: number;
 }
 
@@ -69,6 +89,7 @@ export async function spawnLabProcess(o: SpawnOptions): Promise<LabRecord> {
   const args = [MAIN, '--name', o.name, '--home', o.home];
   if (o.forceLbPortFallback) args.push('--force-lb-fallback');
   if (o.logLevel) args.push('--log-level', o.logLevel);
+  if (o.saTokenMaxExpirationSeconds) args.push('--sa-token-max-expiration', String(o.saTokenMaxExpirationSeconds));
   const child = spawn(process.execPath, args, {
     detached: true,
     stdio: ['ignore', out, out],

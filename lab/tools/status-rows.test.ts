@@ -119,13 +119,36 @@ describe('condition rows', () => {
     ]);
   });
 
-  it('policy: top-level rows name its targets as written, ancestor rows the Gateway; stale is flagged', () => {
+  // Issue 17 point 5: each condition once. The top-level conditions sum up the ancestors' (the control plane writes
+  // both), so with ancestors only the per-Gateway rows show; without, the top-level ones, TARGET its targets as written.
+  it('policy: one row per condition, per ancestor Gateway; the top-level ones only where no ancestor has the type', () => {
     const rows = trafficPolicyRows(policy);
     expect(rows.map((r) => [r.target, r.type, r.status, r.reason, r.stale, r.health])).toEqual([
-      ['httproute/web, httproute{app=web}', 'Accepted', 'True', 'Accepted', true, 'warning'],
-      ['httproute/web, httproute{app=web}', 'Attached', 'True', 'Attached', true, 'warning'],
       ['gateway/team/gw', 'Accepted', 'True', 'Accepted', true, 'warning'],
       ['gateway/team/gw', 'Attached', 'False', 'Overridden', true, 'warning'],
+    ]);
+    const twoGateways = structuredClone(policy);
+    twoGateways.status.ancestors.push({
+      ancestorRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: 'team', name: 'gw2' },
+      controllerName: 'gateway.gwvendor.dev/gwvendor',
+      conditions: [cond('Accepted', 'True', 'Accepted', 2), cond('Attached', 'True', 'Attached', 2)],
+    });
+    twoGateways.status.conditions.push(cond('ResolvedRefs', 'True', 'ResolvedRefs', 2));
+    expect(trafficPolicyRows(twoGateways).map((r) => `${r.target} ${r.type}`)).toEqual([
+      'httproute/web, httproute{app=web} ResolvedRefs',
+      'gateway/team/gw Accepted',
+      'gateway/team/gw Attached',
+      'gateway/team/gw2 Accepted',
+      'gateway/team/gw2 Attached',
+    ]);
+    const nothing = structuredClone(policy);
+    nothing.status = {
+      conditions: [cond('Accepted', 'True', 'Valid', 2), cond('Attached', 'False', 'TargetNotFound', 2)],
+      ancestors: [],
+    };
+    expect(trafficPolicyRows(nothing).map((r) => [r.target, r.type, r.reason])).toEqual([
+      ['httproute/web, httproute{app=web}', 'Accepted', 'Valid'],
+      ['httproute/web, httproute{app=web}', 'Attached', 'TargetNotFound'],
     ]);
   });
 

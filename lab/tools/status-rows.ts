@@ -148,16 +148,27 @@ export function policyTargets(p: KObj): string {
   return [...refs, ...sels].join(', ');
 }
 
-/** Top-level conditions (TARGET = its targets as written), then one set per ancestor Gateway. */
+/**
+ * One row per policy condition. The control plane writes each condition per ancestor Gateway and again, summed up,
+ * at the top level (interfaces page, "Policies"), so the top-level one is shown only where no ancestor has that type
+ * — as for a policy that attaches to nothing (Attached=False/TargetNotFound, no ancestors), TARGET its targets as
+ * written; the ancestor rows' TARGET is the Gateway.
+ */
 export function trafficPolicyRows(p: KObj): ConditionRow[] {
   const ns = p.metadata?.namespace ?? '';
-  const top = p.status?.conditions ?? [];
+  const top: RawCondition[] = p.status?.conditions ?? [];
   const ancestors: any[] = p.status?.ancestors ?? [];
   if (!top.length && !ancestors.length) {
     return [noStatusRow(p, 'TrafficPolicy', policyTargets(p), 'no controller has written a status')];
   }
+  const perAncestor = new Set(ancestors.flatMap((a) => (a.conditions ?? []).map((c: RawCondition) => c.type)));
   return [
-    ...rowsOf(p, 'TrafficPolicy', policyTargets(p), top),
+    ...rowsOf(
+      p,
+      'TrafficPolicy',
+      policyTargets(p),
+      top.filter((c) => !perAncestor.has(c.type)),
+    ),
     ...ancestors.flatMap((a) => rowsOf(p, 'TrafficPolicy', ref(a.ancestorRef ?? {}, ns), a.conditions)),
   ];
 }

@@ -44,6 +44,11 @@ export interface ControlPlaneOptions {
   adminPort?: number;
   /** Plain-HTTP /healthz and /readyz for the kubelet (0.0.0.0); undefined: none. */
   healthPort?: number;
+  /**
+   * Plain-HTTP /metrics for Prometheus scrapes (0.0.0.0; kgateway's controller serves them on 9092): the admin
+   * server's /metrics, without the rest of the admin, which stays on localhost. undefined: none.
+   */
+  metricsPort?: number;
   deployer?: Partial<DeployerSettings>;
   /** Overrides for tests: where statuses and proxy objects go, and events. */
   statusPatcher?: StatusPatcher;
@@ -68,6 +73,8 @@ export class ControlPlane {
   private informers?: InformerSet;
   private health?: http.Server;
   healthPort = 0;
+  private metricsServer?: http.Server;
+  metricsPort = 0;
   private readonly opts: ControlPlaneOptions;
   private readonly events?: EventSink;
   private startedSync = false;
@@ -200,6 +207,7 @@ export class ControlPlane {
       { host: o.adminHost ?? '127.0.0.1', port: o.adminPort ?? 9095 },
     );
     if (o.healthPort !== undefined) await this.startHealth(o.healthPort);
+    if (o.metricsPort !== undefined) await this.startMetrics(o.metricsPort);
     if (o.kubeConfig) {
       this.informers = startInformers(
         o.kubeConfig,
@@ -246,8 +254,7 @@ export class ControlPlane {
   }
 
   private async startHealth(port: number): Promise<void> {
-    this.health = http.createServer((req, res) => {
-      const path = (req.url ?? '/').split('?')[0];
+    this.health = await servePlain(port, async (path, res) => {
       if (path === '/healthz') {
         res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
       } else if (path === '/readyz') {
@@ -259,11 +266,19 @@ export class ControlPlane {
         res.writeHead(404, { 'content-type': 'text/plain' }).end('try /healthz or /readyz\n');
       }
     });
-    await new Promise<void>((resolve, reject) => {
-      this.health!.once('error', reject);
-      this.health!.listen({ host: '0.0.0.0', port }, () => resolve());
-    });
     this.healthPort = (this.health.address() as AddressInfo).port;
+  }
+
+  private async startMetrics(port: number): Promise<void> {
+    this.metricsServer = await servePlain(port, async (path, res) => {
+      if (path === '/metrics') {
+        const text = await this.metrics.text();
+        res.writeHead(200, { 'content-type': this.metrics.registry.contentType }).end(text);
+      } else {
+        res.writeHead(404, { 'content-type': 'text/plain' }).end('try /metrics\n');
+      }
+    });
+    this.metricsPort = (this.metricsServer.address() as AddressInfo).port;
   }
 
   async stop(): Promise<void> {
@@ -273,9 +288,30 @@ export class ControlPlane {
     await Promise.all([
       this.ads.close(),
       this.admin?.close(),
-      this.health ? new Promise<void>((r) => this.health!.close(() => r())) : undefined,
+      ...[this.health, this.metricsServer].map((srv) =>
+        srv ? new Promise<void>((r) => srv.close(() => r())) : undefined,
+      ),
     ]);
     this.health?.closeAllConnections();
+    this.metricsServer?.closeAllConnections();
     this.log.info('stopped');
   }
+}
+
+/** A plain-HTTP server on 0.0.0.0:`port` for the kubelet's probes or Prometheus: `handle` gets the path. */
+async function servePlain(
+  port: number,
+  handle: (path: string, res: http.ServerResponse) => Promise<void>,
+): Promise<http.Server> {
+  const server = http.createServer((req, res) => {
+    handle((req.url ?? '/').split('?')[0], res).catch((err) => {
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end(`${(err as Error).message}\n`);
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ host: '0.0.0.0', port }, () => resolve());
+  });
+  return server;
 }

@@ -297,10 +297,10 @@ describe('control plane with the embedded API server', () => {
 });
 
 describe('the controlplane command', () => {
-  it('runs as `system/main.ts controlplane`, gets ready, serves the admin server on localhost, stops on SIGTERM', async () => {
+  it('runs as `system/main.ts controlplane`, gets ready, serves the admin server on localhost and /metrics alone on --metrics-port, stops on SIGTERM', async () => {
     const { spawn } = await import('node:child_process');
     const { freePort } = await import('./testing.ts');
-    const [xds, adminPort, health] = [await freePort(), await freePort(), await freePort()];
+    const [xds, adminPort, health, metrics] = [await freePort(), await freePort(), await freePort(), await freePort()];
     // The running control plane above owns the statuses; this one runs with its own xDS port against the same API.
     const child = spawn(
       process.execPath,
@@ -311,6 +311,7 @@ describe('the controlplane command', () => {
         `--xds-port=${xds}`,
         `--admin-port=${adminPort}`,
         `--health-port=${health}`,
+        `--metrics-port=${metrics}`,
         '--log-level=info',
       ],
       { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GWVENDOR_XDS_VALIDATION: 'off' } },
@@ -326,6 +327,13 @@ describe('the controlplane command', () => {
       });
       const index = await (await fetch(`http://127.0.0.1:${adminPort}/`)).text();
       expect(index).toContain('validation: <code>off</code>');
+      // kgateway's controller serves Prometheus on its own port (9092 /metrics): only /metrics, none of the admin.
+      const scraped = await fetch(`http://127.0.0.1:${metrics}/metrics`);
+      expect(scraped.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+      expect(await scraped.text()).toMatch(/^# TYPE \w+/m);
+      for (const path of ['/', '/logging', '/snapshots/xds', '/debug/pprof/heap']) {
+        expect((await fetch(`http://127.0.0.1:${metrics}${path}`, { method: 'POST' })).status, path).toBe(404);
+      }
       const lines = out.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
       expect(lines.find((l) => l.msg === 'starting')).toMatchObject({ component: 'controlplane', validation: 'off' });
       expect([...new Set(lines.map((l) => l.component))]).toEqual(

@@ -1,11 +1,14 @@
 // `main.ts controlplane [flags]`: the gwvendor control plane. In a pod it reads the cluster through the in-cluster
-// configuration (KubeConfig.loadFromDefault), serves xDS on 9977 and the admin server on 127.0.0.1:9095.
+// configuration (KubeConfig.loadFromDefault, its token re-read when renewed), serves xDS on 9977 and the admin server
+// on 127.0.0.1:9095; with --health-port and --metrics-port (the install manifest: 9093, 9092) probes and Prometheus
+// reach it on the pod IP.
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import pkg from '../../package.json' with { type: 'json' };
 import { LogRegistry, parseLevel } from '../shared/log.ts';
 import { ControlPlane } from './controlplane.ts';
 import type { ValidationMode } from './ir/types.ts';
+import { reloadTokenFileOnChange } from './kube/token-file.ts';
 
 const USAGE = `usage: main.ts controlplane [flags]
   --xds-port <port>          xDS (ADS, gRPC) port, default 9977
@@ -13,6 +16,7 @@ const USAGE = `usage: main.ts controlplane [flags]
   --admin-port <port>        admin server port, default 9095 (bound to --admin-address)
   --admin-address <addr>     default 127.0.0.1: reach it with kubectl port-forward
   --health-port <port>       /healthz and /readyz for probes (0.0.0.0), default none
+  --metrics-port <port>      /metrics for Prometheus (0.0.0.0; the admin's /metrics only), default none
   --log-level <level>        trace, debug, info, warn, error (default info); /logging changes it at run time
   --kubeconfig <path>        default: in-cluster configuration, then $KUBECONFIG, then ~/.kube/config
 environment:
@@ -37,6 +41,7 @@ export async function main(args: string[]): Promise<void> {
       'admin-port': { type: 'string' },
       'admin-address': { type: 'string' },
       'health-port': { type: 'string' },
+      'metrics-port': { type: 'string' },
       'log-level': { type: 'string' },
       kubeconfig: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -60,6 +65,8 @@ export async function main(args: string[]): Promise<void> {
   const kc = new KubeConfig();
   if (values.kubeconfig) kc.loadFromFile(values.kubeconfig);
   else kc.loadFromDefault();
+  // In a pod: the service-account token is read again as soon as the kubelet renews it (kube/token-file.ts).
+  reloadTokenFileOnChange(kc);
 
   const logs = new LogRegistry({ level });
   const cp = new ControlPlane({
@@ -71,6 +78,7 @@ export async function main(args: string[]): Promise<void> {
     adminHost: values['admin-address'] ?? '127.0.0.1',
     adminPort: port('admin-port', values['admin-port'], 9095),
     healthPort: port('health-port', values['health-port'], undefined),
+    metricsPort: port('metrics-port', values['metrics-port'], undefined),
     deployer: {
       proxyImage: process.env.GWVENDOR_PROXY_IMAGE ?? `gwlab.local/system:${pkg.version}`,
       xdsHost: process.env.GWVENDOR_XDS_HOST ?? `gwvendor.${namespace}.svc.cluster.local`,

@@ -107,9 +107,17 @@ class ListenerSocket {
   ) {
     this.address = address;
     this.port = port;
-    this.server = http.createServer({ keepAliveTimeout: 0, requestTimeout: 0, headersTimeout: 60_000 }, (req, res) =>
-      handler(this, req, res),
-    );
+    // Host is checked by the connection manager, as in Envoy (an absolute-form URI supplies it).
+    const opts = { keepAliveTimeout: 0, requestTimeout: 0, headersTimeout: 60_000, requireHostHeader: false };
+    this.server = http.createServer(opts, (req, res) => handler(this, req, res));
+    // CONNECT: Node hands over the socket; the connection manager answers on it and the connection closes after.
+    this.server.on('connect', (req: http.IncomingMessage, socket: net.Socket) => {
+      const res = new http.ServerResponse(req);
+      res.shouldKeepAlive = false;
+      res.assignSocket(socket);
+      res.once('finish', () => socket.end());
+      handler(this, req, res);
+    });
   }
 
   get key(): string {

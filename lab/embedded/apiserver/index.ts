@@ -49,6 +49,11 @@ export interface ApiServerOptions {
    * TokenRequests without audiences get them. Default: the issuer, https://kubernetes.default.svc.cluster.local.
    */
   apiAudiences?: string[];
+  /**
+   * kube-apiserver's --service-account-max-token-expiration: a TokenRequest asking for a longer lifetime gets this many
+   * seconds (and a warning). The lab's short-TTL option, so that tests cross token renewals in seconds.
+   */
+  serviceAccountMaxTokenExpirationSeconds?: number;
 }
 
 export interface ApiServerHandle {
@@ -164,6 +169,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServerH
     auditLog: paths.auditLog,
     log,
     serverAddress: () => `${host}:${port}`,
+    serviceAccountMaxTokenExpirationSeconds: opts.serviceAccountMaxTokenExpirationSeconds,
   });
 
   const server = https.createServer({ key: pki.keyPem, cert: pki.certPem, keepAliveTimeout: 120_000 });

@@ -52,6 +52,8 @@ export interface ServerConfig {
   auditLog?: string;
   log: Logger;
   serverAddress: () => string;
+  /** kube-apiserver's --service-account-max-token-expiration: TokenRequests asking for longer get this (seconds). */
+  serviceAccountMaxTokenExpirationSeconds?: number;
 }
 
 interface RequestInfo {
@@ -622,7 +624,8 @@ export class HttpApi {
       }
       if (sub === 'token' && rt.builtin && rt.plural === 'serviceaccounts') {
         if (method !== 'POST') throw errors.methodNotAllowed();
-        return this.ok(res, rec, 201, this.tokenRequest(ns!, info.name!, core.decode(body, ct)));
+        const warnings: string[] = [];
+        return this.ok(res, rec, 201, this.tokenRequest(ns!, info.name!, core.decode(body, ct), warnings), warnings);
       }
       const handler = this.subresources.get(`${rt.plural}/${sub}`);
       if (handler && rt.builtin) {
@@ -808,11 +811,18 @@ export class HttpApi {
     };
   }
 
-  private tokenRequest(namespace: string, name: string, body: unknown): unknown {
+  private tokenRequest(namespace: string, name: string, body: unknown, warnings: string[]): unknown {
     const sa = this.core.store.get('core/serviceaccounts', `${namespace}/${name}`);
     if (!sa) throw errors.notFound('', 'serviceaccounts', name);
-    const spec = (body as any)?.spec ?? {};
+    const spec = { ...((body as any)?.spec ?? {}) };
     this.authn.defaultTokenRequestSpec(spec);
+    // pkg/registry/core/serviceaccount/storage/token.go: the cap applies after validation, with a warning.
+    const max = this.cfg.serviceAccountMaxTokenExpirationSeconds;
+    const requested = spec.expirationSeconds;
+    if (max && requested > max) {
+      warnings.push(`requested expiration of ${requested} seconds shortened to ${max} seconds`);
+      spec.expirationSeconds = max;
+    }
     let bound: { kind: 'Pod'; name: string; uid: string } | undefined;
     if (spec.boundObjectRef?.kind === 'Pod') {
       const pod = this.core.store.get('core/pods', `${namespace}/${spec.boundObjectRef.name}`);

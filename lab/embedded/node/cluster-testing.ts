@@ -4,6 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LogRegistry } from '../../../system/shared/log.ts';
 import { type AddressPlan, addressPlan, claimLabIndex } from '../../state.ts';
+import type { ApiServerOptions } from '../apiserver/index.ts';
 import { startTestLab, type TestLab } from '../apiserver/testing.ts';
 import { type ApiMachinery, startApiMachinery } from '../controllers/apimachinery.ts';
 import { startWorkloadControllers, type WorkloadControllers } from '../controllers/workloads.ts';
@@ -21,7 +22,13 @@ export interface TestCluster {
 }
 
 export async function startTestCluster(
-  opts: { images?: Record<string, string[]>; forceLbPortFallback?: boolean } = {},
+  opts: {
+    images?: Record<string, string[]>;
+    forceLbPortFallback?: boolean;
+    lowPortShift?: boolean;
+    /** Further options of the API server (e.g. serviceAccountMaxTokenExpirationSeconds). */
+    apiServer?: Partial<ApiServerOptions>;
+  } = {},
 ): Promise<TestCluster> {
   const claim = await claimLabIndex();
   const plan = addressPlan(claim.index);
@@ -30,7 +37,7 @@ export async function startTestCluster(
     for (const f of cleanups.splice(0).reverse()) await f().catch(() => undefined);
   };
   try {
-    const lab = await startTestLab({ addressPlan: plan, labName: `node-${claim.index}` });
+    const lab = await startTestLab({ ...opts.apiServer, addressPlan: plan, labName: `node-${claim.index}` });
     cleanups.push(() => lab.stop());
     const logs = new LogRegistry({ level: 'warn', sink: (l) => process.stderr.write(`${l}\n`) });
     if (opts.images) {
@@ -57,6 +64,7 @@ export async function startTestCluster(
       apiServer: lab.server,
       logs,
       forceLbPortFallback: opts.forceLbPortFallback,
+      lowPortShift: opts.lowPortShift,
       backoff: { initialSeconds: 1, maxSeconds: 4 },
     });
     const run = node.runner.runId;

@@ -1,13 +1,14 @@
 // The embedded cluster's workloads with real kubectl: Deployments become Ready pods (processes), rollouts (revision
 // and conditions), the Node and the pods' scheduling fields, logs (by container, sinceSeconds), describe with
 // ImagePullBackOff, CrashLoopBackOff with --previous, events read from the events API, LoadBalancer addresses,
-// per-pod network identity, gRPC through a Service name, ConfigMaps at their mountPath and in-cluster configuration,
+// per-pod network identity (a 127.0.0.1 listener is the pod's own), gRPC through a Service name, ConfigMaps at their mountPath and in-cluster configuration,
 // env sources, Secret/binaryData/emptyDir volumes, exec with the pod's env and workingDir, EndpointSlices and
 // Endpoints with a not-ready pod, and graceful pod deletion.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { podLoopback } from '../../state.ts';
 import { KubeClient, KubeError } from '../controllers/kube.ts';
 import { startTestCluster, type TestCluster } from './cluster-testing.ts';
 import { findTaggedProcesses } from './orphans.ts';
@@ -377,6 +378,22 @@ describe('embedded cluster workloads', () => {
       const r = (await (await fetch(`http://${p.status.podIP}:8080/self`)).json()) as any;
       expect(r).toEqual({ admin: p.metadata.name });
     }
+  });
+
+  it("keeps a pod's 127.0.0.1 listener to itself: another pod is refused on its pod IP and on its loopback", async () => {
+    // As in Kubernetes, where 127.0.0.1 is the pod's own lo (network namespace): 19000 is http-app's admin on
+    // 127.0.0.1, 8080 its app on 0.0.0.0.
+    const [a, b] = JSON.parse(
+      await c.k(['get', 'pods', '-n', 'apps', '-l', 'app in (web,api)', '-o', 'json']),
+    ).items.filter((p: any) => !p.metadata.deletionTimestamp && isReady(p));
+    const from = async (p: any, url: string) =>
+      (await fetch(`http://${p.status.podIP}:8080/get?url=${encodeURIComponent(url)}`)).json();
+    const bIP = b.status.podIP;
+    expect(await from(a, `http://${bIP}:19000/`)).toEqual({ code: 'ECONNREFUSED' });
+    expect(await from(a, `http://${podLoopback(c.plan, bIP)}:19000/`)).toEqual({ code: 'ECONNREFUSED' });
+    expect(await from(a, `http://${bIP}:8080/`)).toMatchObject({ pod: b.metadata.name, peer: a.status.podIP });
+    expect(await from(b, 'http://127.0.0.1:19000/')).toEqual({ admin: b.metadata.name });
+    expect(await from(b, 'http://127.0.0.1:8080/')).toMatchObject({ pod: b.metadata.name });
   });
 
   it('carries gRPC from a pod to another through <svc>.<ns>.svc.cluster.local', async () => {

@@ -1,6 +1,7 @@
 // Pod runtime hook, DNS part: cluster names resolve through the cluster DNS server with the pod's search path, for
 // dns.lookup (what net, http, undici and grpc-js use), dns.promises and every dns.Resolver method. Names outside the
-// cluster domain go to the original functions untouched. `localhost` and the pod's own hostname are the pod IP.
+// cluster domain go to the original functions untouched. `localhost` is the pod loopback and the pod's own hostname its
+// pod IP, as the kubelet's /etc/hosts has them (`127.0.0.1 localhost`, `<pod IP> <hostname>`).
 import dns from 'node:dns';
 import net from 'node:net';
 import util from 'node:util';
@@ -39,8 +40,10 @@ function notFound(syscall: string, hostname: string, code = 'ENOTFOUND'): NodeJS
 }
 
 export function installDns(cfg: PodRuntimeConfig): void {
-  const podIP = cfg.pod.ip;
   const hostname = cfg.hostname.toLowerCase();
+  /** The address of a name the pod answers itself (localhost, its hostname), or undefined. */
+  const ownAddress = (name: string): string | undefined =>
+    isLocalhostName(name) ? cfg.pod.loopback : name.toLowerCase() === hostname ? cfg.pod.ip : undefined;
   const searchOpts = { search: cfg.dns.search, ndots: cfg.dns.ndots, clusterDomain: cfg.dns.clusterDomain };
 
   // Originals, captured before anything is patched.
@@ -98,9 +101,8 @@ export function installDns(cfg: PodRuntimeConfig): void {
   type LookupAddress = { address: string; family: number };
   /** dns.lookup semantics on top of the candidates; undefined when the name is not ours to answer. */
   function ownLookup(name: string, family: number): Promise<LookupAddress[]> | undefined {
-    if (isLocalhostName(name) || name.toLowerCase() === hostname) {
-      return Promise.resolve(family === 6 ? [] : [{ address: podIP, family: 4 }]);
-    }
+    const mine = ownAddress(name);
+    if (mine) return Promise.resolve(family === 6 ? [] : [{ address: mine, family: 4 }]);
     if (!clusterish(name)) return undefined;
     return resolveCandidates<LookupAddress[]>(
       searchCandidates(name, searchOpts),
@@ -157,16 +159,17 @@ export function installDns(cfg: PodRuntimeConfig): void {
   (dns.promises as any).lookup = promisesLookup;
 
   // Resolver methods. `resolve(name, rrtype?)` dispatches internally, so it is wrapped on its own.
-  const localAnswer = (method: string, _name: string, extra: unknown[]): unknown => {
+  const localAnswer = (method: string, address: string, extra: unknown[]): unknown => {
     const rrtype = method === 'resolve' ? String(extra[0] ?? 'A') : method === 'resolve4' ? 'A' : '';
     if (rrtype !== 'A') return undefined;
     const ttl = (extra.find((e) => typeof e === 'object' && e) as { ttl?: boolean } | undefined)?.ttl;
-    return ttl ? [{ address: podIP, ttl: 0 }] : [podIP];
+    return ttl ? [{ address, ttl: 0 }] : [address];
   };
 
   function promiseResolve(method: string, self: unknown, orig: (...a: any[]) => any, name: string, extra: unknown[]) {
-    if (typeof name === 'string' && (isLocalhostName(name) || name.toLowerCase() === hostname)) {
-      const local = localAnswer(method, name, extra);
+    const mine = typeof name === 'string' ? ownAddress(name) : undefined;
+    if (mine) {
+      const local = localAnswer(method, mine, extra);
       if (local) return Promise.resolve(local);
     }
     if (!clusterish(name)) return orig.call(self, name, ...extra);

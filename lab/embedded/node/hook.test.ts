@@ -1,6 +1,9 @@
 // The pod runtime hook end to end, with plain processes: two pods bind the same addresses, each reaches itself on
 // localhost through every client API, cluster names resolve through the DNS server, and Service traffic (HTTP and
 // gRPC) flows through the service proxy; absolute mountPaths read the pod's volumes; os.hostname() is the pod name.
+// Each pod's loopback is its own, as a pod's `lo` is in Kubernetes (its network namespace): a listener on 127.0.0.1
+// is reached from the pod itself and not from other pods, on neither the pod IP nor the pod loopback address, while
+// a listener on 0.0.0.0 is reached on both (0.0.0.0 includes lo).
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import forge from 'node-forge';
@@ -10,6 +13,7 @@ import { eventually, Testbed, type TestPod } from './testbed.ts';
 const HERE = dirname(fileURLToPath(import.meta.url));
 const SERVER = join(HERE, 'testdata', 'pod-server.mjs');
 const CLIENT = join(HERE, 'testdata', 'pod-client.mjs');
+const LISTEN = join(HERE, 'testdata', 'pod-listen.mjs');
 
 function selfSigned(): { key: string; cert: string } {
   const keys = forge.pki.rsa.generateKeyPair(2048);
@@ -73,16 +77,64 @@ describe('pod runtime hook', () => {
     await tb?.close();
   });
 
-  it('gives each pod its own address for 0.0.0.0:8080 and 127.0.0.1:19000', async () => {
+  it('gives each pod its own addresses: 0.0.0.0:8080 on its pod IP and loopback, 127.0.0.1:19000 on its loopback', async () => {
     expect(a.ip).not.toBe(b.ip);
+    expect(a.loopback).not.toBe(b.loopback);
+    // The test process is the node, like the kubelet: it sees both addresses of each pod.
     expect(await get(`http://${a.ip}:8080/`)).toMatchObject({ pod: 'pod-a' });
     expect(await get(`http://${b.ip}:8080/`)).toMatchObject({ pod: 'pod-b' });
-    expect(await get(`http://${a.ip}:19000/`)).toMatchObject({ pod: 'pod-a' });
-    expect(await get(`http://${b.ip}:19000/`)).toMatchObject({ pod: 'pod-b' });
+    expect(await get(`http://${a.loopback}:8080/`)).toMatchObject({ pod: 'pod-a' });
+    expect(await get(`http://${a.loopback}:19000/`)).toMatchObject({ pod: 'pod-a' });
+    expect(await get(`http://${b.loopback}:19000/`)).toMatchObject({ pod: 'pod-b' });
+    await expect(fetch(`http://${a.ip}:19000/`)).rejects.toMatchObject({ cause: { code: 'ECONNREFUSED' } });
     expect(a.logs()).toContain(`"main":{"address":"${a.ip}","family":"IPv4","port":8080}`);
+    expect(a.logs()).toContain(`"admin":{"address":"${a.loopback}","family":"IPv4","port":19000}`);
   });
 
-  it('reaches its own pod on localhost with net, http, fetch, undici, http2, https and tls, from the pod IP', async () => {
+  it("keeps a pod's loopback to itself: another pod is refused on its pod IP and on its loopback address", async () => {
+    const r = result(
+      (
+        await tb.execIn(a, [
+          'node',
+          CLIENT,
+          `http://${b.ip}:19000/`,
+          `http://${b.loopback}:19000/`,
+          `http://${b.ip}:8080/`,
+          `http://${b.loopback}:8080/`,
+          `http://${a.loopback}:19000/`,
+          'http://127.0.0.1:8080/',
+        ])
+      ).output,
+    );
+    expect(r).toEqual({
+      [`http://${b.ip}:19000/`]: { ok: 'ECONNREFUSED' },
+      [`http://${b.loopback}:19000/`]: { ok: 'ECONNREFUSED' },
+      [`http://${b.ip}:8080/`]: { ok: expect.objectContaining({ pod: 'pod-b', peer: a.ip }) },
+      [`http://${b.loopback}:8080/`]: { ok: 'ECONNREFUSED' },
+      [`http://${a.loopback}:19000/`]: { ok: expect.objectContaining({ pod: 'pod-a', peer: a.loopback }) },
+      'http://127.0.0.1:8080/': { ok: expect.objectContaining({ pod: 'pod-a', local: a.loopback }) },
+    });
+  });
+
+  it('makes a wildcard listener one server to its program: listening, close, conflicts and unref', async () => {
+    const r = result((await tb.execIn(a, ['node', LISTEN])).output);
+    expect(r).toEqual({
+      ephemeral: { ok: { address: a.ip, inCallback: 'connected', viaPodIP: 'connected' } },
+      close: {
+        ok: {
+          counted: 1,
+          closedWhileOpen: false,
+          closedAfter: true,
+          loopbackAfter: 'ECONNREFUSED',
+          podIPAfter: 'ECONNREFUSED',
+        },
+      },
+      conflict: { ok: { err: 'EADDRINUSE', listening: false } },
+      unref: { ok: 'exited' },
+    });
+  });
+
+  it('reaches its own pod on localhost with net, http, fetch, undici, http2, https and tls, from the loopback', async () => {
     for (const pod of [a, b]) {
       const r = result(
         (
@@ -112,7 +164,9 @@ describe('pod runtime hook', () => {
         'https',
         'tls',
       ]) {
-        expect(r[k], k).toEqual({ ok: expect.objectContaining({ pod: pod.name, peer: pod.ip, local: pod.ip }) });
+        expect(r[k], k).toEqual({
+          ok: expect.objectContaining({ pod: pod.name, peer: pod.loopback, local: pod.loopback }),
+        });
       }
     }
   });

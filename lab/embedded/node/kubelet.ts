@@ -7,7 +7,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../../../system/shared/log.ts';
-import type { AddressPlan } from '../../state.ts';
+import { type AddressPlan, podLoopback } from '../../state.ts';
 import { type KObject, type KubeClient, KubeError, ListWatch } from '../controllers/kube.ts';
 import { EventRecorder } from './events.ts';
 import { pathMapper } from './hook-fs.ts';
@@ -18,7 +18,7 @@ import { containerEnv, EnvError, serviceLinkEnv } from './pod-env.ts';
 import { type ProbeTarget, ProbeWorker } from './probes.ts';
 import type { ContainerExit, ContainerProcess, ProcessRunner } from './runner.ts';
 import { type PodRuntimeConfig, podSearchPath } from './runtime-config.ts';
-import { containerMounts, prepareVolumes, VolumeError } from './volumes.ts';
+import { containerMounts, PodVolumes, VolumeError } from './volumes.ts';
 
 export interface KubeletOptions {
   client: KubeClient;
@@ -117,12 +117,22 @@ export class Kubelet {
     return this.opts.hostIP ?? '127.0.0.1';
   }
 
+  /** Second octets whose ports below portShift.below are shifted: pod IPs, pod loopbacks and ClusterIPs. */
+  get shiftedOctets(): number[] {
+    const p = this.opts.plan;
+    return [p.podOctet, p.loopOctet, p.serviceOctet];
+  }
+
   /** Port really bound for `port` on `ip` (low-port shift of unprivileged labs). */
   effectivePort(ip: string, port: number): number {
     const s = this.opts.portShift;
     if (!s || port <= 0 || port >= s.below) return port;
-    const octet = Number(ip.split('.')[1]);
-    return octet === this.opts.plan.podOctet || octet === this.opts.plan.serviceOctet ? port + s.offset : port;
+    return this.shiftedOctets.includes(Number(ip.split('.')[1])) ? port + s.offset : port;
+  }
+
+  /** The pod loopback of the pod at `podIP`: its `lo`, where port-forward connects (lab/state.ts). */
+  podLoopback(podIP: string): string {
+    return podLoopback(this.opts.plan, podIP);
   }
 
   async start(): Promise<void> {
@@ -368,6 +378,8 @@ export class PodWorker {
   private readonly k: Kubelet;
   private readonly containers = new Map<string, CState>();
   private readonly abort = new AbortController();
+  /** Aborted when every container is done (the pod Succeeded or Failed): its tokens are no longer renewed. */
+  private readonly ended = new AbortController();
   private terminating?: Promise<void>;
   private phase = 'Pending';
   private startTime?: string;
@@ -458,10 +470,12 @@ export class PodWorker {
     this.writeStatus();
     // Volumes: a missing ConfigMap or Secret keeps the pod in ContainerCreating, retried, as a kubelet does.
     let delay = 500;
+    const volumes = new PodVolumes(this.k.opts.client, this.pod, this.dir, this.k.opts.caPem);
     for (;;) {
       if (this.abort.signal.aborted) return;
       try {
-        this.volumeDirs = await prepareVolumes(this.k.opts.client, this.pod, this.dir, this.ip, this.k.opts.caPem);
+        await volumes.setUp(this.pod, this.ip);
+        this.volumeDirs = volumes.dirs;
         break;
       } catch (err) {
         const msg = err instanceof VolumeError ? err.message : String((err as Error).message ?? err);
@@ -472,16 +486,25 @@ export class PodWorker {
     }
     this.setCondition('PodReadyToStartContainers', true);
     this.writeStatus();
+    // Service-account tokens are renewed while the pod runs (token_manager.go), and no longer once it stops or ends.
+    const renewal = AbortSignal.any([this.abort.signal, this.ended.signal]);
+    void volumes.keepTokensFresh(
+      renewal,
+      () => ({ pod: this.pod, podIP: this.ip }),
+      (msg) => this.event('Warning', 'FailedMount', msg),
+      this.log,
+    );
     for (const c of this.containers.values()) {
       if (!c.init) continue;
       await this.containerLoop(c);
       if (this.abort.signal.aborted) return;
-      if (c.state.terminated?.exitCode !== 0) return; // restartPolicy Never: the pod failed
+      if (c.state.terminated?.exitCode !== 0) return this.ended.abort(); // restartPolicy Never: the pod failed
     }
     this.initDone = true;
     this.refreshConditions();
     this.writeStatus();
     await Promise.all([...this.containers.values()].filter((c) => !c.init).map((c) => this.containerLoop(c)));
+    this.ended.abort();
   }
 
   private backoffMs(c: CState): number {
@@ -644,7 +667,13 @@ export class PodWorker {
     return {
       version: 1,
       lab: o.lab,
-      pod: { namespace: this.pod.metadata.namespace, name: this.pod.metadata.name, uid: this.uid, ip: this.ip },
+      pod: {
+        namespace: this.pod.metadata.namespace,
+        name: this.pod.metadata.name,
+        uid: this.uid,
+        ip: this.ip,
+        loopback: this.k.podLoopback(this.ip),
+      },
       hostname: this.pod.spec.hostname ?? this.pod.metadata.name,
       dns: {
         server: o.dns.address,
@@ -654,7 +683,7 @@ export class PodWorker {
         clusterDomain: domain,
       },
       mounts,
-      portShift: o.portShift ? { ...o.portShift, octets: [o.plan.podOctet, o.plan.serviceOctet] } : null,
+      portShift: o.portShift ? { ...o.portShift, octets: this.k.shiftedOctets } : null,
       labOctets: [o.plan.podOctet, o.plan.serviceOctet, o.plan.lbOctet],
       watchdog: o.runner.watchdogTarget(),
     };

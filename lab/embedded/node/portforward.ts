@@ -5,7 +5,10 @@
 // - SPDY/3.1 tunnelled in a WebSocket (subprotocol SPDY/3.1+portforward.k8s.io, kubectl 1.32's default);
 // - SPDY/3.1 after an HTTP upgrade (kubectl with KUBECTL_PORT_FORWARD_WEBSOCKETS=false, and older kubectl).
 // With SPDY, each local connection opens an error stream and a data stream (headers streamtype, port, requestid);
-// the node connects to <podIP>:<port> once both exist and pipes the data stream both ways.
+// the node connects to the pod's port once both exist and pipes the data stream both ways.
+// Like containerd's portForward (pkg/cri/server/sandbox_portforward_linux.go), which enters the pod's network namespace
+// and dials localhost:<port>, the node dials the pod loopback (lab/state.ts podLoopback): loopback-only listeners
+// (the admin servers) and wildcard ones are reached, a listener bound to the pod IP alone is not.
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
@@ -153,7 +156,8 @@ export function portForwardHandler(
         `unable to forward port: pod ${name} is not running (phase ${pod.status?.phase ?? 'Pending'})`,
       );
     }
-    const connect = (port: number) => net.connect({ host: ip, port: kubelet.effectivePort(ip, port), noDelay: true });
+    const lo = kubelet.podLoopback(ip);
+    const connect = (port: number) => net.connect({ host: lo, port: kubelet.effectivePort(lo, port), noDelay: true });
     const upgrade = String(r.req.headers.upgrade ?? '').toLowerCase();
     if (upgrade === 'websocket') {
       const protocols = offered(r.req);

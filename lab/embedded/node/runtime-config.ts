@@ -16,7 +16,11 @@ export interface PodRuntimeMount {
 export interface PodRuntimeConfig {
   version: 1;
   lab: string;
-  pod: { namespace: string; name: string; uid: string; ip: string };
+  /**
+   * `loopback` is the pod loopback (lab/state.ts `podLoopback`): what 127.0.0.1, ::1 and localhost mean inside the
+   * pod. Listeners on those bind it, wildcard listeners bind it and the pod IP, and other pods are refused on it.
+   */
+  pod: { namespace: string; name: string; uid: string; ip: string; loopback: string };
   /** What `os.hostname()` returns: the pod name (or `spec.hostname`). */
   hostname: string;
   dns: {
@@ -53,6 +57,9 @@ export function readRuntimeConfig(path: string): PodRuntimeConfig {
       `gwlab pod runtime: ${path} is not a version 1 pod runtime config (pod.ip and dns.server are required)`,
     );
   }
+  // Written by a lab process older than the pod loopback (its pods restart under a newer hook, e.g. after
+  // lab:reload): the pod's loopback is its IP, unisolated, as it was then.
+  cfg.pod.loopback ??= cfg.pod.ip;
   return cfg;
 }
 

@@ -1,12 +1,14 @@
 // pods/portforward and pods/exec with real clients. Port-forward: kubectl's default (SPDY tunnelled in a WebSocket), kubectl with
 // KUBECTL_PORT_FORWARD_WEBSOCKETS=false (SPDY over an HTTP upgrade), the deploy/ and svc/ forms, and
-// @kubernetes/client-node's PortForward (WebSocket v4.channel.k8s.io); ten concurrent requests through each.
+// @kubernetes/client-node's PortForward (WebSocket v4.channel.k8s.io); ten concurrent requests through each. Port-forward
+// reaches a port the pod binds on 127.0.0.1 only, as Kubernetes' does (it dials localhost in the pod's netns).
 import { type ChildProcess, spawn } from 'node:child_process';
 import net from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PortForward } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { podLoopback } from '../../state.ts';
 import { startTestCluster, type TestCluster } from './cluster-testing.ts';
 import { eventually } from './testbed.ts';
 
@@ -30,6 +32,7 @@ spec:
       - name: app
         image: gwlab.test/http-app:1
         ports: [{name: http, containerPort: 8080}]
+        env: [{name: LOW_ADMIN_PORT, value: "81"}]
         readinessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1}
 ---
 apiVersion: v1
@@ -54,8 +57,13 @@ describe('streaming subresources: port-forward and exec', () => {
   const children: ChildProcess[] = [];
 
   beforeAll(async () => {
-    // This cluster also runs with the lab flag that forces the LoadBalancer port fallback (tested below).
-    c = await startTestCluster({ images: { 'gwlab.test/http-app:1': ['node', APP] }, forceLbPortFallback: true });
+    // This cluster also runs with the lab flag that forces the LoadBalancer port fallback (tested below), and as a lab
+    // that cannot bind ports below 1024 (shifted by 8000 on both sides), whatever this machine allows.
+    c = await startTestCluster({
+      images: { 'gwlab.test/http-app:1': ['node', APP] },
+      forceLbPortFallback: true,
+      lowPortShift: true,
+    });
     await c.k(['apply', '-f', '-'], MANIFEST);
     await c.k(['rollout', 'status', 'deployment/web', '-n', 'pf', '--timeout=60s']);
   });
@@ -108,6 +116,31 @@ describe('streaming subresources: port-forward and exec', () => {
       const pods = await tenRequests((server.address() as net.AddressInfo).port);
       expect(pods).toEqual(Array(10).fill(pod));
       expect(c.node.portForwardStats.websocketChannels).toBe(10);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('reaches a port bound on 127.0.0.1 only in the pod (kubectl and client-node), which the pod IP refuses', async () => {
+    const pod = JSON.parse(await c.k(['get', 'pods', '-n', 'pf', '-l', 'app=web', '-o', 'json'])).items[0];
+    const name = pod.metadata.name;
+    await expect(fetch(`http://${pod.status.podIP}:19000/`)).rejects.toMatchObject({ cause: { code: 'ECONNREFUSED' } });
+    const port = await kubectlForward(`pod/${name}`, '19000');
+    expect(await (await fetch(`http://127.0.0.1:${port}/`)).json()).toEqual({ admin: name });
+    // Port 81 on 127.0.0.1, in a lab that shifts ports below 1024: the pod binds 8081 on its loopback, and
+    // port-forward of 81 goes there.
+    const lo = podLoopback(c.plan, pod.status.podIP);
+    expect(await (await fetch(`http://${lo}:8081/`)).json()).toEqual({ admin: name });
+    const low = await kubectlForward(`pod/${name}`, '81');
+    expect(await (await fetch(`http://127.0.0.1:${low}/`)).json()).toEqual({ admin: name });
+    const pf = new PortForward(await c.lab.server.kubeConfig());
+    const server = net.createServer((sock) => {
+      void pf.portForward('pf', name, [19000], sock, null, sock).catch(() => sock.destroy());
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const r = await fetch(`http://127.0.0.1:${(server.address() as net.AddressInfo).port}/`);
+      expect(await r.json()).toEqual({ admin: name });
     } finally {
       server.close();
     }

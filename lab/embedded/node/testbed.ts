@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type AddressPlan, addressPlan, claimLabIndex } from '../../state.ts';
+import { type AddressPlan, addressPlan, claimLabIndex, podLoopback } from '../../state.ts';
 import { ClusterDns } from './cluster-dns.ts';
 import { AddressPool, wellKnownServiceIPs } from './ipam.ts';
 import { newInstanceLog, readLog } from './logs.ts';
@@ -18,6 +18,8 @@ export interface TestPod {
   name: string;
   uid: string;
   ip: string;
+  /** The pod loopback: its `lo` (lab/state.ts podLoopback). */
+  loopback: string;
   dir: string;
   runtimeConfig: string;
   proc: ContainerProcess;
@@ -82,7 +84,7 @@ export class Testbed {
     const cfg: PodRuntimeConfig = {
       version: 1,
       lab: this.lab,
-      pod: { namespace, name, uid, ip },
+      pod: { namespace, name, uid, ip, loopback: podLoopback(this.plan, ip) },
       hostname: name,
       dns: {
         server: this.dns.endpoint.address,
@@ -132,6 +134,7 @@ export class Testbed {
       name: spec.name,
       uid,
       ip,
+      loopback: cfg.pod.loopback,
       dir,
       runtimeConfig,
       proc,

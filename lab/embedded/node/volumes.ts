@@ -4,11 +4,19 @@
 // hook (runtime-config.ts mounts). The service-account volume that Kubernetes' admission adds to every pod
 // (token, ca.crt, namespace at /var/run/secrets/kubernetes.io/serviceaccount) is provided by the kubelet here
 // without changing the pod spec.
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+//
+// Volumes from the API are written as the kubelet writes them, atomically (atomic-writer.ts: `..data` swapped by
+// rename, user-visible names as symlinks into it). Projected volumes with a serviceAccountToken source are projected
+// again whenever one of their tokens is due for a refresh (token-manager.ts: 80 % of its TTL, or 24 h), for as long as
+// the pod runs (`PodVolumes.keepTokensFresh`), so a lab left running for days keeps working pods.
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from '../../../system/shared/log.ts';
 import type { KubeClient } from '../controllers/kube.ts';
 import { KubeError } from '../controllers/kube.ts';
+import { type FileProjection, writeAtomically } from './atomic-writer.ts';
 import type { PodRuntimeMount } from './runtime-config.ts';
+import { type IssuedToken, TokenManager, type TokenSpec } from './token-manager.ts';
 
 export const SA_MOUNT_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
 export const SA_VOLUME = 'kube-api-access-gwlab';
@@ -19,18 +27,19 @@ interface Ctx {
   client: KubeClient;
   pod: any;
   caPem: string;
+  tokens: TokenManager;
 }
 
 /** File contents by relative path: text (ConfigMap data, downward API) or bytes (Secret data, binaryData). */
 type Files = Record<string, string | Buffer>;
 
-function writeFiles(dir: string, files: Files, mode = 0o644): void {
-  for (const [rel, content] of Object.entries(files)) {
-    const p = join(dir, rel);
-    mkdirSync(dirname(p), { recursive: true });
-    writeFileSync(p, content);
-    chmodSync(p, mode & 0o777);
-  }
+/** The kubelet's default for a volume that sets no defaultMode (0644); Secret data and tokens are not hidden more. */
+const DEFAULT_MODE = 0o644;
+/** Token lifetime the kubelet asks for (kubelet's default for the service-account volume, 1 h + 7 s). */
+export const SA_TOKEN_EXPIRATION_SECONDS = 3607;
+
+function projection(files: Files, mode: number): Record<string, FileProjection> {
+  return Object.fromEntries(Object.entries(files).map(([p, data]) => [p, { data, mode: mode & 0o777 }]));
 }
 
 async function getObj(client: KubeClient, path: string): Promise<any | undefined> {
@@ -105,28 +114,42 @@ function downwardFiles(ctx: Ctx, items: any[], podIP: string): Record<string, st
   return out;
 }
 
-async function saToken(ctx: Ctx, src: { audience?: string; expirationSeconds?: number }): Promise<string> {
-  const pod = ctx.pod;
-  const sa = pod.spec.serviceAccountName ?? 'default';
+/** A TokenRequest for the pod's service account, bound to the pod (the TokenManager's fetch). */
+async function requestToken(client: KubeClient, pod: any, spec: TokenSpec): Promise<IssuedToken> {
   try {
-    const tr = await ctx.client.request(
+    const tr = await client.request(
       'POST',
-      `/api/v1/namespaces/${pod.metadata.namespace}/serviceaccounts/${sa}/token`,
+      `/api/v1/namespaces/${pod.metadata.namespace}/serviceaccounts/${spec.serviceAccount}/token`,
       {
         apiVersion: 'authentication.k8s.io/v1',
         kind: 'TokenRequest',
         spec: {
-          ...(src.audience ? { audiences: [src.audience] } : {}),
-          expirationSeconds: src.expirationSeconds ?? 3607,
+          ...(spec.audience ? { audiences: [spec.audience] } : {}),
+          expirationSeconds: spec.expirationSeconds,
           boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name, uid: pod.metadata.uid },
         },
       },
     );
-    return tr.status.token;
+    return {
+      token: tr.status.token,
+      expirationTimestamp: tr.status.expirationTimestamp,
+      // The API server may have shortened it (--service-account-max-token-expiration): its answer counts.
+      expirationSeconds: tr.spec?.expirationSeconds ?? spec.expirationSeconds,
+    };
   } catch (err) {
-    if (err instanceof KubeError && err.code === 404) throw new VolumeError(`serviceaccount "${sa}" not found`);
+    if (err instanceof KubeError && err.code === 404) {
+      throw new VolumeError(`serviceaccount "${spec.serviceAccount}" not found`);
+    }
     throw err;
   }
+}
+
+function saToken(ctx: Ctx, src: { audience?: string; expirationSeconds?: number }): Promise<string> {
+  return ctx.tokens.get({
+    serviceAccount: ctx.pod.spec.serviceAccountName ?? 'default',
+    audience: src.audience,
+    expirationSeconds: src.expirationSeconds ?? SA_TOKEN_EXPIRATION_SECONDS,
+  });
 }
 
 /** Whether the kubelet adds the service-account volume (automountServiceAccountToken, default true). */
@@ -135,75 +158,148 @@ export function wantsServiceAccountMount(pod: any): boolean {
   return !(pod.spec.volumes ?? []).some((v: any) => v.name === SA_VOLUME);
 }
 
-/** Fills every volume of the pod; throws VolumeError (FailedMount) when a source is missing. */
-export async function prepareVolumes(
-  client: KubeClient,
-  pod: any,
-  podDir: string,
-  podIP: string,
-  caPem: string,
-): Promise<Map<string, string>> {
-  const ctx: Ctx = { client, pod, caPem };
-  const dirs = new Map<string, string>();
-  const vols: any[] = [...(pod.spec.volumes ?? [])];
-  if (wantsServiceAccountMount(pod)) {
-    vols.push({
-      name: SA_VOLUME,
-      projected: {
-        sources: [
-          { serviceAccountToken: { path: 'token', expirationSeconds: 3607 } },
-          { caPem: true },
-          { downwardAPI: { items: [{ path: 'namespace', fieldRef: { fieldPath: 'metadata.namespace' } }] } },
-        ],
-      },
-    });
+/** The implicit service-account volume (kube-api-access-*), as Kubernetes' admission writes it into pod specs. */
+function serviceAccountVolume(): any {
+  return {
+    name: SA_VOLUME,
+    projected: {
+      sources: [
+        { serviceAccountToken: { path: 'token', expirationSeconds: SA_TOKEN_EXPIRATION_SECONDS } },
+        { caPem: true },
+        { downwardAPI: { items: [{ path: 'namespace', fieldRef: { fieldPath: 'metadata.namespace' } }] } },
+      ],
+    },
+  };
+}
+
+/** The files of a volume filled from the API, with their mode; undefined for emptyDir, hostPath and other types. */
+async function volumeFiles(ctx: Ctx, v: any, podIP: string): Promise<Record<string, FileProjection> | undefined> {
+  if (v.configMap) return projection(await configMapFiles(ctx, v.configMap), v.configMap.defaultMode ?? DEFAULT_MODE);
+  if (v.secret) return projection(await secretFiles(ctx, v.secret), v.secret.defaultMode ?? DEFAULT_MODE);
+  if (v.downwardAPI) return projection(downwardFiles(ctx, v.downwardAPI.items, podIP), DEFAULT_MODE);
+  if (!v.projected) return undefined;
+  const files: Files = {};
+  for (const s of v.projected.sources ?? []) {
+    if (s.serviceAccountToken) files[s.serviceAccountToken.path] = await saToken(ctx, s.serviceAccountToken);
+    else if (s.caPem) files['ca.crt'] = ctx.caPem;
+    else if (s.configMap) {
+      // kube-root-ca.crt may not be published yet in a brand-new namespace: the kubelet knows the CA.
+      if (s.configMap.name === 'kube-root-ca.crt') {
+        Object.assign(files, keyed({ 'ca.crt': ctx.caPem }, s.configMap.items, 'configmap "kube-root-ca.crt"'));
+      } else Object.assign(files, await configMapFiles(ctx, s.configMap));
+    } else if (s.secret) Object.assign(files, await secretFiles(ctx, s.secret));
+    else if (s.downwardAPI) Object.assign(files, downwardFiles(ctx, s.downwardAPI.items, podIP));
   }
-  for (const v of vols) {
-    if (v.hostPath) {
-      dirs.set(v.name, v.hostPath.path);
-      continue;
-    }
-    const dir = join(podDir, 'volumes', v.name);
-    let files: Files = {};
-    let mode = 0o644;
-    if (v.emptyDir) {
-      mkdirSync(dir, { recursive: true });
-      dirs.set(v.name, dir);
-      continue;
-    }
-    if (v.configMap) {
-      files = await configMapFiles(ctx, v.configMap);
-      mode = v.configMap.defaultMode ?? 0o644;
-    } else if (v.secret) {
-      files = await secretFiles(ctx, v.secret);
-      mode = v.secret.defaultMode ?? 0o644;
-    } else if (v.downwardAPI) {
-      files = downwardFiles(ctx, v.downwardAPI.items, podIP);
-    } else if (v.projected) {
-      mode = v.projected.defaultMode ?? 0o644;
-      for (const s of v.projected.sources ?? []) {
-        if (s.serviceAccountToken) files[s.serviceAccountToken.path] = await saToken(ctx, s.serviceAccountToken);
-        else if (s.caPem) files['ca.crt'] = caPem;
-        else if (s.configMap) {
-          // kube-root-ca.crt may not be published yet in a brand-new namespace: the kubelet knows the CA.
-          if (s.configMap.name === 'kube-root-ca.crt') {
-            Object.assign(files, keyed({ 'ca.crt': caPem }, s.configMap.items, 'configmap "kube-root-ca.crt"'));
-          } else Object.assign(files, await configMapFiles(ctx, s.configMap));
-        } else if (s.secret) Object.assign(files, await secretFiles(ctx, s.secret));
-        else if (s.downwardAPI) Object.assign(files, downwardFiles(ctx, s.downwardAPI.items, podIP));
+  return projection(files, v.projected.defaultMode ?? DEFAULT_MODE);
+}
+
+const hasToken = (v: any) => (v.projected?.sources ?? []).some((s: any) => s.serviceAccountToken);
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal.addEventListener('abort', done);
+  });
+}
+
+/** A pod's volumes: set up once before its containers start, then its tokens kept fresh while it runs. */
+export class PodVolumes {
+  /** Volume name → the folder its containers see (mounts). */
+  dirs = new Map<string, string>();
+  /** How many times a projected volume was written again with renewed tokens (tests, logs). */
+  renewals = 0;
+  private readonly client: KubeClient;
+  private readonly podDir: string;
+  private readonly caPem: string;
+  private readonly tokens: TokenManager;
+  private withTokens: any[] = [];
+
+  constructor(client: KubeClient, pod: any, podDir: string, caPem: string) {
+    this.client = client;
+    this.podDir = podDir;
+    this.caPem = caPem;
+    // The pod's uid and name never change: the bound object of its tokens is fixed.
+    this.tokens = new TokenManager((spec) => requestToken(client, pod, spec));
+  }
+
+  private ctx(pod: any): Ctx {
+    return { client: this.client, pod, caPem: this.caPem, tokens: this.tokens };
+  }
+
+  /** Fills every volume of the pod; throws VolumeError (FailedMount) when a source is missing. */
+  async setUp(pod: any, podIP: string): Promise<void> {
+    const ctx = this.ctx(pod);
+    const dirs = new Map<string, string>();
+    const vols: any[] = [...(pod.spec.volumes ?? [])];
+    if (wantsServiceAccountMount(pod)) vols.push(serviceAccountVolume());
+    for (const v of vols) {
+      if (v.hostPath) {
+        dirs.set(v.name, v.hostPath.path);
+        continue;
       }
-    } else {
-      // Volume types the embedded node does not implement (persistentVolumeClaim, csi, ...) are empty folders.
-      mkdirSync(dir, { recursive: true });
+      const dir = join(this.podDir, 'volumes', v.name);
+      const payload = v.emptyDir ? undefined : await volumeFiles(ctx, v, podIP);
+      // A first set-up starts from nothing (a lab restart may have left an older copy).
+      if (payload) rmSync(dir, { recursive: true, force: true });
+      // emptyDir, and volume types the embedded node does not implement (persistentVolumeClaim, csi, ...): a folder.
+      if (!payload) mkdirSync(dir, { recursive: true });
+      else writeAtomically(dir, payload);
       dirs.set(v.name, dir);
-      continue;
     }
-    rmSync(dir, { recursive: true, force: true });
-    mkdirSync(dir, { recursive: true });
-    writeFiles(dir, files, mode);
-    dirs.set(v.name, dir);
+    this.dirs = dirs;
+    this.withTokens = vols.filter(hasToken);
   }
-  return dirs;
+
+  /**
+   * Projects again every projected volume with a token (tokens not yet due come from the cache). Nothing is written
+   * once `signal` aborted: the pod's folder may be gone by the time a TokenRequest answers.
+   */
+  async renewTokens(pod: any, podIP: string, signal?: AbortSignal): Promise<void> {
+    const ctx = this.ctx(pod);
+    for (const v of this.withTokens) {
+      const payload = await volumeFiles(ctx, v, podIP);
+      if (signal?.aborted) return;
+      if (payload && writeAtomically(this.dirs.get(v.name)!, payload)) this.renewals++;
+    }
+  }
+
+  /**
+   * Renews the pod's tokens when they are due, until `signal` aborts (the pod stops). A failed refresh is reported
+   * through `onError` and retried (1 s, doubling up to 30 s) while the old token keeps working.
+   */
+  async keepTokensFresh(
+    signal: AbortSignal,
+    current: () => { pod: any; podIP: string },
+    onError: (message: string) => void,
+    log?: Logger,
+  ): Promise<void> {
+    let failures = 0;
+    while (!signal.aborted && this.withTokens.length) {
+      const next = this.tokens.nextRefresh();
+      if (next === undefined) return;
+      const retry = failures ? Math.min(1000 * 2 ** (failures - 1), 30_000) : 0;
+      await sleep(Math.max(retry, next - Date.now()), signal);
+      if (signal.aborted) return;
+      const { pod, podIP } = current();
+      try {
+        await this.renewTokens(pod, podIP, signal);
+        const stale = this.tokens.failures.splice(0);
+        if (stale.length) throw stale[0];
+        failures = 0;
+      } catch (err) {
+        failures++;
+        const msg = `MountVolume.SetUp failed: failed to refresh token: ${(err as Error).message ?? err}`;
+        log?.warn('token refresh failed', { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, err: err as Error });
+        onError(msg);
+      }
+    }
+  }
 }
 
 /** The mounts of one container: its volumeMounts (subPath included) plus the implicit service-account mount. */

@@ -5,6 +5,7 @@ import type { ConfigDump } from '../../toolkit/admin.ts';
 import type { KObj } from '../../toolkit/kube.ts';
 import { explain, gatewaysNeeded, type Report, servicesNeeded } from './analyze.ts';
 import { parseTarget } from './explain.ts';
+import { renderReport } from './render.ts';
 import type { ProxyPodView, World, XdsTypeState } from './world.ts';
 
 const GW = 'gateway.networking.k8s.io/v1';
@@ -379,6 +380,107 @@ describe('explain analysis across the proxy pods of one Gateway', () => {
     expect(r.policies[0]).toMatchObject({ verdict: 'not applied', notApplied: ['timeouts'] });
     expect(problems(r).map((f) => f.message)).toEqual([
       'its timeouts is in the config_dump of gw-1 but not of gw-2: the proxies of one Gateway disagree',
+    ]);
+  });
+});
+
+// Issue 17 point 4: explain renders the control plane's attachment decision (system/controlplane/ir/attach-policies.ts)
+// rather than deciding again. A policy on an HTTPRoute that overrides one on its Gateway is the designed precedence
+// (interfaces page, "Policies": route > gateway, before age), not rule 2; and a Gateway policy applied to another route
+// of the Gateway is what its status says, not a disagreement.
+describe('explain renders the control plane attachment decision', () => {
+  const GW_TARGET = [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw' }];
+  // The Gateway's policy is the older one: were precedence by age alone, it would win on web too.
+  const onGateway = policy(
+    'on-gateway',
+    { targetRefs: GW_TARGET, timeouts: { request: '5s' } },
+    '2026-01-01T00:00:00Z',
+    {
+      conditions: [ok('Accepted', 'Valid'), ok('Attached', 'Attached')],
+      ancestors: [{ ancestorRef: { name: 'gw' }, conditions: [ok('Accepted', 'Valid'), ok('Attached', 'Attached')] }],
+    },
+  );
+  const onRoute = policy('on-route', { targetRefs: targetWeb, timeouts: { request: '9s' } }, '2026-01-02T00:00:00Z', {
+    conditions: [ok('Accepted', 'Valid'), ok('Attached', 'Attached')],
+    ancestors: [{ ancestorRef: { name: 'gw' }, conditions: [ok('Accepted', 'Valid'), ok('Attached', 'Attached')] }],
+  });
+  /** web takes timeouts from its own policy, other from the Gateway's: what the control plane computes. */
+  const w = () =>
+    world({
+      policies: [onGateway, onRoute],
+      routes: [route('web', { labels: { app: 'web' } }), route('other')],
+      pods: [
+        pod('gw-1', {
+          dump: dump([
+            { name: 'httproute/app/web/rule/0/match/0', provenance: { timeouts: 'TrafficPolicy/app/on-route' } },
+            { name: 'httproute/app/other/rule/0/match/0', provenance: { timeouts: 'TrafficPolicy/app/on-gateway' } },
+          ]),
+        }),
+      ],
+    });
+  const designed =
+    'its timeouts on HTTPRoute app/web is overridden by TrafficPolicy/app/on-route, which attaches more specifically (route rule > route > listener > gateway): the designed precedence, not a conflict';
+
+  it('a route policy overriding the Gateway policy: both entry points agree, healthy, no problem', () => {
+    const fromRoute = explain(w(), { kind: 'HTTPRoute', namespace: 'app', name: 'web' });
+    const fromPolicy = explain(w(), { kind: 'TrafficPolicy', namespace: 'app', name: 'on-gateway' });
+    for (const r of [fromRoute, fromPolicy]) {
+      expect(problems(r)).toEqual([]);
+      expect(r.healthy).toBe(true);
+      expect(r.findings).toContainEqual({ level: 'note', subject: 'TrafficPolicy app/on-gateway', message: designed });
+    }
+    // The decision they render is the control plane's, the same from both sides.
+    const decisionOf = (r: Report) => r.policies.find((p) => p.policy === 'app/on-gateway')!.decision;
+    expect(decisionOf(fromRoute)).toEqual([
+      {
+        field: 'timeouts',
+        wonOn: [],
+        lostTo: [{ winner: 'TrafficPolicy/app/on-route', rule: 'more specific', level: 'route', routes: ['app/web'] }],
+      },
+    ]);
+    expect(decisionOf(fromPolicy)![0]).toMatchObject({
+      wonOn: ['app/other'],
+      lostTo: decisionOf(fromRoute)![0].lostTo,
+    });
+    expect(fromRoute.policies.find((p) => p.policy === 'app/on-gateway')!.via).toEqual(['targetRef Gateway app/gw']);
+    expect(explain(w(), { kind: 'TrafficPolicy', namespace: 'app', name: 'on-route' }).healthy).toBe(true);
+    const text = renderReport(fromRoute);
+    expect(text).toMatch(/^HTTPRoute app\/web: healthy\n/);
+    expect(text).toContain('    rules    timeouts: loses to TrafficPolicy/app/on-route (more specific) on app/web\n');
+    expect(text).toContain('    rules    timeouts: wins on app/web\n');
+  });
+
+  it('a Gateway policy applied to another route is not a status/config disagreement', () => {
+    const fromRoute = explain(w(), { kind: 'HTTPRoute', namespace: 'app', name: 'web' });
+    expect(fromRoute.findings.filter((f) => f.disagreement)).toEqual([]);
+    const fromGateway = explain(w(), { kind: 'Gateway', namespace: 'app', name: 'gw' });
+    expect(fromGateway.findings.filter((f) => f.disagreement)).toEqual([]);
+    expect(fromGateway.healthy).toBe(true);
+  });
+
+  it('config that contradicts the decision is still a disagreement (the Gateway policy held where the route policy wins)', () => {
+    const stale = world({
+      policies: [onGateway, onRoute],
+      pods: [
+        pod('gw-1', {
+          dump: dump([
+            { name: 'httproute/app/web/rule/0/match/0', provenance: { timeouts: 'TrafficPolicy/app/on-gateway' } },
+          ]),
+        }),
+      ],
+    });
+    const r = explain(stale, { kind: 'HTTPRoute', namespace: 'app', name: 'web' });
+    expect(problems(r).map((f) => [f.subject, f.disagreement, f.message])).toEqual([
+      [
+        'TrafficPolicy app/on-gateway',
+        true,
+        "its timeouts is in config_dump, but the control plane's rules give it to TrafficPolicy/app/on-route (more specific)",
+      ],
+      [
+        'TrafficPolicy app/on-route',
+        true,
+        "the control plane's rules give it timeouts, but config_dump of its targets (1 route(s) checked) does not have it",
+      ],
     ]);
   });
 });

@@ -7,7 +7,8 @@
 // policies.ts the reasoning about each.
 import { notReadyReasons } from '../../toolkit/describe.ts';
 import type { Condition, KObj } from '../../toolkit/kube.ts';
-import { gatewayFindings, routeParents, routePrefix } from './gateways.ts';
+import type { ScopeEntry } from './attachment.ts';
+import { gatewayFindings, routeParents } from './gateways.ts';
 import {
   created,
   explainPolicyOn,
@@ -143,13 +144,21 @@ function notFound(t: Target, world: World): Report {
   };
 }
 
+/** Where a policy's targets are served: each targeted route on each of its Gateways, every route of a targeted Gateway. */
+function scopeOf(tg: { routes: KObj[]; gateways: KObj[] }): ScopeEntry[] {
+  return [
+    ...tg.routes.flatMap((r) => routeParents(r).map((g) => ({ gateway: g, route: r }))),
+    ...tg.gateways.map((g) => ({ gateway: { namespace: g.metadata!.namespace!, name: g.metadata!.name! } })),
+  ];
+}
+
 export function explainRoute(world: World, t: Target): Report {
   const route = find(world.routes, t.namespace, t.name);
   if (!route) return notFound(t, world);
   const findings = routeFindings(world, route);
   for (const g of routeParents(route)) findings.push(...gatewayFindings(world, g));
   const policies: PolicyReport[] = [];
-  const scope = routeParents(route).map((g) => ({ gateway: g, routePrefix: routePrefix(t.namespace, t.name) }));
+  const scope = routeParents(route).map((g) => ({ gateway: g, route }));
   for (const a of policiesForRoute(world, route)) {
     const r = explainPolicyOn(world, a, scope);
     policies.push(r.report);
@@ -255,12 +264,7 @@ export function explainPolicy(world: World, t: Target): Report {
     return finish(world, t, findings, [report]);
   }
   for (const u of tg.unresolved) findings.push({ level: 'note', subject, message: u });
-  const scope = [
-    ...tg.routes.flatMap((r) =>
-      routeParents(r).map((g) => ({ gateway: g, routePrefix: routePrefix(r.metadata!.namespace!, r.metadata!.name!) })),
-    ),
-    ...tg.gateways.map((g) => ({ gateway: { namespace: g.metadata!.namespace!, name: g.metadata!.name! } })),
-  ];
+  const scope = scopeOf(tg);
   const via = [...tg.routes.map((r) => `HTTPRoute ${keyOf(r)}`), ...tg.gateways.map((g) => `Gateway ${keyOf(g)}`)];
   const r = explainPolicyOn(world, { policy: p, via }, scope);
   findings.push(...r.findings);
@@ -299,15 +303,7 @@ export function explainExtension(world: World, t: Target): Report {
   }
   for (const p of users) {
     const tg = resolveTargets(world, p);
-    const scope = [
-      ...tg.routes.flatMap((r) =>
-        routeParents(r).map((g) => ({
-          gateway: g,
-          routePrefix: routePrefix(r.metadata!.namespace!, r.metadata!.name!),
-        })),
-      ),
-      ...tg.gateways.map((g) => ({ gateway: { namespace: g.metadata!.namespace!, name: g.metadata!.name! } })),
-    ];
+    const scope = scopeOf(tg);
     const r = explainPolicyOn(world, { policy: p, via: [`spec.extAuth.extensionRef ${t.name}`] }, scope);
     policies.push(r.report);
     // The backend finding above already carries rule 3 and the YAML; the policy's own copy would repeat it.

@@ -1,14 +1,17 @@
-// TrafficPolicies seen by explain: what reaches a route or Gateway (targetRefs and selectors, at route or Gateway
-// level), what each one's settings became in the proxies' config_dump (by provenance), and the cause of each setting
-// that is missing — rule 1 (selector), rule 2 (a winner named in provenance), rule 3 (a missing ReferenceGrant).
+// TrafficPolicies seen by explain: what reaches a route or Gateway and who wins each setting (the control plane's own
+// decision, attachment.ts), what each one's settings became in the proxies' config_dump (by provenance), and the
+// cause of each setting that is missing — rule 1 (selector), rule 2 (an older policy on the same level), rule 3 (a
+// missing ReferenceGrant) — or, for a more specific policy that overrides it, the designed precedence (not a problem).
 import { referenceAllowed } from '../../../system/controlplane/ir/refgrant.ts';
 import { POLICY_FIELDS, type ReferenceGrant } from '../../../system/controlplane/model.ts';
 import type { Condition, KObj } from '../../toolkit/kube.ts';
-import { configRoutes, dumpsRead, routeParents } from './gateways.ts';
+import { attachmentsOver, type FieldDecisionSummary, type ScopeEntry } from './attachment.ts';
+import { configRoutes, dumpsRead, routeParents, routePrefix } from './gateways.ts';
 import { referenceGrantYaml } from './refgrant-yaml.ts';
 import {
   cond,
   condText,
+  created,
   type Finding,
   find,
   labelsText,
@@ -17,7 +20,7 @@ import {
   subjectOf,
   VENDOR_GROUP,
 } from './report.ts';
-import { type GatewayKey, keyOf, type World } from './world.ts';
+import { keyOf, type World } from './world.ts';
 
 export interface Attachment {
   policy: KObj;
@@ -28,42 +31,16 @@ export function policyFields(p: KObj): string[] {
   return POLICY_FIELDS.filter((f) => p.spec?.[f] !== undefined);
 }
 
-/** Policies that reach a route: by targetRef or selector on the route, or on one of its parent Gateways. */
+/** The policies that reach a route on its Gateways, with how, as the control plane's attachment decides. */
 export function policiesForRoute(world: World, route: KObj): Attachment[] {
-  const ns = route.metadata!.namespace!;
-  const name = route.metadata!.name!;
-  const out = new Map<string, Attachment>();
-  const add = (p: KObj, via: string) => {
-    const k = keyOf(p);
-    const a = out.get(k) ?? { policy: p, via: [] };
-    a.via.push(via);
-    out.set(k, a);
-  };
-  for (const p of world.policies) {
-    const pns = p.metadata!.namespace!;
-    for (const t of p.spec?.targetRefs ?? []) {
-      if (pns === ns && t.kind === 'HTTPRoute' && t.name === name) {
-        add(p, `targetRef HTTPRoute ${t.name}${t.sectionName ? ` section ${t.sectionName}` : ''}`);
-      }
-      for (const g of routeParents(route)) {
-        if (pns === g.namespace && t.kind === 'Gateway' && t.name === g.name) {
-          add(p, `targetRef Gateway ${g.namespace}/${g.name}${t.sectionName ? ` section ${t.sectionName}` : ''}`);
-        }
-      }
-    }
-    for (const s of p.spec?.targetSelectors ?? []) {
-      if (pns === ns && s.kind === 'HTTPRoute' && matches(s.matchLabels ?? {}, route.metadata?.labels)) {
-        add(p, `selector HTTPRoute ${labelsText(s.matchLabels)}`);
-      }
-      for (const g of routeParents(route)) {
-        const gw = find(world.gateways, g.namespace, g.name);
-        if (gw && pns === g.namespace && s.kind === 'Gateway' && matches(s.matchLabels ?? {}, gw.metadata?.labels)) {
-          add(p, `selector Gateway ${labelsText(s.matchLabels)} (${g.namespace}/${g.name})`);
-        }
-      }
-    }
-  }
-  return [...out.values()];
+  const decided = attachmentsOver(
+    world,
+    routeParents(route).map((g) => ({ gateway: g, route })),
+  );
+  return world.policies.flatMap((p) => {
+    const a = decided.get(keyOf(p));
+    return a ? [{ policy: p, via: a.via }] : [];
+  });
 }
 
 /** What a policy's targetRefs and selectors resolve to: routes and Gateways (in its own namespace). */
@@ -120,10 +97,7 @@ export function policyStatus(p: KObj): PolicyReport['status'] {
   };
 }
 
-export const created = (o: KObj) => {
-  const t = o.metadata?.creationTimestamp as unknown;
-  return t instanceof Date ? t.toISOString() : String(t ?? '');
-};
+export { created };
 
 /**
  * Where a policy's settings are: for each field it sets, whether a route in `scope` (a route of a given HTTPRoute on
@@ -132,11 +106,10 @@ export const created = (o: KObj) => {
 function applicationOf(
   world: World,
   p: KObj,
-  scope: { gateway: GatewayKey; routePrefix?: string }[],
+  scope: ScopeEntry[],
 ): {
   applied: string[];
   notApplied: string[];
-  winners: Map<string, Set<string>>;
   /** Settings some proxy pods hold from this policy and others do not (a stale or rejected config on the others). */
   uneven: { field: string; with: string[]; without: string[] }[];
   checked: boolean;
@@ -146,22 +119,18 @@ function applicationOf(
   const fields = policyFields(p);
   // Per proxy pod: each proxy must hold the setting, not just one of them.
   const byPod = new Map<string, Set<string>>();
-  const winners = new Map<string, Set<string>>();
   let checked = false;
   let routes = 0;
   for (const s of scope) {
     if (!dumpsRead(world, s.gateway)) continue;
     checked = true;
+    const prefix = s.route ? routePrefix(s.route.metadata!.namespace!, s.route.metadata!.name!) : undefined;
     for (const r of configRoutes(world, s.gateway)) {
-      if (s.routePrefix && !r.name.startsWith(s.routePrefix)) continue;
+      if (prefix && !r.name.startsWith(prefix)) continue;
       routes++;
       const mine = byPod.get(r.pod) ?? new Set<string>();
       byPod.set(r.pod, mine);
-      for (const f of fields) {
-        const by = r.provenance[f];
-        if (by === me) mine.add(f);
-        else if (by) winners.set(f, new Set([...(winners.get(f) ?? []), by]));
-      }
+      for (const f of fields) if (r.provenance[f] === me) mine.add(f);
     }
   }
   const pods = [...byPod.keys()].sort();
@@ -171,7 +140,7 @@ function applicationOf(
   const uneven = notApplied
     .filter((f) => holders(f).length > 0)
     .map((f) => ({ field: f, with: holders(f), without: pods.filter((pod) => !byPod.get(pod)!.has(f)) }));
-  return { applied, notApplied, winners, uneven, checked, routes };
+  return { applied, notApplied, uneven, checked, routes };
 }
 
 /** The GatewayExtension a policy's ext auth names, and why it cannot be applied (rule 3 among the causes). */
@@ -226,7 +195,7 @@ export function extensionBackendFinding(world: World, ext: KObj): Finding | unde
 export function explainPolicyOn(
   world: World,
   a: Attachment,
-  scope: { gateway: GatewayKey; routePrefix?: string }[],
+  scope: ScopeEntry[],
 ): { report: PolicyReport; findings: Finding[] } {
   const p = a.policy;
   const ns = p.metadata!.namespace!;
@@ -235,13 +204,9 @@ export function explainPolicyOn(
   const status = policyStatus(p);
   const fields = policyFields(p);
   const app = applicationOf(world, p, scope);
-  const verdict: PolicyReport['verdict'] = !app.checked
-    ? 'not checked'
-    : !app.notApplied.length
-      ? 'applied'
-      : app.applied.length
-        ? 'partly applied'
-        : 'not applied';
+  // The control plane's decision over the same routes: who the rules give each setting to, and why.
+  const decision = attachmentsOver(world, scope).get(keyOf(p))?.fields ?? [];
+  const verdict = verdictOf(app);
   const report: PolicyReport = {
     policy: `${ns}/${name}`,
     created: created(p),
@@ -251,6 +216,7 @@ export function explainPolicyOn(
     applied: app.applied,
     notApplied: app.notApplied,
     verdict,
+    decision,
     ...(app.checked ? {} : { uncheckedWhy: 'no proxy config_dump of its Gateways could be read' }),
   };
   const findings: Finding[] = [];
@@ -261,8 +227,12 @@ export function explainPolicyOn(
       message: `applied: ${fields.join(', ')} in config_dump (${app.routes} route(s))`,
     });
   }
+  findings.push(...designedOverrides(subject, decision));
+  // The status speaks for every route of each ancestor Gateway: it is compared with the config of all of them.
+  const wideVerdict = scope.some((s) => s.route) ? verdictOf(applicationOf(world, p, gatewaysOf(scope))) : verdict;
   if (!app.checked || verdict === 'applied') {
-    findings.push(...statusDisagreements(subject, status, verdict));
+    findings.push(...configAgainstRules(subject, decision, app.applied));
+    findings.push(...statusDisagreements(subject, status, wideVerdict));
     return { report, findings };
   }
   // Not (fully) applied: find the cause of each missing setting.
@@ -273,62 +243,141 @@ export function explainPolicyOn(
       message: `the policy is invalid and nothing of it is applied: ${status.accepted.message ?? status.accepted.reason}`,
     });
   } else {
-    const explained = new Set<string>();
-    for (const u of app.uneven) {
-      explained.add(u.field);
-      findings.push({
-        level: 'problem',
-        subject,
-        message: `its ${u.field} is in the config_dump of ${u.with.join(', ')} but not of ${u.without.join(', ')}: the proxies of one Gateway disagree`,
-        details: [
-          'a proxy that has not taken (or has rejected) the latest configuration: look for a NACK or a pod restart',
-        ],
-      });
-    }
-    // Group the overridden settings by winner, so one older policy reads as one finding.
-    const byWinner = new Map<string, string[]>();
-    for (const f of app.notApplied) {
-      if (explained.has(f) || !app.winners.has(f)) continue;
-      explained.add(f);
-      for (const w of app.winners.get(f)!) byWinner.set(w, [...(byWinner.get(w) ?? []), f]);
-    }
-    for (const [winner, fs] of byWinner) {
-      const [, wns, wname] = winner.split('/');
-      const wp = find(world.policies, wns, wname);
-      const wTime = wp ? created(wp) : 'unknown';
-      const older = wp
-        ? wTime < report.created || (wTime === report.created && `${wns}/${wname}` < `${ns}/${name}`)
-        : false;
-      findings.push({
-        level: 'problem',
-        rule: 2,
-        subject,
-        message: older
-          ? `overridden by the older ${winner} for ${fs.join(', ')}: when several policies target the same route, the oldest wins`
-          : `overridden by ${winner} for ${fs.join(', ')}: it attaches more specifically (route rule > route > listener > gateway)`,
-        details: [`${winner} created ${wTime}`, `TrafficPolicy/${ns}/${name} created ${report.created}`],
-      });
-    }
-    const rest = app.notApplied.filter((f) => !explained.has(f));
-    if (rest.includes('extAuth')) {
-      const c = extAuthCause(world, p);
-      if (c) {
-        findings.push(c);
-        rest.splice(rest.indexOf('extAuth'), 1);
-      }
-    }
-    if (rest.length) {
-      findings.push({
-        level: 'problem',
-        subject,
-        message: app.routes
-          ? `${rest.join(', ')} not in config_dump of its targets (${app.routes} route(s) checked), and no other policy supplies it`
-          : `its targets have no route in the proxy config, so nothing of it can be applied`,
-      });
+    findings.push(...missingCauses(world, p, app, decision, report.created));
+  }
+  findings.push(...configAgainstRules(subject, decision, app.applied));
+  findings.push(...statusDisagreements(subject, status, wideVerdict));
+  return { report, findings };
+}
+
+function verdictOf(app: ReturnType<typeof applicationOf>): PolicyReport['verdict'] {
+  if (!app.checked) return 'not checked';
+  if (!app.notApplied.length) return 'applied';
+  return app.applied.length ? 'partly applied' : 'not applied';
+}
+
+/** Each Gateway of the scope once, with all of its routes. */
+function gatewaysOf(scope: ScopeEntry[]): ScopeEntry[] {
+  return [...new Map(scope.map((s) => [`${s.gateway.namespace}/${s.gateway.name}`, { gateway: s.gateway }])).values()];
+}
+
+/** Settings a more specific policy takes over, by the designed precedence: worth knowing, not a problem. */
+function designedOverrides(subject: string, decision: FieldDecisionSummary[]): Finding[] {
+  const byWinner = new Map<string, { fields: string[]; routes: Set<string> }>();
+  for (const d of decision) {
+    for (const l of d.lostTo) {
+      if (l.rule !== 'more specific') continue;
+      const w = byWinner.get(l.winner) ?? { fields: [], routes: new Set<string>() };
+      w.fields.push(d.field);
+      for (const r of l.routes) w.routes.add(r);
+      byWinner.set(l.winner, w);
     }
   }
-  findings.push(...statusDisagreements(subject, status, verdict));
-  return { report, findings };
+  return [...byWinner].map(([winner, w]) => ({
+    level: 'note' as const,
+    subject,
+    message: `its ${w.fields.join(', ')} on HTTPRoute ${[...w.routes].join(', ')} is overridden by ${winner}, which attaches more specifically (route rule > route > listener > gateway): the designed precedence, not a conflict`,
+  }));
+}
+
+/** Settings config_dump has from this policy where the rules give them to another one everywhere in the scope. */
+function configAgainstRules(subject: string, decision: FieldDecisionSummary[], applied: string[]): Finding[] {
+  return decision
+    .filter((d) => applied.includes(d.field) && !d.wonOn.length && d.lostTo.length)
+    .map((d) => ({
+      level: 'problem' as const,
+      subject,
+      disagreement: true,
+      message: `its ${d.field} is in config_dump, but the control plane's rules give it to ${d.lostTo.map((l) => `${l.winner} (${l.rule})`).join(', ')}`,
+      details: ['the proxies hold a configuration the control plane no longer computes: a NACK or a pending push'],
+    }));
+}
+
+/** Why the settings missing from config_dump are missing: uneven proxies, rule 2, rule 3, or nothing supplies them. */
+function missingCauses(
+  world: World,
+  p: KObj,
+  app: ReturnType<typeof applicationOf>,
+  decision: FieldDecisionSummary[],
+  myCreated: string,
+): Finding[] {
+  const ns = p.metadata!.namespace!;
+  const name = p.metadata!.name!;
+  const subject = subjectOf('TrafficPolicy', { namespace: ns, name });
+  const findings: Finding[] = [];
+  const explained = new Set<string>();
+  for (const u of app.uneven) {
+    explained.add(u.field);
+    findings.push({
+      level: 'problem',
+      subject,
+      message: `its ${u.field} is in the config_dump of ${u.with.join(', ')} but not of ${u.without.join(', ')}: the proxies of one Gateway disagree`,
+      details: [
+        'a proxy that has not taken (or has rejected) the latest configuration: look for a NACK or a pending push',
+      ],
+    });
+  }
+  // Group the settings lost on every route by winner, so one older policy reads as one finding.
+  const byWinner = new Map<string, { rule: string; fields: string[] }>();
+  for (const f of app.notApplied) {
+    const d = decision.find((x) => x.field === f);
+    if (explained.has(f) || !d || d.wonOn.length || !d.lostTo.length) continue;
+    explained.add(f);
+    for (const l of d.lostTo) {
+      if (l.rule === 'more specific') continue; // designedOverrides says it
+      const w = byWinner.get(l.winner) ?? { rule: l.rule, fields: [] };
+      w.fields.push(f);
+      byWinner.set(l.winner, w);
+    }
+  }
+  for (const [winner, w] of byWinner) {
+    const [, wns, wname] = winner.split('/');
+    const wp = find(world.policies, wns, wname);
+    findings.push({
+      level: 'problem',
+      rule: 2,
+      subject,
+      message:
+        w.rule === 'older'
+          ? `overridden by the older ${winner} for ${w.fields.join(', ')}: when several policies target the same route, the oldest wins`
+          : `overridden by ${winner} for ${w.fields.join(', ')}: created in the same second, the name ${wns}/${wname} sorts first`,
+      details: [
+        `${winner} created ${wp ? created(wp) : 'unknown'}`,
+        `TrafficPolicy/${ns}/${name} created ${myCreated}`,
+      ],
+    });
+  }
+  const rest = app.notApplied.filter((f) => !explained.has(f));
+  if (rest.includes('extAuth') && !decision.some((d) => d.field === 'extAuth')) {
+    const c = extAuthCause(world, p);
+    if (c) {
+      findings.push(c);
+      rest.splice(rest.indexOf('extAuth'), 1);
+    }
+  }
+  const given = rest.filter((f) => decision.some((d) => d.field === f && d.wonOn.length));
+  if (given.length && app.routes) {
+    findings.push({
+      level: 'problem',
+      subject,
+      disagreement: true,
+      message: `the control plane's rules give it ${given.join(', ')}, but config_dump of its targets (${app.routes} route(s) checked) does not have it`,
+      details: [
+        'a proxy that has not taken (or has rejected) the latest configuration: look for a NACK or a pending push',
+      ],
+    });
+  }
+  const none = rest.filter((f) => !given.includes(f) || !app.routes);
+  if (none.length) {
+    findings.push({
+      level: 'problem',
+      subject,
+      message: app.routes
+        ? `${none.join(', ')} not in config_dump of its targets (${app.routes} route(s) checked), and no other policy supplies it`
+        : `its targets have no route in the proxy config, so nothing of it can be applied`,
+    });
+  }
+  return findings;
 }
 
 /** Where the policy's status claims something the configuration contradicts. */

@@ -30,11 +30,18 @@ function policyLines(p: PolicyReport): string[] {
     p.verdict === 'not checked'
       ? `not checked: ${p.uncheckedWhy}`
       : `${p.verdict}${p.applied.length ? `: ${p.applied.join(', ')}` : ''}${p.notApplied.length ? `; missing from config_dump: ${p.notApplied.join(', ')}` : ''}`;
+  // The control plane's decision (attach-policies.ts), per field: where it wins, to whom it loses and by which rule.
+  const rules = (p.decision ?? []).map((d) => {
+    const won = d.wonOn.length ? [`wins on ${d.wonOn.join(', ')}`] : [];
+    const lost = d.lostTo.map((l) => `loses to ${l.winner} (${l.rule}) on ${l.routes.join(', ')}`);
+    return `${d.field}: ${[...won, ...lost].join('; ')}`;
+  });
   return [
     `  TrafficPolicy ${p.policy}  (created ${p.created})`,
     `    via      ${p.via.join('; ') || '-'}`,
     `    sets     ${p.fields.join(', ') || '-'}`,
     `    status   ${status}`,
+    ...(p.decision ? [`    rules    ${rules.join('; ') || 'supplies nothing here'}`] : []),
     `    config   ${applied}`,
   ];
 }

@@ -2,6 +2,7 @@
 // analysis shares.
 import type { Condition, KObj } from '../../toolkit/kube.ts';
 import { VENDOR_API } from '../proxies.ts';
+import type { FieldDecisionSummary } from './attachment.ts';
 
 export const KINDS = ['HTTPRoute', 'Gateway', 'TrafficPolicy', 'GatewayExtension'] as const;
 export type ExplainKind = (typeof KINDS)[number];
@@ -38,6 +39,8 @@ export interface PolicyReport {
   applied: string[];
   notApplied: string[];
   verdict: 'applied' | 'partly applied' | 'not applied' | 'not checked';
+  /** The control plane's attachment decision over the same routes, per field the policy supplies (attachment.ts). */
+  decision?: FieldDecisionSummary[];
   /** Why not checked (no proxy config could be read for its targets). */
   uncheckedWhy?: string;
 }
@@ -65,6 +68,12 @@ export const matches = (want: Record<string, string>, have: Record<string, strin
   Object.entries(want).every(([k, v]) => have?.[k] === v);
 export const condText = (c: Condition | undefined) =>
   c ? `${c.type}=${c.status}${c.reason ? ` (${c.reason})` : ''}` : 'no status';
+
+/** creationTimestamp as RFC 3339 text (client-node returns a Date). */
+export const created = (o: KObj) => {
+  const t = o.metadata?.creationTimestamp as unknown;
+  return t instanceof Date ? t.toISOString() : String(t ?? '');
+};
 
 export function find(list: KObj[], namespace: string, name: string): KObj | undefined {
   return list.find((o) => o.metadata?.namespace === namespace && o.metadata?.name === name);

@@ -3,7 +3,7 @@
 // through the Kubernetes API and the two admin servers by port-forward — the same sources a user has. The analysis
 // (analyze.ts) is a pure function of this, so it is unit-tested without a cluster.
 import type { V1Pod } from '@kubernetes/client-node';
-import { type ConfigDump, configDump } from '../../toolkit/admin.ts';
+import { CONTROL_PLANE, type ConfigDump, configDump } from '../../toolkit/admin.ts';
 import { eventsFor, type PodSummary, summarizePod } from '../../toolkit/describe.ts';
 import type { KObj, Kube } from '../../toolkit/kube.ts';
 import { GW_API, listProxyPods, mapLimit, VENDOR_API, withControlPlaneAdmin, withProxyAdmin } from '../proxies.ts';
@@ -50,6 +50,8 @@ export interface World {
   proxies: Record<string, GatewayProxies>;
   /** Why the control plane's /snapshots/xds could not be read, if it could not. */
   xdsError?: string;
+  /** The control plane's validation mode (GWVENDOR_XDS_VALIDATION on its Deployment); strict when unknown. */
+  validation?: 'strict' | 'off';
 }
 
 export const roleOf = (g: GatewayKey) => `gwvendor-kube-gateway-api~${g.namespace}~${g.name}`;
@@ -66,17 +68,29 @@ async function listOrEmpty(kube: Kube, apiVersion: string, kind: string): Promis
   }
 }
 
+/** The control plane's validation mode: it decides whether an invalid policy's settings are applied. */
+async function validationMode(kube: Kube): Promise<'strict' | 'off'> {
+  const d = await kube
+    .get('apps/v1', 'Deployment', CONTROL_PLANE.deployment, CONTROL_PLANE.namespace)
+    .catch(() => undefined);
+  const env = (d?.spec?.template?.spec?.containers?.[0]?.env ?? []).find(
+    (e: { name: string }) => e.name === 'GWVENDOR_XDS_VALIDATION',
+  );
+  return env?.value === 'off' ? 'off' : 'strict';
+}
+
 /** Every object explain reasons about (all namespaces: policies and grants cross namespaces). */
 export async function gatherObjects(kube: Kube): Promise<Omit<World, 'services' | 'proxies' | 'xdsError'>> {
-  const [gatewayClasses, gateways, routes, policies, extensions, grants] = await Promise.all([
+  const [gatewayClasses, gateways, routes, policies, extensions, grants, validation] = await Promise.all([
     listOrEmpty(kube, GW_API, 'GatewayClass'),
     listOrEmpty(kube, GW_API, 'Gateway'),
     listOrEmpty(kube, GW_API, 'HTTPRoute'),
     listOrEmpty(kube, VENDOR_API, 'TrafficPolicy'),
     listOrEmpty(kube, VENDOR_API, 'GatewayExtension'),
     listOrEmpty(kube, 'gateway.networking.k8s.io/v1beta1', 'ReferenceGrant'),
+    validationMode(kube),
   ]);
-  return { gatewayClasses, gateways, routes, policies, extensions, grants };
+  return { gatewayClasses, gateways, routes, policies, extensions, grants, validation };
 }
 
 /** Reads the proxies of `gateways`: pods (with events for those not running), config_dumps, and the xDS view. */

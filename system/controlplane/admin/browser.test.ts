@@ -1,46 +1,27 @@
 // A person at the admin index, in headless Chromium: open /, follow each link, set a component to debug with the form.
-// Chromium comes from Debian (.ci/run installs it); playwright-core drives it.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type BrowserContext, chromium } from 'playwright-core';
+// Chromium comes from npm (@sparticuz/chromium, see system/shared/testing/chromium.ts); playwright-core drives it.
+import { readFileSync } from 'node:fs';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type HeadlessBrowser, launchHeadlessChromium } from '../../shared/testing/chromium.ts';
 import type { ControlPlane } from '../controlplane.ts';
 import { startOfflineControlPlane } from '../testing.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const INPUT = readFileSync(new URL('../testdata/basic/input.yaml', import.meta.url), 'utf8');
 
 let cp: ControlPlane;
+let headless: HeadlessBrowser;
 let browser: BrowserContext;
-let profile: string;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`${CHROMIUM} not found: install chromium (apt-get install chromium; .ci/run does)`);
   cp = await startOfflineControlPlane(INPUT);
-  profile = mkdtempSync(join(tmpdir(), 'gwvendor-chromium-'));
-  // A fresh profile (user data dir) per run.
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    acceptDownloads: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  headless = await launchHeadlessChromium();
+  browser = headless.context;
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
+  await headless?.close();
   await cp?.stop();
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
 describe('admin index in a browser', () => {

@@ -14,8 +14,9 @@ import {
   roleOf,
   VENDOR_GROUP,
 } from '../model.ts';
+import { type AttachPoint, type Candidate, candidatesAt, mergePolicies } from './attach-policies.ts';
 import { intersectHostnames, virtualHostName } from './hostnames.ts';
-import { type Candidate, mergePolicies, type PolicyInfo } from './policies.ts';
+import type { PolicyInfo } from './policies.ts';
 import type { NormalizedParentRef, RouteInfo } from './routes.ts';
 import type {
   ClusterIR,
@@ -350,54 +351,35 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
   if (!accepted.ok) return { key, reports };
 
   // ---- policies -----------------------------------------------------------------------------------------------
-  const gwPolicies: Candidate[] = [
-    ...world
-      .policiesTargeting('Gateway', ns, name)
-      .flatMap((p) =>
-        p.targetRefs
-          .filter((t) => t.kind === 'Gateway' && t.name === name && !t.sectionName)
-          .map(() => ({ policy: p, level: 'gateway' as const })),
-      ),
-    ...world
-      .policiesSelecting('Gateway', ns)
-      .filter((p) =>
-        p.selectors.some(
-          (s) => s.kind === 'Gateway' && matchesLabels(gw.metadata.labels, { matchLabels: s.matchLabels }),
-        ),
-      )
-      .map((p) => ({ policy: p, level: 'gateway' as const })),
-  ];
-  const listenerPolicies = (listener: string): Candidate[] =>
-    world
-      .policiesTargeting('Gateway', ns, name)
-      .filter((p) => p.targetRefs.some((t) => t.kind === 'Gateway' && t.name === name && t.sectionName === listener))
-      .map((p) => ({ policy: p, level: 'listener' as const }));
-  const routePolicyCache = new Map<string, { route: Candidate[]; rules: Map<string, Candidate[]> }>();
-  const routePolicies = (r: RouteInfo) => {
-    const k = `${r.ref.namespace}/${r.ref.name}`;
-    let c = routePolicyCache.get(k);
-    if (c) return c;
-    const targeting = world.policiesTargeting('HTTPRoute', r.ref.namespace, r.ref.name);
-    const route: Candidate[] = [
-      ...targeting
-        .filter((p) => p.targetRefs.some((t) => t.kind === 'HTTPRoute' && t.name === r.ref.name && !t.sectionName))
-        .map((p) => ({ policy: p, level: 'route' as const })),
-      ...world
-        .policiesSelecting('HTTPRoute', r.ref.namespace)
-        .filter((p) =>
-          p.selectors.some((s) => s.kind === 'HTTPRoute' && matchesLabels(r.labels, { matchLabels: s.matchLabels })),
-        )
-        .map((p) => ({ policy: p, level: 'route' as const })),
-    ];
-    const rules = new Map<string, Candidate[]>();
-    for (const p of targeting) {
-      for (const t of p.targetRefs) {
-        if (t.kind !== 'HTTPRoute' || t.name !== r.ref.name || !t.sectionName) continue;
-        rules.set(t.sectionName, [...(rules.get(t.sectionName) ?? []), { policy: p, level: 'rule' }]);
-      }
+  // The indexes narrow the policies to those naming this Gateway or a route; attach-policies.ts decides the rest.
+  const gwPoint: AttachPoint['gateway'] = { namespace: ns, name, labels: gw.metadata.labels };
+  const gatewayReach = [...world.policiesTargeting('Gateway', ns, name), ...world.policiesSelecting('Gateway', ns)];
+  // Candidates per listener (Gateway and listener level) and per route rule (route and rule level), each found once.
+  const listenerCache = new Map<string, Candidate<PolicyInfo>[]>();
+  const atListener = (listener: string) => {
+    let c = listenerCache.get(listener);
+    if (!c) {
+      c = candidatesAt({ gateway: gwPoint, listener }, gatewayReach);
+      listenerCache.set(listener, c);
     }
-    c = { route, rules };
-    routePolicyCache.set(k, c);
+    return c;
+  };
+  const ruleCache = new Map<string, Candidate<PolicyInfo>[]>();
+  const atRule = (r: RouteInfo, rule: string | undefined) => {
+    const k = `${r.ref.namespace}/${r.ref.name}|${rule ?? ''}`;
+    let c = ruleCache.get(k);
+    if (!c) {
+      const at: AttachPoint = {
+        route: { namespace: r.ref.namespace, name: r.ref.name, labels: r.labels },
+        ...(rule !== undefined ? { rule } : {}),
+      };
+      const reach = [
+        ...world.policiesTargeting('HTTPRoute', r.ref.namespace, r.ref.name),
+        ...world.policiesSelecting('HTTPRoute', r.ref.namespace),
+      ];
+      c = candidatesAt(at, reach);
+      ruleCache.set(k, c);
+    }
     return c;
   };
 
@@ -411,8 +393,8 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
     }
     return s;
   };
-  for (const c of gwPolicies) touch(c.policy);
-  for (const s of listeners) if (s.usable) for (const c of listenerPolicies(s.l.name)) touch(c.policy);
+  for (const c of candidatesAt({ gateway: gwPoint }, gatewayReach)) touch(c.policy);
+  for (const s of listeners) if (s.usable) for (const c of atListener(s.l.name)) touch(c.policy);
 
   // ---- virtual hosts --------------------------------------------------------------------------------------------
   const findings: Finding[] = [];
@@ -468,13 +450,7 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
         return true;
       });
       const routesIR: RouteIR[] = sorted.map(({ e, r, listener }) => {
-        const rp = routePolicies(r);
-        const candidates = [
-          ...gwPolicies,
-          ...listenerPolicies(listener),
-          ...rp.route,
-          ...(e.ruleName ? (rp.rules.get(e.ruleName) ?? []) : []),
-        ];
+        const candidates = [...atListener(listener), ...atRule(r, e.ruleName || undefined)];
         const merged = mergePolicies(candidates);
         for (const [pk, out] of merged.outcomes) {
           const st = touch(candidates.find((c) => c.policy.key === pk)!.policy);

@@ -1,24 +1,10 @@
-// TrafficPolicy: validation and normalization of one policy, and the precedence that decides, per top-level field,
-// which policy's setting a route gets (interfaces page, "Policies"):
-//   1. the more specific attachment wins: route rule (sectionName) > route > listener > gateway;
-//   2. then the older policy (creationTimestamp), then namespace/name;
-//   settings of different fields merge.
+// TrafficPolicy: validation and normalization of one policy, and the index keys the pipeline finds policies by.
+// Which policies reach a route and which one wins each field is attach-policies.ts.
 import { compileRe2, re2Error } from '../../shared/regex.ts';
-import {
-  GATEWAY_GROUP,
-  type HeaderFilter,
-  olderFirst,
-  POLICY_FIELDS,
-  type PolicyField,
-  type TrafficPolicy,
-} from '../model.ts';
+import { GATEWAY_GROUP, type HeaderFilter, POLICY_FIELDS, type PolicyField, type TrafficPolicy } from '../model.ts';
 import { toProtoDuration } from './duration.ts';
 import type { ExtensionInfo } from './extensions.ts';
 import type { Finding, HeaderOpsIR, ObjRef, Outcome, PolicySettings, ValidationMode } from './types.ts';
-
-export const LEVELS = ['gateway', 'listener', 'route', 'rule'] as const;
-export type AttachLevel = (typeof LEVELS)[number];
-const SPECIFICITY: Record<AttachLevel, number> = { gateway: 0, listener: 1, route: 2, rule: 3 };
 
 export interface PolicyInfo {
   ref: ObjRef;
@@ -242,71 +228,4 @@ export function buildPolicyInfo(p: TrafficPolicy, world: PolicyWorld, mode: Vali
     ...(extAuthRefs ? { extAuthRefs } : {}),
     findings,
   };
-}
-
-export interface Candidate {
-  policy: PolicyInfo;
-  level: AttachLevel;
-}
-
-export interface MergeResult {
-  settings: PolicySettings;
-  provenance: Partial<Record<PolicyField, string>>;
-  /** Per policy key: the fields it supplied and those another policy supplied instead (with the winner). */
-  outcomes: Map<string, { won: PolicyField[]; lost: { field: PolicyField; winner: string }[] }>;
-}
-
-export function policyName(p: PolicyInfo): string {
-  return `TrafficPolicy/${p.ref.namespace}/${p.ref.name}`;
-}
-
-function byPrecedence(a: Candidate, b: Candidate): number {
-  const s = SPECIFICITY[b.level] - SPECIFICITY[a.level];
-  if (s) return s;
-  return olderFirst(
-    {
-      metadata: {
-        name: a.policy.ref.name,
-        namespace: a.policy.ref.namespace,
-        creationTimestamp: a.policy.creationTimestamp,
-      },
-    },
-    {
-      metadata: {
-        name: b.policy.ref.name,
-        namespace: b.policy.ref.namespace,
-        creationTimestamp: b.policy.creationTimestamp,
-      },
-    },
-  );
-}
-
-/** Merges the policies that apply to one route, field by field. */
-export function mergePolicies(candidates: Candidate[]): MergeResult {
-  const sorted = [...candidates].sort(byPrecedence);
-  const settings: PolicySettings = {};
-  const provenance: Partial<Record<PolicyField, string>> = {};
-  const winnerOf = new Map<PolicyField, PolicyInfo>();
-  const outcomes: MergeResult['outcomes'] = new Map();
-  const seen = new Set<string>();
-  for (const c of sorted) {
-    // The same policy can attach at several levels (e.g. by targetRef and by selector): its most specific counts.
-    if (seen.has(c.policy.key)) continue;
-    seen.add(c.policy.key);
-    const out = { won: [] as PolicyField[], lost: [] as { field: PolicyField; winner: string }[] };
-    outcomes.set(c.policy.key, out);
-    for (const f of POLICY_FIELDS) {
-      if (c.policy.settings[f] === undefined) continue;
-      const w = winnerOf.get(f);
-      if (w) {
-        out.lost.push({ field: f, winner: policyName(w) });
-        continue;
-      }
-      winnerOf.set(f, c.policy);
-      (settings as Record<string, unknown>)[f] = c.policy.settings[f];
-      provenance[f] = policyName(c.policy);
-      out.won.push(f);
-    }
-  }
-  return { settings, provenance, outcomes };
 }

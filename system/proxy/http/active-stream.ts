@@ -8,6 +8,7 @@ import { ENABLED, isDisabled } from '../filters/disabled.ts';
 import type { HttpFilter } from '../filters/types.ts';
 import type { Tags } from '../log.ts';
 import type { HcmRuntime } from './hcm.ts';
+import { parseRequestTarget } from './request-target.ts';
 import type { HeaderMap, ResponseFlag } from './stream-info.ts';
 import { StreamInfo } from './stream-info.ts';
 
@@ -54,10 +55,14 @@ export class ActiveStream {
   readonly info: StreamInfo;
   readonly connectionId: number;
   readonly method: string;
-  /** :path as received (with the query). */
+  /** :path as received (with the query), or from an absolute-form URI; '' for CONNECT. */
   path: string;
   /** :authority after the HCM's port stripping; what virtual hosts match. */
   host: string;
+  /** :scheme: http, or an absolute-form URI's. */
+  scheme = 'http';
+  /** What the codec refuses in the request-target (Envoy answers it before the connection manager sees it). */
+  readonly targetError: { status: 400 | 403; details: string } | undefined;
   /** Headers to send upstream (filters and the router edit them). */
   readonly headers: HeaderMap;
   routeTable: RouteTable | undefined;
@@ -83,9 +88,25 @@ export class ActiveStream {
     this.method = req.method ?? 'GET';
     this.path = req.url ?? '/';
     this.host = req.headers.host ?? '';
-    const info = new StreamInfo(req.headers);
-    info.method = this.method;
-    info.path = this.path;
+    let requestHeaders = req.headers;
+    const target = parseRequestTarget(this.method, this.path, hcm.targetOptions);
+    if (!target.ok) {
+      // Refused by the codec: the connection manager never got the request headers (Envoy logs "- -").
+      this.targetError = target;
+      requestHeaders = {};
+    } else {
+      this.path = target.path ?? '';
+      if (target.scheme) this.scheme = target.scheme;
+      // The URI's authority replaces the Host header (RFC 9112 §3.2.2), for routing, upstream and the access log.
+      if (target.authority !== undefined) {
+        this.host = target.authority;
+        requestHeaders = { ...req.headers, host: target.authority };
+      }
+    }
+    const info = new StreamInfo(requestHeaders);
+    info.method = this.targetError ? '' : this.method;
+    info.path = this.targetError ? '' : this.path;
+    info.scheme = this.scheme;
     info.protocol = req.httpVersion === '1.0' ? 'HTTP/1.0' : 'HTTP/1.1';
     info.connectionId = connectionId;
     const sock = req.socket;
@@ -93,7 +114,7 @@ export class ActiveStream {
     info.downstreamLocal = `${sock.localAddress}:${sock.localPort}`;
     this.info = info;
     const h: HeaderMap = {};
-    const raw = req.headers;
+    const raw = requestHeaders;
     for (const k in raw) if (!HOP_BY_HOP.has(k)) h[k] = raw[k];
     if (raw.te === 'trailers') h.te = 'trailers';
     this.headers = h;
@@ -139,7 +160,7 @@ export class ActiveStream {
       case ':method':
         return this.method;
       case ':scheme':
-        return 'http';
+        return this.scheme;
     }
     const v = this.headers[name];
     if (v === undefined) return undefined;

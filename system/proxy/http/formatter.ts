@@ -24,13 +24,13 @@ function header(headers: Record<string, unknown> | undefined, name: string): str
 function requestHeader(info: StreamInfo, name: string): string | undefined {
   switch (name) {
     case ':method':
-      return info.method;
+      return info.method || undefined;
     case ':path':
-      return info.path;
+      return info.path || undefined;
     case ':authority':
       return header(info.requestHeaders, 'host');
     case ':scheme':
-      return 'http';
+      return info.scheme;
     default:
       return header(info.requestHeaders, name);
   }

@@ -3,7 +3,7 @@
 // lookup, the decoder filters in order, then the router. Stats are Envoy's http.<stat_prefix>.* and
 // listener.<address>.http.<stat_prefix>.*.
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import { ConfigError, durationMs } from '../config/errors.ts';
 import { compileRouteConfiguration, type RouteTable } from '../config/route-table.ts';
 import { createFilter } from '../filters/registry.ts';
@@ -13,6 +13,7 @@ import type { Counter, Gauge, Histogram, StatsStore } from '../stats.ts';
 import type { ClusterManagerView } from '../upstream/types.ts';
 import { type AccessLogger, type AccessLogSinks, compileAccessLog } from './access-log.ts';
 import { ActiveStream } from './active-stream.ts';
+import type { TargetOptions } from './request-target.ts';
 import { routeRequest } from './router.ts';
 
 type J = Record<string, any>;
@@ -69,6 +70,7 @@ interface HcmStats {
   downstream_cx_destroy_remote: Counter;
   downstream_cx_destroy_local: Counter;
   downstream_cx_length_ms: Histogram;
+  downstream_cx_protocol_error: Counter;
   downstream_rq_total: Counter;
   downstream_rq_http1_total: Counter;
   downstream_rq_active: Gauge;
@@ -76,6 +78,8 @@ interface HcmStats {
   downstream_rq_rx_reset: Counter;
   downstream_rq_tx_reset: Counter;
   downstream_rq_timeout: Counter;
+  downstream_rq_non_relative_path: Counter;
+  downstream_rq_ws_on_non_ws_route: Counter;
   downstream_rq_time: Histogram;
   downstream_rq_xx: Counter[];
   listener_rq_xx: Counter[];
@@ -90,6 +94,8 @@ interface HcmStats {
 
 export class HcmRuntime {
   readonly config: HcmConfig;
+  /** How the HTTP/1 codec reads request-targets (http_protocol_options.allow_absolute_url, scheme validation). */
+  readonly targetOptions: TargetOptions;
   readonly filters: HttpFilter[];
   /** Per filter: `disabled: true` in the chain (runs only where a route's typed_per_filter_config enables it). */
   readonly filtersDisabled: boolean[];
@@ -131,6 +137,12 @@ export class HcmRuntime {
       requestTimeoutMs: durationMs(cfg.request_timeout) ?? 0,
       via: cfg.via || undefined,
       mergeSlashes: cfg.merge_slashes === true,
+    };
+    // Envoy validates the scheme of absolute URIs on an edge HCM: use_remote_address and no trusted hops.
+    this.targetOptions = {
+      allowAbsoluteUrl: cfg.http_protocol_options?.allow_absolute_url !== false,
+      validateScheme: this.config.useRemoteAddress && Number(cfg.xff_num_trusted_hops ?? 0) === 0,
+      tls: false,
     };
     if (this.config.stripAnyHostPort && this.config.stripMatchingHostPort) {
       throw new ConfigError('Error: Only one of `strip_matching_host_port` or `strip_any_host_port` can be set.');
@@ -241,6 +253,7 @@ export class HcmRuntime {
       log.debug('new stream', { ConnectionId: connectionId });
       const end = !s.hasBody();
       const lines = [`':authority', '${s.host}'`, `':path', '${s.path}'`, `':method', '${s.method}'`];
+      if (s.scheme !== 'http') lines.push(`':scheme', '${s.scheme}'`);
       const raw = req.rawHeaders;
       for (let i = 0; i < raw.length; i += 2) {
         const k = raw[i]!.toLowerCase();
@@ -249,6 +262,7 @@ export class HcmRuntime {
       log.debug(`request headers complete (end_stream=${end}):\n${lines.join('\n')}`, s.tags);
       if (end) log.debug('request end stream', s.tags);
     }
+    if (!this.checkRequest(s)) return;
     this.prepareHeaders(s);
     const table = this.routeTable();
     s.routeTable = table;
@@ -264,7 +278,42 @@ export class HcmRuntime {
         s.info.virtualHostName = s.route.vhost.name;
       }
     }
+    if (s.method === 'CONNECT') {
+      // CONNECT is an upgrade in Envoy; with no upgrade_configs allowing it the filter chain refuses it.
+      this.stats.downstream_rq_ws_on_non_ws_route.inc();
+      s.sendLocalReply(403, '', { details: 'upgrade_failed' });
+      return;
+    }
     this.runFilters(s, 0);
+  }
+
+  /**
+   * What Envoy answers before routing: the codec's refusals of a request-target (400/403, the body the status text,
+   * the connection closed; flag DPE), then the connection manager's: an HTTP/1.1 request without Host is 400, a :path
+   * that is not relative (asterisk-form, or absolute-form with allow_absolute_url false) 404.
+   */
+  private checkRequest(s: ActiveStream): boolean {
+    const err = s.targetError;
+    if (err) {
+      this.stats.downstream_cx_protocol_error.inc();
+      s.sendLocalReply(err.status, STATUS_CODES[err.status], {
+        flag: 'DPE',
+        details: err.details,
+        headers: { connection: 'close' },
+        fromFilter: 0,
+      });
+      return false;
+    }
+    if (s.host === '' && s.req.headers.host === undefined && s.req.httpVersion === '1.1') {
+      s.sendLocalReply(400, '', { details: 'missing_host_header', headers: { connection: 'close' }, fromFilter: 0 });
+      return false;
+    }
+    if (s.method !== 'CONNECT' && !s.path.startsWith('/')) {
+      this.stats.downstream_rq_non_relative_path.inc();
+      s.sendLocalReply(404, '', { details: 'absolute_path', fromFilter: 0 });
+      return false;
+    }
+    return true;
   }
 
   /** x-request-id, x-forwarded-for/-proto, host port stripping, via (Envoy's ConnectionManagerUtility). */
@@ -391,6 +440,7 @@ function makeStats(store: StatsStore, prefix: string, listenerPrefix: string): H
     downstream_cx_destroy_remote: store.counter(p + 'downstream_cx_destroy_remote'),
     downstream_cx_destroy_local: store.counter(p + 'downstream_cx_destroy_local'),
     downstream_cx_length_ms: store.histogram(p + 'downstream_cx_length_ms'),
+    downstream_cx_protocol_error: store.counter(p + 'downstream_cx_protocol_error'),
     downstream_rq_total: store.counter(p + 'downstream_rq_total'),
     downstream_rq_http1_total: store.counter(p + 'downstream_rq_http1_total'),
     downstream_rq_active: store.gauge(p + 'downstream_rq_active'),
@@ -398,6 +448,8 @@ function makeStats(store: StatsStore, prefix: string, listenerPrefix: string): H
     downstream_rq_rx_reset: store.counter(p + 'downstream_rq_rx_reset'),
     downstream_rq_tx_reset: store.counter(p + 'downstream_rq_tx_reset'),
     downstream_rq_timeout: store.counter(p + 'downstream_rq_timeout'),
+    downstream_rq_non_relative_path: store.counter(p + 'downstream_rq_non_relative_path'),
+    downstream_rq_ws_on_non_ws_route: store.counter(p + 'downstream_rq_ws_on_non_ws_route'),
     downstream_rq_time: store.histogram(p + 'downstream_rq_time'),
     downstream_rq_xx: [1, 2, 3, 4, 5].map((c) => store.counter(`${p}downstream_rq_${c}xx`)),
     listener_rq_xx: [1, 2, 3, 4, 5].map((c) => store.counter(`${lp}downstream_rq_${c}xx`)),

@@ -111,7 +111,8 @@ function rewritePath(
 }
 
 function redirectLocation(s: ActiveStream, r: RedirectConfig): string {
-  const scheme = r.scheme ?? 'http';
+  // Envoy: the scheme of the original URL (:scheme), not the connection's security.
+  const scheme = r.scheme ?? s.scheme;
   let host = s.host;
   let port: string | undefined;
   const colon = host.lastIndexOf(':');
@@ -219,7 +220,7 @@ class UpstreamCall {
           [':authority', String(h.host ?? '')],
           [':path', this.path],
           [':method', s.method],
-          [':scheme', 'http'],
+          [':scheme', s.scheme],
         ])}`,
         s.tags,
       );

@@ -40,8 +40,10 @@ export class StreamInfo {
   requestHeaders: IncomingHttpHeaders;
   responseHeaders: HeaderMap | undefined;
   method = '';
-  /** :path as received (with the query). */
+  /** :path as received (with the query), or as taken from an absolute-form URI. */
   path = '';
+  /** :scheme: http, or the scheme of an absolute-form URI. */
+  scheme = 'http';
   protocol = 'HTTP/1.1';
   responseCode: number | undefined;
   responseCodeDetails = '';

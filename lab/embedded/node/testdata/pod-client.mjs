@@ -1,5 +1,6 @@
 // A pod program for the runtime hook tests: every client API the hook must cover, each against "localhost" or a
-// cluster name, printed as one JSON line. Run with a pod's identity (like kubectl exec).
+// cluster name, printed as one JSON line. Run with a pod's identity (like kubectl exec). An argument that is an
+// http:// URL is fetched with http.get: its JSON body, or the error code (ECONNREFUSED) when the connect fails.
 
 import dns from 'node:dns';
 import { createReadStream, readFileSync } from 'node:fs';
@@ -138,6 +139,14 @@ const checks = {
 };
 
 const only = process.argv.slice(2);
+for (const url of only.filter((a) => a.startsWith('http://'))) {
+  checks[url] = () =>
+    new Promise((resolve, reject) =>
+      http
+        .get(url, (r) => body(r).then(json).then(resolve, reject))
+        .on('error', (e) => (e.code ? resolve(e.code) : reject(e))),
+    );
+}
 const results = {};
 for (const [name, fn] of Object.entries(checks)) {
   if (only.length && !only.includes(name)) continue;
