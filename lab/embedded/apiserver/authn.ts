@@ -2,12 +2,16 @@
 // - the lab admin token (pki/admin-token): user `gwlab-admin`, group system:masters, bypasses RBAC;
 // - privileged in-process identities (controllers), created at run time, also system:masters, never written to disk;
 // - service-account tokens: RS256 JWTs in the shape of Kubernetes' bound tokens, signed with pki/sa.key. They are
-//   accepted while they have not expired and their service account (and bound pod, if any) still exists with the
-//   same uid; RBAC applies to them.
+//   accepted while they have not expired, their `aud` names one of the server's API audiences (kube-apiserver's
+//   --api-audiences, default the issuer) and their service account (and bound pod, if any) still exists with the
+//   same uid; RBAC applies to them. Lifetimes follow the TokenRequest API: 3600 s by default, 600 s to 2^32 s.
 // JWT is a three-part base64url format over node:crypto's RSA signatures; a library would add nothing but a dependency.
 import { createHash, createPrivateKey, createPublicKey, randomBytes, sign, timingSafeEqual, verify } from 'node:crypto';
+import { errors, fieldErrors } from './errors.ts';
 
 export const ISSUER = 'https://kubernetes.default.svc.cluster.local';
+/** TokenRequest's default expirationSeconds (pkg/apis/authentication/v1/defaults.go). */
+export const DEFAULT_TOKEN_SECONDS = 3600;
 
 export interface UserInfo {
   username: string;
@@ -17,8 +21,9 @@ export interface UserInfo {
 }
 
 export interface TokenOptions {
-  /** Lifetime; default one year, so pod processes of a long-running lab never need a refresh. */
+  /** Lifetime; default 3600 s, as TokenRequest's. */
   expirationSeconds?: number;
+  /** Default: the server's API audiences. A token for other audiences is not accepted by this server. */
   audiences?: string[];
   /** Binds the token to a pod: it stops working when that pod (name and uid) is gone. */
   boundObject?: { kind: 'Pod' | 'Secret'; name: string; uid: string };
@@ -46,6 +51,7 @@ export class Authenticator {
   private readonly verified = new Map<string, { claims: Claims; user: UserInfo }>();
   private readonly lookupServiceAccount: Lookup;
   private readonly lookupPod: Lookup;
+  private readonly apiAudiences: string[];
 
   constructor(opts: {
     saKeyPem: string;
@@ -53,6 +59,8 @@ export class Authenticator {
     adminToken: string;
     lookupServiceAccount: Lookup;
     lookupPod: Lookup;
+    /** kube-apiserver's --api-audiences; default [ISSUER]. */
+    apiAudiences?: string[];
   }) {
     this.key = createPrivateKey(opts.saKeyPem);
     this.pub = createPublicKey(opts.saPubPem);
@@ -64,6 +72,30 @@ export class Authenticator {
     this.adminToken = Buffer.from(opts.adminToken);
     this.lookupServiceAccount = opts.lookupServiceAccount;
     this.lookupPod = opts.lookupPod;
+    this.apiAudiences = opts.apiAudiences?.length ? [...opts.apiAudiences] : [ISSUER];
+  }
+
+  /**
+   * TokenRequest's defaulting and validation (pkg/apis/authentication/validation ValidateTokenRequest), in place:
+   * expirationSeconds 3600 and the API audiences when unset; a lifetime under 10 minutes or over 2^32 s is 422.
+   */
+  defaultTokenRequestSpec(spec: { expirationSeconds?: unknown; audiences?: unknown }): void {
+    const exp = spec.expirationSeconds ?? DEFAULT_TOKEN_SECONDS;
+    if (typeof exp !== 'number' || !Number.isInteger(exp))
+      throw errors.badRequest(
+        `TokenRequest in version "v1" cannot be handled as a TokenRequest: json: cannot unmarshal ${typeof exp} into Go struct field TokenRequestSpec.spec.expirationSeconds of type int64`,
+        [{ reason: 'FieldValueTypeInvalid', field: 'spec.expirationSeconds', message: 'expected int64' }],
+      );
+    const errs = [];
+    if (exp < 600)
+      errs.push(fieldErrors.invalid('spec.expirationSeconds', exp, 'may not specify a duration less than 10 minutes'));
+    if (exp > 2 ** 32)
+      errs.push(
+        fieldErrors.invalid('spec.expirationSeconds', exp, 'may not specify a duration larger than 2^32 seconds'),
+      );
+    if (errs.length) throw errors.invalid('authentication.k8s.io', 'TokenRequest', '', errs);
+    spec.expirationSeconds = exp;
+    if (!Array.isArray(spec.audiences) || !spec.audiences.length) spec.audiences = [...this.apiAudiences];
   }
 
   /** A token for an in-process privileged identity (e.g. `system:controller:garbage-collector`). */
@@ -75,12 +107,12 @@ export class Authenticator {
 
   issueServiceAccountToken(namespace: string, name: string, opts: TokenOptions = {}): IssuedToken {
     const now = Math.floor(Date.now() / 1000);
-    const exp = now + (opts.expirationSeconds ?? 365 * 24 * 3600);
+    const exp = now + (opts.expirationSeconds ?? DEFAULT_TOKEN_SECONDS);
     const sa = this.lookupServiceAccount(namespace, name);
     const k8s: Claims['kubernetes.io'] = { namespace, serviceaccount: { name, uid: sa?.uid ?? '' } };
     if (opts.boundObject?.kind === 'Pod') k8s.pod = { name: opts.boundObject.name, uid: opts.boundObject.uid };
     const claims: Claims = {
-      aud: opts.audiences?.length ? opts.audiences : [ISSUER],
+      aud: opts.audiences?.length ? opts.audiences : this.apiAudiences,
       exp,
       iat: now,
       nbf: now,
@@ -128,13 +160,20 @@ export class Authenticator {
       const ns = claims['kubernetes.io']?.namespace;
       const sa = claims['kubernetes.io']?.serviceaccount?.name;
       if (claims.iss !== ISSUER || !ns || !sa || claims.sub !== `system:serviceaccount:${ns}:${sa}`) return undefined;
+      // The token's audiences must meet the server's (pkg/serviceaccount/jwt.go); one without any is for the API.
+      const aud = typeof claims.aud === 'string' ? [claims.aud] : Array.isArray(claims.aud) ? claims.aud : [];
+      if (aud.length && !aud.some((a) => this.apiAudiences.includes(a))) return undefined;
       const user: UserInfo = {
         username: claims.sub,
         uid: claims['kubernetes.io'].serviceaccount.uid || undefined,
         groups: ['system:serviceaccounts', `system:serviceaccounts:${ns}`, 'system:authenticated'],
+        extra: { 'authentication.kubernetes.io/credential-id': [`JTI=${claims.jti}`] },
       };
       const pod = claims['kubernetes.io'].pod;
-      if (pod) user.extra = { 'authentication.kubernetes.io/pod-name': [pod.name] };
+      if (pod) {
+        user.extra!['authentication.kubernetes.io/pod-name'] = [pod.name];
+        user.extra!['authentication.kubernetes.io/pod-uid'] = [pod.uid];
+      }
       entry = { claims, user };
       if (this.verified.size > 10_000) this.verified.clear();
       this.verified.set(token, entry);
@@ -154,7 +193,7 @@ export class Authenticator {
 }
 
 interface Claims {
-  aud: string[];
+  aud: string[] | string;
   exp: number;
   iat: number;
   nbf: number;

@@ -3,6 +3,7 @@
 // and watch.ts sit on top.
 import { randomBytes, randomUUID } from 'node:crypto';
 import YAML from 'yaml';
+import type { UserInfo } from './authn.ts';
 import { now } from './clock.ts';
 import { applyDefaults, pruneUnknown, validateCrd, validateCustomResource } from './crd.ts';
 import { defaultBuiltin } from './defaults.ts';
@@ -36,6 +37,8 @@ export interface WriteOptions {
   warnings: string[];
   /** Derived from the User-Agent when fieldManager is not given. */
   defaultManager: string;
+  /** The requester (admission hooks check it); undefined for the server's own writes (bootstrap). */
+  user?: UserInfo;
 }
 
 export interface ListOptions {
@@ -56,6 +59,17 @@ export interface DeleteOptions {
 export interface CoreHooks {
   /** ClusterIP allocation for Services (returns an unused address). */
   allocateClusterIp?: (svc: K8sObject) => string | undefined;
+  /**
+   * Every create and update, after defaulting and validation and before anything is stored (dry runs too): throws to
+   * refuse the write. `requestName` is the name in the request's URL (none for a POST). RBAC escalation prevention.
+   */
+  admitWrite?: (w: {
+    rt: ResourceType;
+    obj: K8sObject;
+    old?: K8sObject;
+    opts: WriteOptions;
+    requestName?: string;
+  }) => void;
 }
 
 const GENERATION_RESOURCES = new Set(['deployments', 'replicasets', 'customresourcedefinitions']);
@@ -322,6 +336,7 @@ export class Core {
     obj: K8sObject,
     opts: WriteOptions,
     managed: (o: K8sObject) => unknown[],
+    requestName?: string,
   ): K8sObject {
     const m = obj.metadata;
     if (rt.namespaced) {
@@ -358,6 +373,7 @@ export class Core {
     this.defaults(rt, obj);
     this.admitCreate(rt, obj);
     this.validate(rt, obj);
+    this.hooks.admitWrite?.({ rt, obj, opts, requestName });
     m.managedFields = managed(obj);
     if (!m.managedFields || !(m.managedFields as unknown[]).length) delete m.managedFields;
     if (opts.dryRun) return this.present(rt, obj);
@@ -557,6 +573,7 @@ export class Core {
       m.generation = (om.generation ?? 1) + (strip(old) !== strip(next) ? 1 : 0);
     }
     this.validate(rt, next, old);
+    this.hooks.admitWrite?.({ rt, obj: next, old, opts, requestName: om.name });
     const sub = subresource === 'status' ? 'status' : undefined;
     m.managedFields = applied
       ? applied.metadata.managedFields
@@ -693,7 +710,7 @@ export class Core {
       if (!old) {
         if (rt.namespaced) merged.metadata.namespace = namespace;
         const mf = merged.metadata.managedFields;
-        const obj = this.createPrepared(rt, namespace, merged, opts, () => mf);
+        const obj = this.createPrepared(rt, namespace, merged, opts, () => mf, name);
         return { obj, created: true };
       }
       return { obj: this.updatePrepared(rt, old, merged, opts, subresource, merged), created: false };

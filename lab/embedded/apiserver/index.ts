@@ -9,8 +9,10 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { LogRegistry } from '../../../system/shared/log.ts';
 import { type AddressPlan, labPaths, addressPlan as planFor } from '../../state.ts';
 import { Authenticator, type TokenOptions } from './authn.ts';
+import { setupConnections } from './connection.ts';
 import { Core } from './core.ts';
 import { ApiError } from './errors.ts';
+import { EscalationCheck } from './escalation.ts';
 import { ensurePki } from './pki.ts';
 import { Authorizer, bootstrapPolicy } from './rbac.ts';
 import { ResourceRegistry } from './resources.ts';
@@ -43,6 +45,11 @@ export interface ApiServerOptions {
   /** Events kept in memory for watch resumption (default 10,000, min 1,000). */
   watchHistory?: number;
   /**
+   * kube-apiserver's --api-audiences: a service-account token is accepted only if its `aud` names one of them, and
+   * TokenRequests without audiences get them. Default: the issuer, https://kubernetes.default.svc.cluster.local.
+   */
+  apiAudiences?: string[];
+  /**
    * kube-apiserver's --service-account-max-token-expiration: a TokenRequest asking for a longer lifetime gets this many
    * seconds (and a warning). The lab's short-TTL option, so that tests cross token renewals in seconds.
    */
@@ -56,7 +63,10 @@ export interface ApiServerHandle {
   kubeconfigPath: string;
   caPem: string;
   adminToken: string;
-  /** A service-account JWT the server accepts (RBAC applies). */
+  /**
+   * A service-account JWT the server accepts (RBAC applies). Lifetime 3600 s unless `expirationSeconds` says otherwise
+   * (TokenRequest's default); audiences the server's API audiences unless given.
+   */
   issueServiceAccountToken(namespace: string, serviceAccount: string, opts?: TokenOptions): string;
   /** A token for a privileged in-process identity, e.g. `system:controller:garbage-collector` (bypasses RBAC). */
   issuePrivilegedToken(username: string): string;
@@ -125,9 +135,6 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServerH
   await loadModelValidators();
   const store = new Store({ file: join(paths.store, 'state.db'), historySize: opts.watchHistory });
   const registry = new ResourceRegistry();
-  const core = new Core(store, registry, {
-    allocateClusterIp: (svc) => allocateClusterIp(store, plan, svc),
-  });
   const authn = new Authenticator({
     saKeyPem: pki.saKeyPem,
     saPubPem: pki.saPubPem,
@@ -136,6 +143,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServerH
       const sa = store.get('core/serviceaccounts', `${ns}/${name}`);
       return sa ? { uid: sa.metadata.uid! } : undefined;
     },
+    apiAudiences: opts.apiAudiences,
     lookupPod: (ns, name) => {
       const p = store.get('core/pods', `${ns}/${name}`);
       // A terminating pod's token stays valid until the pod is gone, as in Kubernetes.
@@ -143,6 +151,14 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServerH
     },
   });
   const authz = new Authorizer(store);
+  const escalation = new EscalationCheck(authz);
+  const core = new Core(store, registry, {
+    allocateClusterIp: (svc) => allocateClusterIp(store, plan, svc),
+    admitWrite: ({ rt, obj, old, opts, requestName }) => {
+      if (rt.builtin && rt.group === 'rbac.authorization.k8s.io')
+        escalation.check({ resource: rt.plural, obj, old, user: opts.user, requestName });
+    },
+  });
 
   let port = 0;
   const portFile = join(paths.store, 'apiserver.json');
@@ -165,11 +181,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServerH
   server.on('upgrade', (req, socket, head) => {
     api.onUpgrade(req, socket, head).catch((e) => log.error('upgrade failed', { err: e as Error }));
   });
-  server.on('clientError', (err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
-    log.debug('client error', { err });
-  });
-  server.on('tlsClientError', (err) => log.debug('TLS client error', { err }));
+  setupConnections(server, log);
 
   const wanted = opts.port || readPort(portFile) || 0;
   try {

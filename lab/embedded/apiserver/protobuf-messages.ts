@@ -8,7 +8,7 @@
 //   create namespace | configmap (--from-literal, --from-file) | secret generic | serviceaccount |
 //          deployment --image --replicas --port | token <sa> [--audience --duration] |
 //          service clusterip|nodeport|loadbalancer | role | rolebinding | clusterrole | clusterrolebinding
-//   auth can-i (resource and non-resource URL) | auth whoami
+//   auth can-i (resource and non-resource URL) | auth can-i --list | auth whoami
 // (`kubectl run` and `expose` send JSON, `scale` and `rollout restart` JSON patches, `apply` JSON: checked with -v=8.)
 //
 // Field numbers are those of the Kubernetes API's protobuf encoding; names are the fields' JSON names.
@@ -211,6 +211,14 @@ export const MESSAGES: Readonly<Record<string, MessageSpec>> = {
     7: ['name', 'string'],
   },
   'authorization.v1.NonResourceAttributes': { 1: ['path', 'string'], 2: ['verb', 'string'] },
+  // auth can-i --list
+  'authorization.v1.SelfSubjectRulesReview': {
+    1: ['metadata', 'meta.v1.ObjectMeta'],
+    2: ['spec', 'authorization.v1.SelfSubjectRulesReviewSpec'],
+    3: ['status', 'authorization.v1.SubjectRulesReviewStatus'],
+  },
+  'authorization.v1.SelfSubjectRulesReviewSpec': { 1: ['namespace', 'string'] },
+  'authorization.v1.SubjectRulesReviewStatus': { 3: ['incomplete', 'bool'], 4: ['evaluationError', 'string'] },
   'authorization.v1.SubjectAccessReviewStatus': {
     1: ['allowed', 'bool'],
     2: ['reason', 'string'],
@@ -238,4 +246,5 @@ export const KINDS: Readonly<Record<string, string>> = {
   'authentication.k8s.io/v1 TokenRequest': 'authentication.v1.TokenRequest',
   'authentication.k8s.io/v1 SelfSubjectReview': 'authentication.v1.SelfSubjectReview',
   'authorization.k8s.io/v1 SelfSubjectAccessReview': 'authorization.v1.SelfSubjectAccessReview',
+  'authorization.k8s.io/v1 SelfSubjectRulesReview': 'authorization.v1.SelfSubjectRulesReview',
 };

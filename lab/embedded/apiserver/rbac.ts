@@ -1,5 +1,6 @@
 // RBAC authorization for non-privileged users (service accounts and any non-system:masters identity): Roles,
-// ClusterRoles (with aggregation) and their bindings, evaluated on every request as Kubernetes' RBAC authorizer does.
+// ClusterRoles (with aggregation) and their bindings, evaluated on every request as Kubernetes' RBAC authorizer does
+// (plugin/pkg/auth/authorizer/rbac, pkg/registry/rbac/validation/rule.go). escalation.ts builds on the same rules.
 // The default cluster roles and bindings that every Kubernetes cluster has are created at start (bootstrapPolicy).
 import type { UserInfo } from './authn.ts';
 import { errors } from './errors.ts';
@@ -23,14 +24,31 @@ const RBB = 'rbac.authorization.k8s.io/rolebindings';
 const CR = 'rbac.authorization.k8s.io/clusterroles';
 const CRB = 'rbac.authorization.k8s.io/clusterrolebindings';
 
+/** An RBAC PolicyRule (rbac.authorization.k8s.io/v1). */
+export interface PolicyRule {
+  verbs?: string[];
+  apiGroups?: string[];
+  resources?: string[];
+  resourceNames?: string[];
+  nonResourceURLs?: string[];
+}
+
+export interface RoleRef {
+  apiGroup?: string;
+  kind?: string;
+  name?: string;
+}
+
 function subjectMatches(s: any, user: UserInfo, bindingNs?: string): boolean {
   switch (s?.kind) {
     case 'User':
       return s.name === user.username;
     case 'Group':
       return user.groups.includes(s.name);
-    case 'ServiceAccount':
-      return user.username === `system:serviceaccount:${s.namespace || bindingNs}:${s.name}`;
+    case 'ServiceAccount': {
+      const ns = s.namespace || bindingNs;
+      return !!ns && user.username === `system:serviceaccount:${ns}:${s.name}`;
+    }
     default:
       return false;
   }
@@ -40,7 +58,12 @@ function has(list: string[] | undefined, v: string): boolean {
   return !!list && (list.includes('*') || list.includes(v));
 }
 
-function ruleAllows(rule: any, a: Attributes): boolean {
+/**
+ * Whether one rule allows a request (Kubernetes' RuleAllows in plugin/pkg/auth/authorizer/rbac). The one rule matcher
+ * of this server: authorization, and the escalation check (escalation.ts), which asks it about each atomic
+ * (verb, group, resource, name) piece of the rules being granted.
+ */
+export function ruleAllows(rule: PolicyRule, a: Attributes): boolean {
   if (!has(rule.verbs, a.verb)) return false;
   if (a.path !== undefined) {
     return (rule.nonResourceURLs ?? []).some(
@@ -65,14 +88,13 @@ export class Authorizer {
     this.store = store;
   }
 
-  private clusterRoleRules(name: string): any[] {
-    const cr = this.store.get(CR, name);
-    if (!cr) return [];
+  /** A ClusterRole's rules, with those its aggregationRule selects (what Kubernetes' aggregation controller stores). */
+  private clusterRoleRules(cr: K8sObject): PolicyRule[] {
     const rules = [...(cr.rules ?? [])];
     const agg = cr.aggregationRule?.clusterRoleSelectors as any[] | undefined;
     if (agg?.length) {
       for (const other of this.store.list(CR)) {
-        if (other.metadata.name === name) continue;
+        if (other.metadata.name === cr.metadata.name) continue;
         if (agg.some((sel) => matchLabels(fromLabelSelectorObject(sel) ?? [], other.metadata.labels)))
           rules.push(...(other.rules ?? []));
       }
@@ -80,23 +102,59 @@ export class Authorizer {
     return rules;
   }
 
-  allowed(user: UserInfo, a: Attributes): boolean {
-    for (const b of this.store.list(CRB)) {
-      if (!(b.subjects ?? []).some((s: any) => subjectMatches(s, user))) continue;
-      if (b.roleRef?.kind !== 'ClusterRole') continue;
-      if (this.clusterRoleRules(b.roleRef.name).some((r) => ruleAllows(r, a))) return true;
+  /**
+   * The rules a binding's roleRef grants (GetRoleReferenceRules): the ClusterRole's, or the Role's in the binding's
+   * namespace. A role that does not exist is a NotFound error, as the role storage answers.
+   */
+  roleRefRules(ref: RoleRef | undefined, bindingNamespace: string | undefined): PolicyRule[] {
+    if (ref?.kind === 'ClusterRole') {
+      const cr = this.store.get(CR, ref.name ?? '');
+      if (!cr) throw errors.notFound('rbac.authorization.k8s.io', 'clusterroles', ref.name ?? '');
+      return this.clusterRoleRules(cr);
     }
-    if (a.namespace && a.path === undefined) {
-      for (const b of this.store.list(RBB, a.namespace)) {
-        if (!(b.subjects ?? []).some((s: any) => subjectMatches(s, user, a.namespace))) continue;
-        const rules =
-          b.roleRef?.kind === 'ClusterRole'
-            ? this.clusterRoleRules(b.roleRef.name)
-            : (this.store.get(RB, `${a.namespace}/${b.roleRef?.name}`)?.rules ?? []);
-        if (rules.some((r: any) => ruleAllows(r, a))) return true;
+    if (ref?.kind === 'Role' && bindingNamespace) {
+      const role = this.store.get(RB, `${bindingNamespace}/${ref.name}`);
+      if (!role) throw errors.notFound('rbac.authorization.k8s.io', 'roles', ref.name ?? '');
+      return role.rules ?? [];
+    }
+    throw errors.badRequest(`unsupported role reference kind: ${JSON.stringify(ref?.kind ?? '')}`);
+  }
+
+  /**
+   * VisitRulesFor: the rules of every ClusterRoleBinding, then (in a namespace) every RoleBinding, whose subjects
+   * match the user; `visit` returns false to stop. A binding whose role is missing is reported by its error.
+   */
+  private visitRulesFor(
+    user: UserInfo,
+    namespace: string | undefined,
+    visit: (rules: PolicyRule[]) => boolean,
+  ): string[] {
+    const errs: string[] = [];
+    const bindings: [K8sObject, string | undefined][] = this.store
+      .list(CRB)
+      .map((b): [K8sObject, undefined] => [b, undefined]);
+    if (namespace) for (const b of this.store.list(RBB, namespace)) bindings.push([b, namespace]);
+    for (const [b, ns] of bindings) {
+      if (!(b.subjects ?? []).some((s: any) => subjectMatches(s, user, ns))) continue;
+      let rules: PolicyRule[];
+      try {
+        rules = this.roleRefRules(b.roleRef, ns);
+      } catch (e) {
+        errs.push((e as Error).message);
+        continue;
       }
+      if (!visit(rules)) break;
     }
-    return false;
+    return errs;
+  }
+
+  allowed(user: UserInfo, a: Attributes): boolean {
+    let ok = false;
+    this.visitRulesFor(user, a.path === undefined ? a.namespace : undefined, (rules) => {
+      ok = rules.some((r) => ruleAllows(r, a));
+      return !ok;
+    });
+    return ok;
   }
 
   /** Throws 403 Forbidden with Kubernetes' message when the user may not do `a`. */
@@ -105,34 +163,17 @@ export class Authorizer {
     throw forbidden(user, a);
   }
 
-  /** Rules that apply to the user in a namespace (SelfSubjectRulesReview). */
-  rulesFor(user: UserInfo, namespace: string): { resourceRules: any[]; nonResourceRules: any[] } {
-    const rules: any[] = [];
-    for (const b of this.store.list(CRB)) {
-      if ((b.subjects ?? []).some((s: any) => subjectMatches(s, user)) && b.roleRef?.kind === 'ClusterRole')
-        rules.push(...this.clusterRoleRules(b.roleRef.name));
-    }
-    for (const b of this.store.list(RBB, namespace)) {
-      if (!(b.subjects ?? []).some((s: any) => subjectMatches(s, user, namespace))) continue;
-      rules.push(
-        ...(b.roleRef?.kind === 'ClusterRole'
-          ? this.clusterRoleRules(b.roleRef.name)
-          : (this.store.get(RB, `${namespace}/${b.roleRef?.name}`)?.rules ?? [])),
-      );
-    }
-    return {
-      resourceRules: rules
-        .filter((r) => !r.nonResourceURLs?.length)
-        .map((r) => ({
-          verbs: r.verbs,
-          apiGroups: r.apiGroups,
-          resources: r.resources,
-          resourceNames: r.resourceNames,
-        })),
-      nonResourceRules: rules
-        .filter((r) => r.nonResourceURLs?.length)
-        .map((r) => ({ verbs: r.verbs, nonResourceURLs: r.nonResourceURLs })),
-    };
+  /**
+   * Every rule that applies to the user in a namespace (RulesFor: cluster-wide bindings, plus the namespace's), and the
+   * errors met resolving them (bindings to missing roles), for SelfSubjectRulesReview and the escalation check.
+   */
+  rulesFor(user: UserInfo, namespace: string | undefined): { rules: PolicyRule[]; errors: string[] } {
+    const rules: PolicyRule[] = [];
+    const errs = this.visitRulesFor(user, namespace, (r) => {
+      rules.push(...r);
+      return true;
+    });
+    return { rules, errors: errs };
   }
 }
 
@@ -223,6 +264,7 @@ export function bootstrapPolicy(): K8sObject[] {
         resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'],
         verbs: ['create'],
       },
+      { apiGroups: ['authentication.k8s.io'], resources: ['selfsubjectreviews'], verbs: ['create'] },
     ]),
     role('view', [], {}, ['rbac.authorization.k8s.io/aggregate-to-view']),
     role('edit', [], {}, ['rbac.authorization.k8s.io/aggregate-to-edit']),

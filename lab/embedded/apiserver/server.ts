@@ -7,6 +7,7 @@ import { dirname } from 'node:path';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '../../../system/shared/log.ts';
 import { type Authenticator, isPrivileged, type UserInfo } from './authn.ts';
+import { rawStatusResponse } from './connection.ts';
 import type { Core, DeleteOptions, FieldValidation, WriteOptions } from './core.ts';
 import {
   aggregatedDiscovery,
@@ -21,6 +22,7 @@ import { ApiError, errors } from './errors.ts';
 import { openapiIndex } from './openapi.ts';
 import type { Authorizer } from './rbac.ts';
 import { gv, type ResourceType } from './resources.ts';
+import { reviewFor } from './reviews.ts';
 import type { K8sObject } from './store.ts';
 import { serveWatch, type TableRenderer } from './watch.ts';
 
@@ -396,12 +398,7 @@ export class HttpApi {
       const err = toApiError(e, this.cfg.log);
       rec.code = err.code;
       finishAudit();
-      if (socket.writable) {
-        const body = JSON.stringify(err.toStatus());
-        socket.end(
-          `HTTP/1.1 ${err.code} ${statusText(err.code)}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-        );
-      }
+      if (socket.writable) socket.end(rawStatusResponse(err));
     }
   }
 
@@ -527,7 +524,7 @@ export class HttpApi {
     };
   }
 
-  private writeOptions(req: IncomingMessage, q: URLSearchParams): WriteOptions {
+  private writeOptions(req: IncomingMessage, q: URLSearchParams, user: UserInfo): WriteOptions {
     const dryRun = q.getAll('dryRun');
     if (dryRun.some((d) => d !== 'All'))
       throw errors.badRequest(
@@ -546,6 +543,7 @@ export class HttpApi {
       fieldValidation: norm,
       warnings: [],
       defaultManager: ua.split('/')[0].slice(0, 128) || 'unknown',
+      user,
     };
   }
 
@@ -561,11 +559,13 @@ export class HttpApi {
     finishAudit: (stage?: 'ResponseStarted') => void,
   ): Promise<boolean> {
     const core = this.core;
-    const virtual = this.virtualResource(info);
-    if (virtual) {
+    const review = reviewFor(this.authz, info.group, info.version, info.resource);
+    if (review) {
+      if (!isPrivileged(user))
+        this.authz.authorize(user, { verb: info.verb, group: info.group, resource: info.resource });
       if (req.method !== 'POST') throw errors.methodNotAllowed();
       rec.code = 201;
-      const out = virtual(user, core.decode(body, String(req.headers['content-type'] ?? 'application/json')));
+      const out = review(user, core.decode(body, String(req.headers['content-type'] ?? 'application/json')));
       this.send(() => sendJson(res, 201, out));
       return false;
     }
@@ -592,7 +592,7 @@ export class HttpApi {
     if (sub) {
       if (sub === 'status' && rt.status) {
         if (method === 'GET') return this.ok(res, rec, 200, core.get(rt, ns, info.name!));
-        const wo = this.writeOptions(req, q);
+        const wo = this.writeOptions(req, q, user);
         rec.dryRun = wo.dryRun;
         if (method === 'PUT')
           return this.ok(
@@ -610,7 +610,7 @@ export class HttpApi {
       }
       if (sub === 'scale' && rt.scale) {
         if (method === 'GET') return this.ok(res, rec, 200, core.getScale(rt, ns, info.name!));
-        const wo = this.writeOptions(req, q);
+        const wo = this.writeOptions(req, q, user);
         rec.dryRun = wo.dryRun;
         if (method === 'PUT')
           return this.ok(res, rec, 200, core.updateScale(rt, ns, info.name!, core.decode(body, ct), wo));
@@ -619,7 +619,7 @@ export class HttpApi {
       }
       if (sub === 'finalize' && rt.builtin && rt.plural === 'namespaces') {
         if (method !== 'PUT') throw errors.methodNotAllowed();
-        const wo = this.writeOptions(req, q);
+        const wo = this.writeOptions(req, q, user);
         return this.ok(res, rec, 200, core.update(rt, undefined, info.name!, core.decode(body, ct), wo, 'finalize'));
       }
       if (sub === 'token' && rt.builtin && rt.plural === 'serviceaccounts') {
@@ -722,7 +722,7 @@ export class HttpApi {
       }
       case 'POST': {
         if (info.name) throw errors.methodNotAllowed();
-        const wo = this.writeOptions(req, q);
+        const wo = this.writeOptions(req, q, user);
         rec.dryRun = wo.dryRun;
         const obj = core.create(rt, ns, core.decode(body, ct), wo);
         rec.name = obj.metadata.name;
@@ -730,13 +730,13 @@ export class HttpApi {
       }
       case 'PUT': {
         if (!info.name) throw errors.methodNotAllowed();
-        const wo = this.writeOptions(req, q);
+        const wo = this.writeOptions(req, q, user);
         rec.dryRun = wo.dryRun;
         return this.ok(res, rec, 200, core.update(rt, ns, info.name, core.decode(body, ct), wo), wo.warnings);
       }
       case 'PATCH': {
         if (!info.name) throw errors.methodNotAllowed();
-        const wo = this.writeOptions(req, q);
+        const wo = this.writeOptions(req, q, user);
         rec.dryRun = wo.dryRun;
         const r = core.patch(rt, ns, info.name, ct, body, { ...wo, force: boolParam(q, 'force') });
         return this.ok(res, rec, r.created ? 201 : 200, r.obj, wo.warnings);
@@ -815,9 +815,10 @@ export class HttpApi {
     const sa = this.core.store.get('core/serviceaccounts', `${namespace}/${name}`);
     if (!sa) throw errors.notFound('', 'serviceaccounts', name);
     const spec = { ...((body as any)?.spec ?? {}) };
+    this.authn.defaultTokenRequestSpec(spec);
     // pkg/registry/core/serviceaccount/storage/token.go: the cap applies after validation, with a warning.
     const max = this.cfg.serviceAccountMaxTokenExpirationSeconds;
-    const requested = spec.expirationSeconds ?? 365 * 24 * 3600;
+    const requested = spec.expirationSeconds;
     if (max && requested > max) {
       warnings.push(`requested expiration of ${requested} seconds shortened to ${max} seconds`);
       spec.expirationSeconds = max;
@@ -837,80 +838,9 @@ export class HttpApi {
       kind: 'TokenRequest',
       apiVersion: 'authentication.k8s.io/v1',
       metadata: { name, namespace, creationTimestamp: null },
-      spec: { ...spec, expirationSeconds: spec.expirationSeconds ?? 365 * 24 * 3600 },
+      spec,
       status: t,
     };
-  }
-
-  /** Create-only review resources that are answered, never stored (kubectl auth can-i / whoami). */
-  private virtualResource(info: RequestInfo): ((user: UserInfo, body: unknown) => unknown) | undefined {
-    if (info.group === 'authorization.k8s.io' && info.version === 'v1') {
-      if (info.resource === 'selfsubjectaccessreviews' || info.resource === 'subjectaccessreviews') {
-        const self = info.resource === 'selfsubjectaccessreviews';
-        return (user, body) => {
-          const spec = (body as any)?.spec ?? {};
-          let subject = user;
-          if (!self) {
-            if (!isPrivileged(user))
-              this.authz.authorize(user, { verb: 'create', group: info.group, resource: info.resource });
-            subject = { username: spec.user ?? '', groups: spec.groups ?? [], uid: spec.uid };
-          }
-          const ra = spec.resourceAttributes;
-          const nra = spec.nonResourceAttributes;
-          const allowed =
-            isPrivileged(subject) ||
-            (ra
-              ? this.authz.allowed(subject, {
-                  verb: ra.verb,
-                  group: ra.group ?? '',
-                  resource: ra.resource,
-                  subresource: ra.subresource || undefined,
-                  namespace: ra.namespace || undefined,
-                  name: ra.name || undefined,
-                })
-              : nra
-                ? this.authz.allowed(subject, { verb: nra.verb, path: nra.path })
-                : false);
-          return {
-            kind: self ? 'SelfSubjectAccessReview' : 'SubjectAccessReview',
-            apiVersion: 'authorization.k8s.io/v1',
-            metadata: { creationTimestamp: null },
-            spec,
-            status: {
-              allowed,
-              ...(allowed ? { reason: isPrivileged(subject) ? 'system:masters' : 'RBAC: allowed' } : {}),
-            },
-          };
-        };
-      }
-      if (info.resource === 'selfsubjectrulesreviews') {
-        return (user, body) => {
-          const ns = (body as any)?.spec?.namespace ?? 'default';
-          const rules = isPrivileged(user)
-            ? {
-                resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }],
-                nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }],
-              }
-            : this.authz.rulesFor(user, ns);
-          return {
-            kind: 'SelfSubjectRulesReview',
-            apiVersion: 'authorization.k8s.io/v1',
-            metadata: { creationTimestamp: null },
-            spec: { namespace: ns },
-            status: { ...rules, incomplete: false },
-          };
-        };
-      }
-    }
-    if (info.group === 'authentication.k8s.io' && info.version === 'v1' && info.resource === 'selfsubjectreviews') {
-      return (user) => ({
-        kind: 'SelfSubjectReview',
-        apiVersion: 'authentication.k8s.io/v1',
-        metadata: { creationTimestamp: null },
-        status: { userInfo: { username: user.username, uid: user.uid, groups: user.groups, extra: user.extra } },
-      });
-    }
-    return undefined;
   }
 }
 
@@ -1001,17 +931,4 @@ export function toApiError(e: unknown, log: Logger): ApiError {
   if (e instanceof ApiError) return e;
   log.error('internal error', { err: e as Error, stack: e instanceof Error ? e.stack : undefined });
   return errors.internal(e);
-}
-
-function statusText(code: number): string {
-  return (
-    {
-      400: 'Bad Request',
-      401: 'Unauthorized',
-      403: 'Forbidden',
-      404: 'Not Found',
-      405: 'Method Not Allowed',
-      500: 'Internal Server Error',
-    }[code] ?? 'Error'
-  );
 }

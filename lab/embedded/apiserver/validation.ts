@@ -1,8 +1,12 @@
 // Validation of built-in kinds. Types, required fields and enums come from kubernetes-models' generated validators
-// (compiled JSON Schema of the Kubernetes OpenAPI spec); unknown fields from schema.ts; names and the cross-field rules
-// that clients depend on (selector matches template, unique container names, port ranges) are checked here.
+// (compiled JSON Schema of the Kubernetes OpenAPI spec); unknown fields from schema.ts; names, labels, annotations and
+// keys with apimachinery's validators and messages (names.ts), and the cross-field rules that clients depend on
+// (selector matches template, unique container names, port ranges) are checked here.
 import { type FieldError, fieldErrors } from './errors.ts';
+import { isConfigMapKey, isQualifiedName, isValidLabelValue, type NameRule, nameErrors } from './names.ts';
 import type { K8sObject } from './store.ts';
+
+export type { NameRule } from './names.ts';
 
 type AjvError = { instancePath: string; keyword: string; params: Record<string, any>; message?: string };
 type AjvValidate = ((data: unknown) => boolean) & { errors?: AjvError[] | null };
@@ -99,93 +103,54 @@ export function checkModel(resource: string, obj: K8sObject): ModelCheck {
   return res;
 }
 
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const QUALIFIED_NAME =
-  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
-const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
-
-export type NameRule = 'subdomain' | 'label' | 'path';
-
+/** The name rule of a built-in resource: its ValidateNameFunc in Kubernetes' pkg/apis/<group>/validation. */
 export function nameRule(resource: string): NameRule {
-  if (resource === 'namespaces' || resource === 'services') return 'label';
-  if (['roles', 'clusterroles', 'rolebindings', 'clusterrolebindings', 'nodes'].includes(resource)) return 'path';
-  return 'subdomain';
+  if (resource === 'namespaces') return 'label'; // ValidateNamespaceName
+  if (resource === 'services') return 'dns1035'; // ValidateServiceName
+  if (['roles', 'clusterroles', 'rolebindings', 'clusterrolebindings'].includes(resource)) return 'path'; // ValidateRBACName
+  return 'subdomain'; // NameIsDNSSubdomain: pods, configmaps, secrets, nodes, deployments, ...
 }
 
-export function validateName(name: string, rule: NameRule, field = 'metadata.name'): FieldError[] {
-  if (rule === 'path') {
-    if (name === '.' || name === '..') return [fieldErrors.invalid(field, name, `may not be '${name}'`)];
-    if (/[/%]/.test(name)) return [fieldErrors.invalid(field, name, "may not contain '/' or '%'")];
-    return [];
-  }
-  if (rule === 'label') {
-    if (name.length > 63 || !DNS1123_LABEL.test(name))
-      return [
-        fieldErrors.invalid(
-          field,
-          name,
-          `a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
-        ),
-      ];
-    return [];
-  }
-  if (name.length > 253 || !DNS1123_SUBDOMAIN.test(name))
-    return [
-      fieldErrors.invalid(
-        field,
-        name,
-        `a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
-      ),
-    ];
-  return [];
+/** Every message of the rule, each one field error (ValidateObjectMeta, ValidateDNS1123Label). */
+export function validateName(name: string, rule: NameRule, field = 'metadata.name', prefix = false): FieldError[] {
+  return nameErrors(name, rule, prefix).map((msg) => fieldErrors.invalid(field, name, msg));
 }
 
-/** Metadata rules shared by all kinds (labels, annotations, finalizers, owner references). */
+const invalidEach = (field: string, value: string, msgs: string[]) =>
+  msgs.map((msg) => fieldErrors.invalid(field, value, msg));
+
+/**
+ * Metadata rules shared by all kinds, in ValidateObjectMetaAccessor's order: generateName, name, labels, annotations
+ * (and their total size), owner references, finalizers.
+ */
 export function validateMeta(obj: K8sObject, rule: NameRule): FieldError[] {
   const errs: FieldError[] = [];
   const m = obj.metadata;
+  if (typeof m.generateName === 'string' && m.generateName)
+    errs.push(...validateName(m.generateName, rule, 'metadata.generateName', true));
   if (!m.name) errs.push(fieldErrors.required('metadata.name', 'name or generateName is required'));
   else errs.push(...validateName(m.name, rule));
   for (const [k, v] of Object.entries(m.labels ?? {})) {
-    if (!QUALIFIED_NAME.test(k) || k.split('/').at(-1)!.length > 63)
-      errs.push(
-        fieldErrors.invalid(
-          'metadata.labels',
-          k,
-          "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
-        ),
-      );
-    if (typeof v !== 'string' || v.length > 63 || !LABEL_VALUE.test(v))
-      errs.push(
-        fieldErrors.invalid(
-          `metadata.labels`,
-          v,
-          "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
-        ),
-      );
+    errs.push(...invalidEach('metadata.labels', k, isQualifiedName(k)));
+    errs.push(...invalidEach('metadata.labels', String(v), isValidLabelValue(String(v))));
   }
-  for (const k of Object.keys(m.annotations ?? {})) {
-    if (!QUALIFIED_NAME.test(k))
-      errs.push(
-        fieldErrors.invalid(
-          'metadata.annotations',
-          k,
-          "name part must consist of alphanumeric characters, '-', '_' or '.'",
-        ),
-      );
-  }
-  const annSize = Object.entries(m.annotations ?? {}).reduce((n, [k, v]) => n + k.length + String(v).length, 0);
+  for (const k of Object.keys(m.annotations ?? {}))
+    errs.push(...invalidEach('metadata.annotations', k, isQualifiedName(k.toLowerCase())));
+  const annSize = Object.entries(m.annotations ?? {}).reduce(
+    (n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(String(v)),
+    0,
+  );
   if (annSize > 256 * 1024)
     errs.push({
       field: 'metadata.annotations',
       reason: 'FieldValueTooLong',
-      message: 'Too long: must have at most 262144 bytes',
+      message: 'Too long: may not be more than 262144 bytes',
     });
   (m.ownerReferences ?? []).forEach((r: any, i: number) => {
     for (const f of ['apiVersion', 'kind', 'name', 'uid'])
       if (!r?.[f]) errs.push(fieldErrors.required(`metadata.ownerReferences[${i}].${f}`));
   });
+  for (const f of m.finalizers ?? []) errs.push(...invalidEach('metadata.finalizers', f, isQualifiedName(f)));
   return errs;
 }
 
@@ -216,8 +181,11 @@ function validatePodSpec(spec: any, path: string): FieldError[] {
   const vols = new Set<string>();
   (spec.volumes ?? []).forEach((v: any, i: number) => {
     if (!v?.name) errs.push(fieldErrors.required(`${path}.volumes[${i}].name`));
-    else if (vols.has(v.name)) errs.push(fieldErrors.duplicate(`${path}.volumes[${i}].name`, v.name));
-    else vols.add(v.name);
+    else {
+      errs.push(...validateName(v.name, 'label', `${path}.volumes[${i}].name`));
+      if (vols.has(v.name)) errs.push(fieldErrors.duplicate(`${path}.volumes[${i}].name`, v.name));
+      vols.add(v.name);
+    }
   });
   for (const [field, list] of [
     ['containers', spec.containers],
@@ -293,24 +261,24 @@ export function validateBuiltin(resource: string, obj: K8sObject, old?: K8sObjec
       break;
     }
     case 'configmaps':
-    case 'secrets':
-      for (const k of [...Object.keys(obj.data ?? {}), ...Object.keys(obj.binaryData ?? obj.stringData ?? {})]) {
-        if (!/^[-._a-zA-Z0-9]+$/.test(k) || k.length > 253)
-          errs.push(
-            fieldErrors.invalid(
-              `data[${k}]`,
-              k,
-              "a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
-            ),
-          );
-      }
-      if (resource === 'secrets') {
+    case 'secrets': {
+      // ValidateConfigMap / ValidateSecret: every message of IsConfigMapKey per key, at data[key] or binaryData[key].
+      const keyErrs = (bag: string, keys: string[]) =>
+        keys.flatMap((k) => invalidEach(`${bag}[${k}]`, k, isConfigMapKey(k)));
+      errs.push(...keyErrs('data', Object.keys(obj.data ?? {})));
+      if (resource === 'configmaps') {
+        errs.push(...keyErrs('binaryData', Object.keys(obj.binaryData ?? {})));
+        for (const k of Object.keys(obj.data ?? {}))
+          if (obj.binaryData && k in obj.binaryData)
+            errs.push(fieldErrors.invalid(`data[${k}]`, k, 'duplicate of key present in binaryData'));
+      } else {
         for (const [k, v] of Object.entries(obj.data ?? {})) {
           if (typeof v === 'string' && !/^[A-Za-z0-9+/]*={0,2}$/.test(v))
             errs.push(fieldErrors.invalid(`data[${k}]`, '<secret>', 'illegal base64 data'));
         }
       }
       break;
+    }
     case 'rolebindings':
     case 'clusterrolebindings': {
       const r = obj.roleRef;
