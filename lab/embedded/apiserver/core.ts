@@ -3,6 +3,17 @@
 // and watch.ts sit on top.
 import { randomBytes, randomUUID } from 'node:crypto';
 import YAML from 'yaml';
+import {
+  type FieldRequirement,
+  formatLabelSelector,
+  type LabelRequirement,
+  labelSelectorRequirements,
+  matchFields,
+  matchRequirements,
+  parseFieldSelector,
+  parseLabelSelector,
+  SelectorError,
+} from '../../../system/shared/selectors.ts';
 import type { UserInfo } from './authn.ts';
 import { now } from './clock.ts';
 import { applyDefaults, pruneUnknown, validateCrd, validateCustomResource } from './crd.ts';
@@ -14,16 +25,6 @@ import { applyJsonPatch, jsonMergePatch, strategicMergePatch } from './patch.ts'
 import { decodeProtobuf, isProtobuf } from './protobuf.ts';
 import { crdResources, gv, type ResourceRegistry, type ResourceType } from './resources.ts';
 import { builtinSchema, dropUnknown, unknownFields } from './schema.ts';
-import {
-  type FieldRequirement,
-  formatLabelSelector,
-  fromLabelSelectorObject,
-  type LabelSelector,
-  matchFields,
-  matchLabels,
-  parseFieldSelector,
-  parseLabelSelector,
-} from './selectors.ts';
 import { type K8sObject, objectKey, type Store } from './store.ts';
 import { checkModel, nameRule, validateBuiltin, validateMeta } from './validation.ts';
 
@@ -128,15 +129,16 @@ export class Core {
     return new Set(Object.keys(this.fieldsOf(rt, { metadata: {}, spec: {}, status: {} })));
   }
 
-  selectors(rt: ResourceType, opts: ListOptions): { labels: LabelSelector; fields: FieldRequirement[] } {
-    return {
+  /** The request's `labelSelector` and `fieldSelector`; a malformed one is 400 BadRequest. */
+  selectors(rt: ResourceType, opts: ListOptions): { labels: LabelRequirement[]; fields: FieldRequirement[] } {
+    return asBadRequest(() => ({
       labels: parseLabelSelector(opts.labelSelector),
       fields: parseFieldSelector(opts.fieldSelector, this.allowedFields(rt), `"${rt.kind}"`),
-    };
+    }));
   }
 
-  matches(rt: ResourceType, obj: K8sObject, sel: { labels: LabelSelector; fields: FieldRequirement[] }): boolean {
-    if (sel.labels.length && !matchLabels(sel.labels, obj.metadata.labels)) return false;
+  matches(rt: ResourceType, obj: K8sObject, sel: { labels: LabelRequirement[]; fields: FieldRequirement[] }): boolean {
+    if (sel.labels.length && !matchRequirements(sel.labels, obj.metadata.labels)) return false;
     if (sel.fields.length && !matchFields(sel.fields, this.fieldsOf(rt, obj))) return false;
     return true;
   }
@@ -900,6 +902,16 @@ export class Core {
   }
 }
 
+/** Runs `fn`, answering a SelectorError as 400 BadRequest with its message and causes. */
+function asBadRequest<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof SelectorError) throw errors.badRequest(e.message, e.causes);
+    throw e;
+  }
+}
+
 /** A list continuation token: the revision the list shows and the last key served. */
 function continueToken(rv: number, start: string): string {
   return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv, start })).toString('base64url');
@@ -912,7 +924,7 @@ function toScale(rt: ResourceType, obj: K8sObject): K8sObject {
   let selector = s.labelSelectorPath ? evalJsonPath(obj, s.labelSelectorPath)[0] : undefined;
   if (selector === undefined && rt.builtin && obj.spec?.selector) {
     // Kubernetes: metav1.LabelSelectorAsSelector(spec.selector).String(), matchExpressions included.
-    selector = formatLabelSelector(fromLabelSelectorObject(obj.spec.selector) ?? []);
+    selector = formatLabelSelector(asBadRequest(() => labelSelectorRequirements(obj.spec.selector)) ?? []);
   }
   return {
     kind: 'Scale',

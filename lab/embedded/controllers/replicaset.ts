@@ -2,9 +2,10 @@
 // the least valuable first: unscheduled, pending, not ready, newest), and writes the status counters
 // (replicas, fullyLabeledReplicas, readyReplicas, availableReplicas, observedGeneration).
 import type { Logger } from '../../../system/shared/log.ts';
+import { matchesLabelSelector } from '../../../system/shared/selectors.ts';
 import { EventRecorder } from '../node/events.ts';
 import { type KObject, type KubeClient, KubeError, ListWatch } from './kube.ts';
-import { controllerOf, isPodActive, isPodAvailable, isPodReady, KeyedQueue, matchesSelector } from './workload-util.ts';
+import { controllerOf, isPodActive, isPodAvailable, isPodReady, KeyedQueue } from './workload-util.ts';
 
 export class ReplicaSetController {
   private readonly client: KubeClient;
@@ -157,7 +158,7 @@ export class ReplicaSetController {
     const minReady = rs.spec.minReadySeconds ?? 0;
     const status = {
       replicas: pods.length,
-      fullyLabeledReplicas: pods.filter((p) => matchesSelector(p.metadata.labels, rs.spec.selector)).length,
+      fullyLabeledReplicas: pods.filter((p) => matchesLabelSelector(p.metadata.labels, rs.spec.selector)).length,
       readyReplicas: pods.filter(isPodReady).length,
       availableReplicas: pods.filter((p) => isPodAvailable(p, minReady)).length,
       observedGeneration: rs.metadata.generation,
