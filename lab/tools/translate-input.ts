@@ -6,6 +6,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { WATCHED } from '../../system/controlplane/kube/informers.ts';
 import type { KObject } from '../../system/controlplane/model.ts';
+import { matchRequirements, parseLabelSelector } from '../../system/shared/selectors.ts';
 import { readManifest } from '../install.ts';
 
 export interface SourceText {
@@ -95,14 +96,6 @@ export function parseSources(sources: SourceText[]): InputObject[] {
 
 const groupOf = (apiVersion: string) => (apiVersion.includes('/') ? apiVersion.split('/')[0] : '');
 
-/** A label selector of the forms the control plane's informers use: `key` (exists) and `key=value`, comma-joined. */
-function matchesSelector(labels: Record<string, string> | undefined, selector: string): boolean {
-  return selector.split(',').every((term) => {
-    const [k, v] = term.split('=');
-    return v === undefined ? labels?.[k] !== undefined : labels?.[k] === v;
-  });
-}
-
 /** Cluster-scoped kinds among those the control plane reads; translateObjects puts the rest without a namespace in
  * `default`, as kubectl apply would. */
 const CLUSTER_SCOPED = new Set(['GatewayClass', 'Namespace']);
@@ -131,7 +124,7 @@ export function selectReadable(input: InputObject[]): Selection {
       notes.push(`${x.where}: ${describe(o)} skipped: the control plane does not read ${o.apiVersion} ${o.kind}`);
       continue;
     }
-    if (w.labelSelector && !matchesSelector(o.metadata.labels, w.labelSelector)) {
+    if (w.labelSelector && !matchRequirements(parseLabelSelector(w.labelSelector), o.metadata.labels)) {
       notes.push(
         `${x.where}: ${describe(o)} skipped: the control plane reads only ${o.kind}s labelled ${w.labelSelector}`,
       );
