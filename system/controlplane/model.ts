@@ -1,6 +1,7 @@
 // The cluster resources the control plane reads, typed for the fields it uses. Objects arrive as plain JSON from
 // informers (or YAML in tests and the translate tool); defaults the API server would apply are applied again where
 // they are read, so a golden input without them means the same thing.
+import type { KObject, ObjectMeta } from '../shared/kobject.ts';
 import { type LabelSelector, matchesLabelSelector } from '../shared/selectors.ts';
 
 export const CONTROLLER_NAME = 'gateway.gwvendor.dev/gwvendor';
@@ -10,26 +11,7 @@ export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
 /** Prefix of each proxy's snapshot key (node.metadata.role) `<prefix>~<namespace>~<gateway>`. */
 export const ROLE_PREFIX = 'gwvendor-kube-gateway-api';
 
-export interface ObjectMeta {
-  name: string;
-  namespace?: string;
-  uid?: string;
-  generation?: number;
-  resourceVersion?: string;
-  creationTimestamp?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  deletionTimestamp?: string;
-  ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[];
-}
-
-export interface KObject<S = unknown, St = unknown> {
-  apiVersion: string;
-  kind: string;
-  metadata: ObjectMeta;
-  spec?: S;
-  status?: St;
-}
+export type { KObject, ObjectMeta } from '../shared/kobject.ts';
 
 export interface Condition {
   type: string;

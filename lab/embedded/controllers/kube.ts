@@ -4,32 +4,8 @@
 // errors, so controllers that must not stop use this loop).
 import { type KubeConfig, Watch } from '@kubernetes/client-node';
 import { Agent, fetch } from 'undici';
+import type { ServedObject } from '../../../system/shared/kobject.ts';
 import type { Logger } from '../../../system/shared/log.ts';
-
-export interface KObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata: {
-    name: string;
-    namespace?: string;
-    uid: string;
-    resourceVersion?: string;
-    deletionTimestamp?: string;
-    finalizers?: string[];
-    ownerReferences?: OwnerReference[];
-    [k: string]: unknown;
-  };
-  [k: string]: unknown;
-}
-
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
 
 export class KubeError extends Error {
   readonly code: number;
@@ -139,13 +115,13 @@ export type WatchEvent = 'ADDED' | 'MODIFIED' | 'DELETED' | 'SYNC';
 export class ListWatch {
   private stopped = false;
   private abort?: AbortController;
-  private known = new Map<string, KObject>();
+  private known = new Map<string, ServedObject>();
   private readonly client: KubeClient;
   private readonly path: string;
-  private readonly onEvent: (type: WatchEvent, obj?: KObject) => void;
+  private readonly onEvent: (type: WatchEvent, obj?: ServedObject) => void;
   private readonly log: Logger;
 
-  constructor(client: KubeClient, path: string, onEvent: (type: WatchEvent, obj?: KObject) => void, log: Logger) {
+  constructor(client: KubeClient, path: string, onEvent: (type: WatchEvent, obj?: ServedObject) => void, log: Logger) {
     this.client = client;
     this.path = path;
     this.onEvent = onEvent;
@@ -161,7 +137,7 @@ export class ListWatch {
     this.abort?.abort();
   }
 
-  objects(): KObject[] {
+  objects(): ServedObject[] {
     return [...this.known.values()];
   }
 
@@ -173,7 +149,7 @@ export class ListWatch {
         if (!rv) {
           const list = await this.client.request('GET', this.path);
           const seen = new Set<string>();
-          for (const o of list.items as KObject[]) {
+          for (const o of list.items as ServedObject[]) {
             seen.add(o.metadata.uid);
             const had = this.known.get(o.metadata.uid);
             this.known.set(o.metadata.uid, o);

@@ -1,10 +1,12 @@
 // ReplicaSet → Pods: keeps spec.replicas active pods owned by each ReplicaSet (creating from the template, deleting
 // the least valuable first: unscheduled, pending, not ready, newest), and writes the status counters
 // (replicas, fullyLabeledReplicas, readyReplicas, availableReplicas, observedGeneration).
+
+import type { KObject } from '../../../system/shared/kobject.ts';
 import type { Logger } from '../../../system/shared/log.ts';
 import { matchesLabelSelector } from '../../../system/shared/selectors.ts';
 import { EventRecorder } from '../node/events.ts';
-import { type KObject, type KubeClient, KubeError, ListWatch } from './kube.ts';
+import { type KubeClient, KubeError, ListWatch } from './kube.ts';
 import { controllerOf, isPodActive, isPodAvailable, isPodReady, KeyedQueue } from './workload-util.ts';
 
 export class ReplicaSetController {

@@ -1,6 +1,6 @@
 // Helpers the workload controllers share: ownership, pod readiness and availability, names, a keyed work queue.
 // (Label selectors are system/shared/selectors.ts, the one implementation the API server and control plane use too.)
-import type { KObject } from './kube.ts';
+import type { KObject } from '../../../system/shared/kobject.ts';
 
 export function controllerOf(o: KObject): { uid: string; kind: string; name: string } | undefined {
   return o.metadata.ownerReferences?.find((r) => r.controller);

@@ -2,8 +2,9 @@
 // first/lastTimestamp). Repeats of the same reason and message for the same object bump the count of one Event,
 // which is what `kubectl describe` shows as "x3 over 20s".
 import { randomBytes } from 'node:crypto';
+import type { KObject } from '../../../system/shared/kobject.ts';
 import type { Logger } from '../../../system/shared/log.ts';
-import type { KObject, KubeClient } from '../controllers/kube.ts';
+import type { KubeClient } from '../controllers/kube.ts';
 
 export interface EventTarget {
   apiVersion?: string;

@@ -6,9 +6,10 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
+import type { KObject } from '../../../system/shared/kobject.ts';
 import type { Logger } from '../../../system/shared/log.ts';
 import { type AddressPlan, podLoopback } from '../../state.ts';
-import { type KObject, type KubeClient, KubeError, ListWatch } from '../controllers/kube.ts';
+import { type KubeClient, KubeError, ListWatch } from '../controllers/kube.ts';
 import { EventRecorder } from './events.ts';
 import { pathMapper } from './hook-fs.ts';
 import { containerArgv, type ImageCatalog, ImagePullError } from './images.ts';

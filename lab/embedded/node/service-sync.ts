@@ -1,7 +1,9 @@
 // The node's view of Services (kube-proxy and CoreDNS roles): Services and their EndpointSlices from the API server
 // become ServiceProxy relays (ClusterIP and LoadBalancer IP, ready endpoints only) and cluster DNS records.
+
+import type { KObject } from '../../../system/shared/kobject.ts';
 import type { Logger } from '../../../system/shared/log.ts';
-import { type KObject, type KubeClient, ListWatch } from '../controllers/kube.ts';
+import { type KubeClient, ListWatch } from '../controllers/kube.ts';
 import type { ClusterDns } from './cluster-dns.ts';
 import type { EndpointAddress, ServiceProxy } from './service-proxy.ts';
 
