@@ -4,8 +4,8 @@
 // `kubectl rollout status` reads (observedGeneration, updated/ready/available/unavailableReplicas, Available,
 // Progressing).
 import type { Logger } from '../../../system/shared/log.ts';
-import { EventRecorder } from '../node/events.ts';
-import { type KubeClient, KubeError, ListWatch } from './kube.ts';
+import { EventRecorder } from '../client/events.ts';
+import { type KubeClient, KubeError, ListWatch } from '../client/kube-client.ts';
 import { canonicalJson, controllerOf, intOrPercent, KeyedQueue, rfc3339, templateHash } from './workload-util.ts';
 
 const REVISION = 'deployment.kubernetes.io/revision';

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from '../../../system/shared/log.ts';
 import { matchesLabelSet } from '../../../system/shared/selectors.ts';
-import { type KubeClient, KubeError, ListWatch } from './kube.ts';
+import { type KubeClient, KubeError, ListWatch } from '../client/kube-client.ts';
 import { canonicalJson, isPodReady, KeyedQueue } from './workload-util.ts';
 
 /** Whether a Service's `spec.selector` selects these labels; a Service without one selects no pod here. */

@@ -10,7 +10,14 @@
 
 import type { OwnerReference, ServedObject } from '../../../system/shared/kobject.ts';
 import type { Logger } from '../../../system/shared/log.ts';
-import { type ApiResource, collectionPath, type KubeClient, KubeError, ListWatch, objectPath } from './kube.ts';
+import {
+  type ApiResource,
+  collectionPath,
+  type KubeClient,
+  KubeError,
+  ListWatch,
+  objectPath,
+} from '../client/kube-client.ts';
 
 interface Node {
   r: ApiResource;

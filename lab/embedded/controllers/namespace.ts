@@ -4,7 +4,7 @@
 
 import type { KObject } from '../../../system/shared/kobject.ts';
 import type { Logger } from '../../../system/shared/log.ts';
-import { type ApiResource, collectionPath, type KubeClient, KubeError, ListWatch } from './kube.ts';
+import { type ApiResource, collectionPath, type KubeClient, KubeError, ListWatch } from '../client/kube-client.ts';
 
 export class NamespaceController {
   private readonly client: KubeClient;

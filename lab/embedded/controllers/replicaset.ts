@@ -5,8 +5,8 @@
 import type { KObject } from '../../../system/shared/kobject.ts';
 import type { Logger } from '../../../system/shared/log.ts';
 import { matchesLabelSelector } from '../../../system/shared/selectors.ts';
-import { EventRecorder } from '../node/events.ts';
-import { type KubeClient, KubeError, ListWatch } from './kube.ts';
+import { EventRecorder } from '../client/events.ts';
+import { type KubeClient, KubeError, ListWatch } from '../client/kube-client.ts';
 import { controllerOf, isPodActive, isPodAvailable, isPodReady, KeyedQueue } from './workload-util.ts';
 
 export class ReplicaSetController {

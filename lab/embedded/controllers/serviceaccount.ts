@@ -3,7 +3,7 @@
 
 import type { KObject } from '../../../system/shared/kobject.ts';
 import type { Logger } from '../../../system/shared/log.ts';
-import { type KubeClient, KubeError, ListWatch } from './kube.ts';
+import { type KubeClient, KubeError, ListWatch } from '../client/kube-client.ts';
 
 export class ServiceAccountController {
   private readonly client: KubeClient;

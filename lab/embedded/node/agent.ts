@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { LogRegistry } from '../../../system/shared/log.ts';
 import { type AddressPlan, gwlabHome, labPaths } from '../../state.ts';
 import type { ApiServerHandle } from '../apiserver/index.ts';
-import { KubeClient } from '../controllers/kube.ts';
+import { KubeClient } from '../client/kube-client.ts';
 import { ClusterDns } from './cluster-dns.ts';
 import { execHandler } from './exec.ts';
 import { ImageCatalog } from './images.ts';

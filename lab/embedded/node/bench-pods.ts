@@ -11,7 +11,7 @@ import net from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { KubeClient } from '../controllers/kube.ts';
+import { KubeClient } from '../client/kube-client.ts';
 import { startTestCluster } from './cluster-testing.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { podLoopback } from '../../state.ts';
-import { KubeClient, KubeError } from '../controllers/kube.ts';
+import { KubeClient, KubeError } from '../client/kube-client.ts';
 import { startTestCluster, type TestCluster } from './cluster-testing.ts';
 import { findTaggedProcesses } from './orphans.ts';
 import { eventually } from './testbed.ts';

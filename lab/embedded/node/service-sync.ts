@@ -3,7 +3,7 @@
 
 import type { KObject } from '../../../system/shared/kobject.ts';
 import type { Logger } from '../../../system/shared/log.ts';
-import { type KubeClient, ListWatch } from '../controllers/kube.ts';
+import { type KubeClient, ListWatch } from '../client/kube-client.ts';
 import type { ClusterDns } from './cluster-dns.ts';
 import type { EndpointAddress, ServiceProxy } from './service-proxy.ts';
 

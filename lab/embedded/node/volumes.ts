@@ -12,8 +12,8 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../../../system/shared/log.ts';
-import type { KubeClient } from '../controllers/kube.ts';
-import { KubeError } from '../controllers/kube.ts';
+import type { KubeClient } from '../client/kube-client.ts';
+import { KubeError } from '../client/kube-client.ts';
 import { type FileProjection, writeAtomically } from './atomic-writer.ts';
 import type { PodRuntimeMount } from './runtime-config.ts';
 import { type IssuedToken, TokenManager, type TokenSpec } from './token-manager.ts';

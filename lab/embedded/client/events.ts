@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { KObject } from '../../../system/shared/kobject.ts';
 import type { Logger } from '../../../system/shared/log.ts';
-import type { KubeClient } from '../controllers/kube.ts';
+import type { KubeClient } from './kube-client.ts';
 
 export interface EventTarget {
   apiVersion?: string;
