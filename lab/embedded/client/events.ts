@@ -1,6 +1,6 @@
-// Kubernetes Events as a kubelet records them (core/v1 Event: involvedObject, reason, message, type, source, count,
-// first/lastTimestamp). Repeats of the same reason and message for the same object bump the count of one Event,
-// which is what `kubectl describe` shows as "x3 over 20s".
+// Kubernetes Events as the kubelet and the controllers of the embedded cluster record them (core/v1 Event:
+// involvedObject, reason, message, type, source, count, first/lastTimestamp). Repeats of the same reason and message
+// for the same object bump the count of one Event, which is what `kubectl describe` shows as "x3 over 20s".
 import { randomBytes } from 'node:crypto';
 import type { KObject } from '../../../system/shared/kobject.ts';
 import type { Logger } from '../../../system/shared/log.ts';

@@ -5,7 +5,8 @@
 // Progressing).
 import type { Logger } from '../../../system/shared/log.ts';
 import { EventRecorder } from '../client/events.ts';
-import { type KubeClient, KubeError, ListWatch } from '../client/kube-client.ts';
+import { type KubeClient, KubeError } from '../client/kube-client.ts';
+import { ListWatch } from '../client/list-watch.ts';
 import { canonicalJson, controllerOf, intOrPercent, KeyedQueue, rfc3339, templateHash } from './workload-util.ts';
 
 const REVISION = 'deployment.kubernetes.io/revision';

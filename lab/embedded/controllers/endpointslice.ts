@@ -4,7 +4,8 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from '../../../system/shared/log.ts';
 import { matchesLabelSet } from '../../../system/shared/selectors.ts';
-import { type KubeClient, KubeError, ListWatch } from '../client/kube-client.ts';
+import { type KubeClient, KubeError } from '../client/kube-client.ts';
+import { ListWatch } from '../client/list-watch.ts';
 import { canonicalJson, isPodReady, KeyedQueue } from './workload-util.ts';
 
 /** Whether a Service's `spec.selector` selects these labels; a Service without one selects no pod here. */

@@ -10,14 +10,8 @@
 
 import type { OwnerReference, ServedObject } from '../../../system/shared/kobject.ts';
 import type { Logger } from '../../../system/shared/log.ts';
-import {
-  type ApiResource,
-  collectionPath,
-  type KubeClient,
-  KubeError,
-  ListWatch,
-  objectPath,
-} from '../client/kube-client.ts';
+import { type ApiResource, collectionPath, type KubeClient, KubeError, objectPath } from '../client/kube-client.ts';
+import { ListWatch } from '../client/list-watch.ts';
 
 interface Node {
   r: ApiResource;

@@ -4,7 +4,8 @@
 // `gwlab.dev/lb-port-<p>: "<p+8000>"` and an event, which the lab's helpers read.
 import type { Logger } from '../../../system/shared/log.ts';
 import { EventRecorder } from '../client/events.ts';
-import { type KubeClient, KubeError, ListWatch } from '../client/kube-client.ts';
+import { type KubeClient, KubeError } from '../client/kube-client.ts';
+import { ListWatch } from '../client/list-watch.ts';
 import { AddressPool } from '../node/ipam.ts';
 import { type BindEvent, lbPortAnnotation } from '../node/service-proxy.ts';
 import { KeyedQueue } from './workload-util.ts';

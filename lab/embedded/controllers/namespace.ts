@@ -4,7 +4,8 @@
 
 import type { KObject } from '../../../system/shared/kobject.ts';
 import type { Logger } from '../../../system/shared/log.ts';
-import { type ApiResource, collectionPath, type KubeClient, KubeError, ListWatch } from '../client/kube-client.ts';
+import { type ApiResource, collectionPath, type KubeClient, KubeError } from '../client/kube-client.ts';
+import { ListWatch } from '../client/list-watch.ts';
 
 export class NamespaceController {
   private readonly client: KubeClient;

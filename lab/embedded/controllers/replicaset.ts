@@ -6,7 +6,8 @@ import type { KObject } from '../../../system/shared/kobject.ts';
 import type { Logger } from '../../../system/shared/log.ts';
 import { matchesLabelSelector } from '../../../system/shared/selectors.ts';
 import { EventRecorder } from '../client/events.ts';
-import { type KubeClient, KubeError, ListWatch } from '../client/kube-client.ts';
+import { type KubeClient, KubeError } from '../client/kube-client.ts';
+import { ListWatch } from '../client/list-watch.ts';
 import { controllerOf, isPodActive, isPodAvailable, isPodReady, KeyedQueue } from './workload-util.ts';
 
 export class ReplicaSetController {

@@ -3,7 +3,8 @@
 
 import type { KObject } from '../../../system/shared/kobject.ts';
 import type { Logger } from '../../../system/shared/log.ts';
-import { type KubeClient, KubeError, ListWatch } from '../client/kube-client.ts';
+import { type KubeClient, KubeError } from '../client/kube-client.ts';
+import { ListWatch } from '../client/list-watch.ts';
 
 export class ServiceAccountController {
   private readonly client: KubeClient;

@@ -3,7 +3,8 @@
 
 import type { KObject } from '../../../system/shared/kobject.ts';
 import type { Logger } from '../../../system/shared/log.ts';
-import { type KubeClient, ListWatch } from '../client/kube-client.ts';
+import type { KubeClient } from '../client/kube-client.ts';
+import { ListWatch } from '../client/list-watch.ts';
 import type { ClusterDns } from './cluster-dns.ts';
 import type { EndpointAddress, ServiceProxy } from './service-proxy.ts';
 
