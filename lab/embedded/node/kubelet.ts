@@ -12,14 +12,14 @@ import { type AddressPlan, podLoopback } from '../../state.ts';
 import { EventRecorder } from '../client/events.ts';
 import { type KubeClient, KubeError } from '../client/kube-client.ts';
 import { ListWatch } from '../client/list-watch.ts';
-import { pathMapper } from './hook-fs.ts';
 import { containerArgv, type ImageCatalog, ImagePullError } from './images.ts';
 import { AddressPool } from './ipam.ts';
 import { newInstanceLog } from './logs.ts';
 import { containerEnv, EnvError, serviceLinkEnv } from './pod-env.ts';
 import { type ProbeTarget, ProbeWorker } from './probes.ts';
 import type { ContainerExit, ContainerProcess, ProcessRunner } from './runner.ts';
-import { type PodRuntimeConfig, podSearchPath } from './runtime-config.ts';
+import { pathMapper } from './runtime-hook/hook-fs.ts';
+import { type PodRuntimeConfig, podSearchPath } from './runtime-hook/runtime-config.ts';
 import { containerMounts, PodVolumes, VolumeError } from './volumes.ts';
 
 export interface KubeletOptions {

@@ -10,7 +10,7 @@ import { ClusterDns } from './cluster-dns.ts';
 import { AddressPool, wellKnownServiceIPs } from './ipam.ts';
 import { newInstanceLog, readLog } from './logs.ts';
 import { type ContainerExit, type ContainerProcess, ProcessRunner, type RunnerOptions } from './runner.ts';
-import { type PodRuntimeConfig, podSearchPath } from './runtime-config.ts';
+import { type PodRuntimeConfig, podSearchPath } from './runtime-hook/runtime-config.ts';
 import { ServiceProxy, type ServiceProxyOptions } from './service-proxy.ts';
 
 export interface TestPod {

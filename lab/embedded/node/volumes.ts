@@ -15,7 +15,7 @@ import type { Logger } from '../../../system/shared/log.ts';
 import type { KubeClient } from '../client/kube-client.ts';
 import { KubeError } from '../client/kube-client.ts';
 import { type FileProjection, writeAtomically } from './atomic-writer.ts';
-import type { PodRuntimeMount } from './runtime-config.ts';
+import type { PodRuntimeMount } from './runtime-hook/runtime-config.ts';
 import { type IssuedToken, TokenManager, type TokenSpec } from './token-manager.ts';
 
 export const SA_MOUNT_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';

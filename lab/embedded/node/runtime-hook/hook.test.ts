@@ -8,12 +8,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import forge from 'node-forge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, Testbed, type TestPod } from './testbed.ts';
+import { eventually, Testbed, type TestPod } from '../testbed.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const SERVER = join(HERE, 'testdata', 'pod-server.mjs');
-const CLIENT = join(HERE, 'testdata', 'pod-client.mjs');
-const LISTEN = join(HERE, 'testdata', 'pod-listen.mjs');
+const SERVER = join(HERE, '..', 'testdata', 'pod-server.mjs');
+const CLIENT = join(HERE, '..', 'testdata', 'pod-client.mjs');
+const LISTEN = join(HERE, '..', 'testdata', 'pod-listen.mjs');
 
 function selfSigned(): { key: string; cert: string } {
   const keys = forge.pki.rsa.generateKeyPair(2048);

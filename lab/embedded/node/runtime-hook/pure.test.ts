@@ -1,13 +1,12 @@
-// Pure helpers of the node agent: search-path expansion, $(VAR) expansion, address pools, the hook's rewriters.
+// Pure parts of the pod runtime hook: the resolver's search-path expansion, the network rewriters, the runtime
+// config of an older lab process, and the mountPath mapper.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { tempDir } from '../../testing/tmp.ts';
+import { tempDir } from '../../../testing/tmp.ts';
 import { searchCandidates } from './dns-names.ts';
-import { expandVars } from './expand.ts';
 import { pathMapper } from './hook-fs.ts';
 import { netRewriter } from './hook-net.ts';
-import { AddressPool } from './ipam.ts';
 import { type PodRuntimeConfig, podSearchPath, readRuntimeConfig } from './runtime-config.ts';
 
 describe('search path', () => {
@@ -26,27 +25,6 @@ describe('search path', () => {
     });
     expect(searchCandidates('Example.COM.', opts)).toEqual([{ fqdn: 'example.com', cluster: false }]);
     expect(searchCandidates('a.b.c.d.e.f', opts)[0]).toEqual({ fqdn: 'a.b.c.d.e.f', cluster: false });
-  });
-});
-
-describe('$(VAR) expansion', () => {
-  const env: Record<string, string> = { A: 'x', EMPTY: '' };
-  const look = (n: string) => env[n];
-  it('follows Kubernetes rules', () => {
-    expect(expandVars('$(A)-$(EMPTY)-$(B)', look)).toBe('x--$(B)');
-    expect(expandVars('$$(A) $$ $x $(A', look)).toBe('$(A) $ $x $(A');
-  });
-});
-
-describe('address pool', () => {
-  it('allocates without reuse until release, skipping reserved and claim addresses', () => {
-    const pool = new AddressPool(130, ['127.130.0.1']);
-    expect(pool.allocate()).toBe('127.130.0.2');
-    expect(pool.allocate()).toBe('127.130.0.3');
-    pool.release('127.130.0.2');
-    expect(pool.claim('127.130.0.4')).toBe(true);
-    expect(pool.allocate()).toBe('127.130.0.5');
-    expect(pool.contains('127.131.0.1')).toBe(false);
   });
 });
 
