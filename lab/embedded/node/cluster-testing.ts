@@ -9,7 +9,7 @@ import { startTestLab, type TestLab } from '../apiserver/testing.ts';
 import { type ApiMachinery, startApiMachinery } from '../controllers/apimachinery.ts';
 import { startWorkloadControllers, type WorkloadControllers } from '../controllers/workloads.ts';
 import { type NodeAgent, startNodeAgent } from './agent.ts';
-import { killTaggedProcesses } from './orphans.ts';
+import { killTaggedProcesses } from './runtime/orphans.ts';
 
 export interface TestCluster {
   lab: TestLab;

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { podLoopback } from '../../state.ts';
 import { KubeClient, KubeError } from '../client/kube-client.ts';
 import { startTestCluster, type TestCluster } from './cluster-testing.ts';
-import { findTaggedProcesses } from './orphans.ts';
+import { findTaggedProcesses } from './runtime/orphans.ts';
 import { eventually } from './testbed.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));

@@ -12,7 +12,7 @@ import { KubeConfig, Watch } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KUBECTL } from '../apiserver/testing.ts';
 import { BACKOFF_ENV, parseBackoff, parseDelayMs } from '../cluster.ts';
-import { killTaggedProcesses } from './orphans.ts';
+import { killTaggedProcesses } from './runtime/orphans.ts';
 import { eventually } from './testbed.ts';
 
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'main.ts');

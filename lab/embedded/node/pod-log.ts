@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import type { SubresourceRequest } from '../apiserver/index.ts';
 import type { Kubelet } from './kubelet.ts';
-import { followLog, instanceLog, type LogReadOptions, readLog } from './logs.ts';
+import { followLog, instanceLog, type LogReadOptions, readLog } from './runtime/logs.ts';
 import { pickContainer, sendStatus } from './subresource-util.ts';
 
 function intParam(q: URLSearchParams, name: string): number | undefined {

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { type AddressPlan, addressPlan, claimLabIndex, podLoopback } from '../../state.ts';
 import { ClusterDns } from './cluster-dns.ts';
 import { AddressPool, wellKnownServiceIPs } from './ipam.ts';
-import { newInstanceLog, readLog } from './logs.ts';
-import { type ContainerExit, type ContainerProcess, ProcessRunner, type RunnerOptions } from './runner.ts';
+import { newInstanceLog, readLog } from './runtime/logs.ts';
+import { type ContainerExit, type ContainerProcess, ProcessRunner, type RunnerOptions } from './runtime/runner.ts';
 import { type PodRuntimeConfig, podSearchPath } from './runtime-hook/runtime-config.ts';
 import { ServiceProxy, type ServiceProxyOptions } from './service-proxy.ts';
 

@@ -3,8 +3,8 @@
 // Usage: node fake-lab.ts <lab> <dir> [sentinel|no-sentinel]
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { findTaggedProcesses } from '../orphans.ts';
-import { ProcessRunner } from '../runner.ts';
+import { findTaggedProcesses } from '../runtime/orphans.ts';
+import { ProcessRunner } from '../runtime/runner.ts';
 
 const [lab, dir, mode = 'sentinel'] = process.argv.slice(2);
 const runner = new ProcessRunner({ lab, sentinel: mode !== 'no-sentinel' });

@@ -13,13 +13,13 @@ import { accessSync, constants as fsConstants, statSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { processStartTime } from '../runtime-hook/hook-watchdog.ts';
+import { RUNTIME_ENV } from '../runtime-hook/runtime-config.ts';
 import { ContainerLogWriter } from './logs.ts';
 import { killTaggedProcesses, TAG_CONTAINER, TAG_LAB, TAG_POD, TAG_RUN } from './orphans.ts';
-import { processStartTime } from './runtime-hook/hook-watchdog.ts';
-import { RUNTIME_ENV } from './runtime-hook/runtime-config.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-export const POD_HOOK_PATH = join(HERE, 'runtime-hook', 'pod-hook.ts');
+export const POD_HOOK_PATH = join(HERE, '..', 'runtime-hook', 'pod-hook.ts');
 const SENTINEL_PATH = join(HERE, 'sentinel.ts');
 
 export interface Logger {
