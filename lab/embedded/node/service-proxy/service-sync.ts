@@ -1,11 +1,11 @@
 // The node's view of Services (kube-proxy and CoreDNS roles): Services and their EndpointSlices from the API server
 // become ServiceProxy relays (ClusterIP and LoadBalancer IP, ready endpoints only) and cluster DNS records.
 
-import type { KObject } from '../../../system/shared/kobject.ts';
-import type { Logger } from '../../../system/shared/log.ts';
-import type { KubeClient } from '../client/kube-client.ts';
-import { ListWatch } from '../client/list-watch.ts';
-import type { ClusterDns } from './cluster-dns.ts';
+import type { KObject } from '../../../../system/shared/kobject.ts';
+import type { Logger } from '../../../../system/shared/log.ts';
+import type { KubeClient } from '../../client/kube-client.ts';
+import { ListWatch } from '../../client/list-watch.ts';
+import type { ClusterDns } from '../dns/cluster-dns.ts';
 import type { EndpointAddress, ServiceProxy } from './service-proxy.ts';
 
 export interface ServiceSyncOptions {

@@ -1,8 +1,8 @@
 import dns from 'node:dns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addressPlan, claimLabIndex } from '../../state.ts';
+import { addressPlan, claimLabIndex } from '../../../state.ts';
+import { wellKnownServiceIPs } from '../ipam.ts';
 import { ClusterDns } from './cluster-dns.ts';
-import { wellKnownServiceIPs } from './ipam.ts';
 
 describe('cluster DNS server', () => {
   let release: () => Promise<void>;
