@@ -8,16 +8,16 @@ import { type AddressPlan, gwlabHome, labPaths } from '../../state.ts';
 import type { ApiServerHandle } from '../apiserver/index.ts';
 import { KubeClient } from '../client/kube-client.ts';
 import { ClusterDns } from './dns/cluster-dns.ts';
-import { execHandler } from './exec.ts';
 import { ImageCatalog } from './images.ts';
 import { canBindLowPorts, wellKnownServiceIPs } from './ipam.ts';
 import { Kubelet } from './kubelet.ts';
-import { podLogHandler } from './pod-log.ts';
-import { type PortForwardStats, portForwardHandler } from './portforward.ts';
 import { killTaggedProcesses } from './runtime/orphans.ts';
 import { ProcessRunner } from './runtime/runner.ts';
 import { ServiceProxy } from './service-proxy/service-proxy.ts';
 import { ServiceSync } from './service-proxy/service-sync.ts';
+import { execHandler } from './streaming/exec.ts';
+import { podLogHandler } from './streaming/pod-log.ts';
+import { type PortForwardStats, portForwardHandler } from './streaming/portforward.ts';
 import { systemImages } from './system-images.ts';
 
 export interface NodeAgentOptions {

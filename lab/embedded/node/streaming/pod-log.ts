@@ -2,9 +2,9 @@
 // (container, follow, previous, timestamps, tailLines, limitBytes, sinceSeconds, sinceTime), as text/plain.
 
 import { join } from 'node:path';
-import type { SubresourceRequest } from '../apiserver/index.ts';
-import type { Kubelet } from './kubelet.ts';
-import { followLog, instanceLog, type LogReadOptions, readLog } from './runtime/logs.ts';
+import type { SubresourceRequest } from '../../apiserver/index.ts';
+import type { Kubelet } from '../kubelet.ts';
+import { followLog, instanceLog, type LogReadOptions, readLog } from '../runtime/logs.ts';
 import { pickContainer, sendStatus } from './subresource-util.ts';
 
 function intParam(q: URLSearchParams, name: string): number | undefined {

@@ -8,11 +8,11 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PortForward } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { podLoopback } from '../../state.ts';
-import { startTestCluster, type TestCluster } from './cluster-testing.ts';
-import { eventually } from './testbed.ts';
+import { podLoopback } from '../../../state.ts';
+import { startTestCluster, type TestCluster } from '../cluster-testing.ts';
+import { eventually } from '../testbed.ts';
 
-const APP = join(dirname(fileURLToPath(import.meta.url)), 'testdata', 'http-app.mjs');
+const APP = join(dirname(fileURLToPath(import.meta.url)), '..', 'testdata', 'http-app.mjs');
 
 const MANIFEST = `
 apiVersion: v1
