@@ -8,9 +8,10 @@ import { type AddressPlan, gwlabHome, labPaths } from '../../state.ts';
 import type { ApiServerHandle } from '../apiserver/index.ts';
 import { KubeClient } from '../client/kube-client.ts';
 import { ClusterDns } from './dns/cluster-dns.ts';
-import { ImageCatalog } from './images.ts';
 import { canBindLowPorts, wellKnownServiceIPs } from './ipam.ts';
-import { Kubelet } from './kubelet.ts';
+import { ImageCatalog } from './kubelet/images.ts';
+import { Kubelet } from './kubelet/kubelet.ts';
+import { systemImages } from './kubelet/system-images.ts';
 import { killTaggedProcesses } from './runtime/orphans.ts';
 import { ProcessRunner } from './runtime/runner.ts';
 import { ServiceProxy } from './service-proxy/service-proxy.ts';
@@ -18,7 +19,6 @@ import { ServiceSync } from './service-proxy/service-sync.ts';
 import { execHandler } from './streaming/exec.ts';
 import { podLogHandler } from './streaming/pod-log.ts';
 import { type PortForwardStats, portForwardHandler } from './streaming/portforward.ts';
-import { systemImages } from './system-images.ts';
 
 export interface NodeAgentOptions {
   labName: string;

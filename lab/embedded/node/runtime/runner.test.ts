@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { containerArgv } from '../images.ts';
+import { containerArgv } from '../kubelet/images.ts';
 import { waitForLog } from '../testbed.ts';
 import { instanceLog, newInstanceLog, readLog } from './logs.ts';
 import { findTaggedProcesses } from './orphans.ts';

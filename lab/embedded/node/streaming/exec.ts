@@ -8,7 +8,7 @@
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { SubresourceRequest } from '../../apiserver/index.ts';
-import type { Kubelet } from '../kubelet.ts';
+import type { Kubelet } from '../kubelet/kubelet.ts';
 import type { ContainerExit, ContainerProcess } from '../runtime/runner.ts';
 import { SpdySession, type SpdyStream } from './spdy.ts';
 import { pickContainer, rejectUpgrade } from './subresource-util.ts';

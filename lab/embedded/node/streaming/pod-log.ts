@@ -3,7 +3,7 @@
 
 import { join } from 'node:path';
 import type { SubresourceRequest } from '../../apiserver/index.ts';
-import type { Kubelet } from '../kubelet.ts';
+import type { Kubelet } from '../kubelet/kubelet.ts';
 import { followLog, instanceLog, type LogReadOptions, readLog } from '../runtime/logs.ts';
 import { pickContainer, sendStatus } from './subresource-util.ts';
 

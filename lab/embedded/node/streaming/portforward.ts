@@ -13,7 +13,7 @@ import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
 import type { SubresourceRequest } from '../../apiserver/index.ts';
-import type { Kubelet } from '../kubelet.ts';
+import type { Kubelet } from '../kubelet/kubelet.ts';
 import { SpdySession, type SpdyStream } from './spdy.ts';
 import { rejectUpgrade } from './subresource-util.ts';
 

@@ -7,7 +7,7 @@ import { lstatSync, readdirSync, readFileSync, readlinkSync, statSync } from 'no
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { tempDir } from '../../testing/tmp.ts';
+import { tempDir } from '../../../testing/tmp.ts';
 import { DATA_DIR, PayloadError, validatePayload, writeAtomically } from './atomic-writer.ts';
 
 const f = (data: string, mode = 0o644) => ({ data, mode });

@@ -2,8 +2,8 @@
 // then envFrom (configMapRef, secretRef, with prefix), then env (value with $(VAR) expansion over what came before,
 // fieldRef, resourceFieldRef, configMapKeyRef, secretKeyRef). Missing references fail with the message kubelet
 // gives, so the container waits in CreateContainerConfigError.
-import type { KubeClient } from '../client/kube-client.ts';
-import { KubeError } from '../client/kube-client.ts';
+import type { KubeClient } from '../../client/kube-client.ts';
+import { KubeError } from '../../client/kube-client.ts';
 import { expandVars } from './expand.ts';
 
 export class EnvError extends Error {}

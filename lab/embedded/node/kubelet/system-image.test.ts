@@ -1,10 +1,10 @@
 // The repository's own image through the catalog, the runner and the hook: the sample application started as
 // `gwlab.local/system:<version>` with args [sampleapp] listens on its pod IP and answers there.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SYSTEM_IMAGE } from '../../../system/image.ts';
+import { SYSTEM_IMAGE } from '../../../../system/image.ts';
+import { eventually, Testbed, waitForLog } from '../testbed.ts';
 import { containerArgv, ImageCatalog } from './images.ts';
 import { systemImages } from './system-images.ts';
-import { eventually, Testbed, waitForLog } from './testbed.ts';
 
 describe('system image on the embedded node', () => {
   let tb: Testbed;

@@ -11,11 +11,11 @@
 // the pod runs (`PodVolumes.keepTokensFresh`), so a lab left running for days keeps working pods.
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Logger } from '../../../system/shared/log.ts';
-import type { KubeClient } from '../client/kube-client.ts';
-import { KubeError } from '../client/kube-client.ts';
+import type { Logger } from '../../../../system/shared/log.ts';
+import type { KubeClient } from '../../client/kube-client.ts';
+import { KubeError } from '../../client/kube-client.ts';
+import type { PodRuntimeMount } from '../runtime-hook/runtime-config.ts';
 import { type FileProjection, writeAtomically } from './atomic-writer.ts';
-import type { PodRuntimeMount } from './runtime-hook/runtime-config.ts';
 import { type IssuedToken, TokenManager, type TokenSpec } from './token-manager.ts';
 
 export const SA_MOUNT_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';

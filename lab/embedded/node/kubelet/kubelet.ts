@@ -6,20 +6,20 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
-import type { KObject } from '../../../system/shared/kobject.ts';
-import type { Logger } from '../../../system/shared/log.ts';
-import { type AddressPlan, podLoopback } from '../../state.ts';
-import { EventRecorder } from '../client/events.ts';
-import { type KubeClient, KubeError } from '../client/kube-client.ts';
-import { ListWatch } from '../client/list-watch.ts';
+import type { KObject } from '../../../../system/shared/kobject.ts';
+import type { Logger } from '../../../../system/shared/log.ts';
+import { type AddressPlan, podLoopback } from '../../../state.ts';
+import { EventRecorder } from '../../client/events.ts';
+import { type KubeClient, KubeError } from '../../client/kube-client.ts';
+import { ListWatch } from '../../client/list-watch.ts';
+import { AddressPool } from '../ipam.ts';
+import { newInstanceLog } from '../runtime/logs.ts';
+import type { ContainerExit, ContainerProcess, ProcessRunner } from '../runtime/runner.ts';
+import { pathMapper } from '../runtime-hook/hook-fs.ts';
+import { type PodRuntimeConfig, podSearchPath } from '../runtime-hook/runtime-config.ts';
 import { containerArgv, type ImageCatalog, ImagePullError } from './images.ts';
-import { AddressPool } from './ipam.ts';
 import { containerEnv, EnvError, serviceLinkEnv } from './pod-env.ts';
 import { type ProbeTarget, ProbeWorker } from './probes.ts';
-import { newInstanceLog } from './runtime/logs.ts';
-import type { ContainerExit, ContainerProcess, ProcessRunner } from './runtime/runner.ts';
-import { pathMapper } from './runtime-hook/hook-fs.ts';
-import { type PodRuntimeConfig, podSearchPath } from './runtime-hook/runtime-config.ts';
 import { containerMounts, PodVolumes, VolumeError } from './volumes.ts';
 
 export interface KubeletOptions {
