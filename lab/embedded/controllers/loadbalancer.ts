@@ -6,7 +6,7 @@ import type { Logger } from '../../../system/shared/log.ts';
 import { EventRecorder } from '../client/events.ts';
 import { type KubeClient, KubeError } from '../client/kube-client.ts';
 import { ListWatch } from '../client/list-watch.ts';
-import { AddressPool } from '../node/ipam.ts';
+import { AddressPool } from '../ipam.ts';
 import { type BindEvent, lbPortAnnotation } from '../node/service-proxy/service-proxy.ts';
 import { KeyedQueue } from './workload-util.ts';
 

@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { addressPlan, claimLabIndex } from '../../state.ts';
-import { AddressPool } from './ipam.ts';
+import { AddressPool } from '../ipam.ts';
 import { ServiceProxy } from './service-proxy/service-proxy.ts';
 
 const PORT = 9000;

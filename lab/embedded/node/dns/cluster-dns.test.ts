@@ -1,7 +1,7 @@
 import dns from 'node:dns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addressPlan, claimLabIndex } from '../../../state.ts';
-import { wellKnownServiceIPs } from '../ipam.ts';
+import { wellKnownServiceIPs } from '../../ipam.ts';
 import { ClusterDns } from './cluster-dns.ts';
 
 describe('cluster DNS server', () => {

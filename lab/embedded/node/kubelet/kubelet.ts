@@ -12,7 +12,7 @@ import { type AddressPlan, podLoopback } from '../../../state.ts';
 import { EventRecorder } from '../../client/events.ts';
 import { type KubeClient, KubeError } from '../../client/kube-client.ts';
 import { ListWatch } from '../../client/list-watch.ts';
-import { AddressPool } from '../ipam.ts';
+import { AddressPool } from '../../ipam.ts';
 import { newInstanceLog } from '../runtime/logs.ts';
 import type { ContainerExit, ContainerProcess, ProcessRunner } from '../runtime/runner.ts';
 import { pathMapper } from '../runtime-hook/hook-fs.ts';

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addressPlan, claimLabIndex } from '../../../state.ts';
-import { AddressPool } from '../ipam.ts';
+import { AddressPool } from '../../ipam.ts';
 import { type BindEvent, type EndpointAddress, ServiceProxy } from './service-proxy.ts';
 
 /** Connects, reads everything the server says (after sending `send` and half-closing), resolves with it. */

@@ -1,7 +1,9 @@
 // Address allocation inside one lab's loopback ranges (lab/state.ts addressPlan): pod IPs, ClusterIPs and
 // LoadBalancer IPs. 127.<octet>.0.0/16 gives 65k addresses per range; .0 and .255 last octets are skipped for
 // readability, and callers reserve the well-known ones (ClusterIP .0.1 = kubernetes, .0.10 = cluster DNS).
-import type { AddressPlan } from '../../state.ts';
+// The kubelet (pod IPs), the LoadBalancer controller (LoadBalancer IPs) and the node agent (well-known addresses,
+// low ports) share it.
+import type { AddressPlan } from '../state.ts';
 
 export class AddressPool {
   readonly octet: number;
