@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestLab, type TestLab } from '../../lab/embedded/apiserver/testing.ts';
+import { startTestLab, type TestLab } from '../../lab/embedded/apiserver/testing/test-lab.ts';
 import { type ExtAuth, startExtAuth } from '../extauth/server.ts';
 import { type SampleApp, startSampleApp } from '../sampleapp/server.ts';
 import { LogRegistry } from '../shared/log.ts';

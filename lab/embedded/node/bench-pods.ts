@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { KubeClient } from '../client/kube-client.ts';
-import { startTestCluster } from './cluster-testing.ts';
+import { startTestCluster } from '../testing/test-cluster.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const APP = join(HERE, 'testdata', 'bench-app.mjs');

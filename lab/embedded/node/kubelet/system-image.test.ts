@@ -2,7 +2,7 @@
 // `gwlab.local/system:<version>` with args [sampleapp] listens on its pod IP and answers there.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SYSTEM_IMAGE } from '../../../../system/image.ts';
-import { eventually, Testbed, waitForLog } from '../testbed.ts';
+import { eventually, Testbed, waitForLog } from '../testing/testbed.ts';
 import { containerArgv, ImageCatalog } from './images.ts';
 import { systemImages } from './system-images.ts';
 

@@ -9,8 +9,8 @@ import { existsSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labPaths } from '../../../state.ts';
-import { startTestCluster, type TestCluster } from '../cluster-testing.ts';
-import { eventually } from '../testbed.ts';
+import { startTestCluster, type TestCluster } from '../../testing/test-cluster.ts';
+import { eventually } from '../testing/testbed.ts';
 import { SA_VOLUME } from './volumes.ts';
 
 const TTL = 6;

@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import forge from 'node-forge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, Testbed, type TestPod } from '../testbed.ts';
+import { eventually, Testbed, type TestPod } from '../testing/testbed.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const SERVER = join(HERE, '..', 'testdata', 'pod-server.mjs');

@@ -9,8 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findTaggedProcesses, killTaggedProcesses } from './orphans.ts';
 
-const FAKE_LAB = join(dirname(fileURLToPath(import.meta.url)), '..', 'testdata', 'fake-lab.ts');
-const MINI_LAB = join(dirname(fileURLToPath(import.meta.url)), '..', 'testdata', 'mini-lab.ts');
+const FAKE_LAB = join(dirname(fileURLToPath(import.meta.url)), '..', 'testing', 'fake-lab.ts');
+const MINI_LAB = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'testing', 'mini-lab.ts');
 const APP = join(dirname(fileURLToPath(import.meta.url)), '..', 'testdata', 'http-app.mjs');
 
 describe('no orphans', () => {

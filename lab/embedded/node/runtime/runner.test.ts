@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { containerArgv } from '../kubelet/images.ts';
-import { waitForLog } from '../testbed.ts';
+import { waitForLog } from '../testing/testbed.ts';
 import { instanceLog, newInstanceLog, readLog } from './logs.ts';
 import { findTaggedProcesses } from './orphans.ts';
 import { type ContainerStart, ProcessRunner } from './runner.ts';

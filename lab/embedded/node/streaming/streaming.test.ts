@@ -9,8 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { PortForward } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { podLoopback } from '../../../state.ts';
-import { startTestCluster, type TestCluster } from '../cluster-testing.ts';
-import { eventually } from '../testbed.ts';
+import { startTestCluster, type TestCluster } from '../../testing/test-cluster.ts';
+import { eventually } from '../testing/testbed.ts';
 
 const APP = join(dirname(fileURLToPath(import.meta.url)), '..', 'testdata', 'http-app.mjs');
 

@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import { LogRegistry } from '../../../system/shared/log.ts';
 import { type AddressPlan, addressPlan, claimLabIndex } from '../../state.ts';
 import type { ApiServerOptions } from '../apiserver/index.ts';
-import { startTestLab, type TestLab } from '../apiserver/testing.ts';
+import { startTestLab, type TestLab } from '../apiserver/testing/test-lab.ts';
 import { type ApiMachinery, startApiMachinery } from '../controllers/apimachinery.ts';
 import { startWorkloadControllers, type WorkloadControllers } from '../controllers/workloads.ts';
-import { type NodeAgent, startNodeAgent } from './agent.ts';
-import { killTaggedProcesses } from './runtime/orphans.ts';
+import { type NodeAgent, startNodeAgent } from '../node/agent.ts';
+import { killTaggedProcesses } from '../node/runtime/orphans.ts';
 
 export interface TestCluster {
   lab: TestLab;

@@ -1,7 +1,7 @@
 // Test helper: raw HTTPS requests to a test lab's API server (undici, one keep-alive agent per server), with any
 // bearer token, for what kubectl cannot send or hides (status codes, Status bodies, exact content types).
 import { Agent, fetch } from 'undici';
-import type { TestLab } from './testing.ts';
+import type { TestLab } from './test-lab.ts';
 
 export interface ApiResponse {
   status: number;

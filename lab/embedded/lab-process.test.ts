@@ -10,12 +10,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig, Watch } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KUBECTL } from '../apiserver/testing.ts';
-import { BACKOFF_ENV, parseBackoff, parseDelayMs } from '../cluster.ts';
-import { killTaggedProcesses } from './runtime/orphans.ts';
-import { eventually } from './testbed.ts';
+import { KUBECTL } from './apiserver/testing/test-lab.ts';
+import { BACKOFF_ENV, parseBackoff, parseDelayMs } from './cluster.ts';
+import { killTaggedProcesses } from './node/runtime/orphans.ts';
+import { eventually } from './node/testing/testbed.ts';
 
-const MAIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'main.ts');
+const MAIN = join(dirname(fileURLToPath(import.meta.url)), 'main.ts');
 // Small enough to see the cap within seconds: the restarts wait 0, 250 ms, 500 ms, 1 s, 1 s, ...
 const BACKOFF = { initialSeconds: 0.25, maxSeconds: 1 };
 const LB_DELAY_MS = 1500;

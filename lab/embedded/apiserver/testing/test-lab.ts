@@ -4,8 +4,8 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LogRegistry } from '../../../system/shared/log.ts';
-import { type ApiServerHandle, type ApiServerOptions, startApiServer } from './index.ts';
+import { LogRegistry } from '../../../../system/shared/log.ts';
+import { type ApiServerHandle, type ApiServerOptions, startApiServer } from '../index.ts';
 
 export const KUBECTL = process.env.KUBECTL ?? '/usr/bin/kubectl';
 

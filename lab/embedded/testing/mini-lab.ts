@@ -1,7 +1,7 @@
 // A whole embedded cluster in one process (API server, controllers, node agent), with a Deployment whose pods fork a
 // detached Node grandchild and a shell with a background sleep. Prints "ready <runId> <GWLAB_HOME>" once the pods run, then
 // waits to be killed. Usage: node mini-lab.ts <path of the http-app image program>
-import { startTestCluster } from '../cluster-testing.ts';
+import { startTestCluster } from './test-cluster.ts';
 
 const app = process.argv[2];
 const forker = `

@@ -5,13 +5,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type AddressPlan, addressPlan, claimLabIndex, podLoopback } from '../../state.ts';
-import { AddressPool, wellKnownServiceIPs } from '../ipam.ts';
-import { ClusterDns } from './dns/cluster-dns.ts';
-import { newInstanceLog, readLog } from './runtime/logs.ts';
-import { type ContainerExit, type ContainerProcess, ProcessRunner, type RunnerOptions } from './runtime/runner.ts';
-import { type PodRuntimeConfig, podSearchPath } from './runtime-hook/runtime-config.ts';
-import { ServiceProxy, type ServiceProxyOptions } from './service-proxy/service-proxy.ts';
+import { type AddressPlan, addressPlan, claimLabIndex, podLoopback } from '../../../state.ts';
+import { AddressPool, wellKnownServiceIPs } from '../../ipam.ts';
+import { ClusterDns } from '../dns/cluster-dns.ts';
+import { newInstanceLog, readLog } from '../runtime/logs.ts';
+import { type ContainerExit, type ContainerProcess, ProcessRunner, type RunnerOptions } from '../runtime/runner.ts';
+import { type PodRuntimeConfig, podSearchPath } from '../runtime-hook/runtime-config.ts';
+import { ServiceProxy, type ServiceProxyOptions } from '../service-proxy/service-proxy.ts';
 
 export interface TestPod {
   namespace: string;
