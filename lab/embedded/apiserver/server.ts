@@ -19,12 +19,12 @@ import {
   versionInfo,
 } from './discovery.ts';
 import { ApiError, errors } from './errors.ts';
+import { serveWatch, type TableRenderer } from './handlers/watch.ts';
 import { openapiIndex } from './openapi.ts';
 import type { Authorizer } from './rbac.ts';
 import { gv, type ResourceType } from './resources.ts';
 import { reviewFor } from './reviews.ts';
 import type { K8sObject } from './store.ts';
-import { serveWatch, type TableRenderer } from './watch.ts';
 
 export interface SubresourceRequest {
   user: UserInfo;

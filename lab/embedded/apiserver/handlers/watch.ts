@@ -3,11 +3,11 @@
 // matching is DELETED for the watcher), BOOKMARK events, and keep-alive newlines so idle watches stay open through
 // clients' inactivity timers (client-node 2.0.1 aborts a watch after 30 s without bytes).
 import type { ServerResponse } from 'node:http';
-import type { Core } from './core.ts';
-import { errors } from './errors.ts';
-import { gv, type ResourceType } from './resources.ts';
-import type { K8sObject, StoreEvent } from './store.ts';
-import type { Column } from './tables.ts';
+import type { Core } from '../core.ts';
+import { errors } from '../errors.ts';
+import { gv, type ResourceType } from '../resources.ts';
+import type { K8sObject, StoreEvent } from '../store.ts';
+import type { Column } from '../tables.ts';
 
 export interface WatchOptions {
   namespace?: string;
