@@ -13,15 +13,16 @@ import { setupConnections } from './connection.ts';
 import { Core } from './core.ts';
 import { ApiError } from './errors.ts';
 import { EscalationCheck } from './escalation.ts';
+import type { SubresourceHandler } from './handlers/subresources.ts';
 import { ensurePki } from './pki.ts';
 import { Authorizer, bootstrapPolicy } from './rbac.ts';
 import { ResourceRegistry } from './resources.ts';
-import { HttpApi, type SubresourceHandler } from './server.ts';
+import { HttpApi } from './server.ts';
 import { type K8sObject, Store } from './store.ts';
 import { loadModelValidators } from './validation.ts';
 
 export type { TokenOptions, UserInfo } from './authn.ts';
-export type { SubresourceHandler, SubresourceRequest } from './server.ts';
+export type { SubresourceHandler, SubresourceRequest } from './handlers/subresources.ts';
 export type { K8sObject } from './store.ts';
 
 export interface ApiServerOptions {

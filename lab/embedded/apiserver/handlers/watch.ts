@@ -1,13 +1,15 @@
-// Watches: newline-delimited JSON events over a chunked response, from a resourceVersion (resumed from the store's
-// history, or 410 Expired as an ERROR event when it is older), with selector transitions (an object that stops
-// matching is DELETED for the watcher), BOOKMARK events, and keep-alive newlines so idle watches stay open through
-// clients' inactivity timers (client-node 2.0.1 aborts a watch after 30 s without bytes).
+// watch (k8s.io/apiserver endpoints/handlers/watch.go): newline-delimited JSON events over a chunked response, from
+// a resourceVersion (resumed from the store's history, or 410 Expired as an ERROR event when it is older), with
+// selector transitions (an object that stops matching is DELETED for the watcher), BOOKMARK events, Table and
+// PartialObjectMetadata forms, and keep-alive newlines so idle watches stay open through clients' inactivity timers
+// (client-node 2.0.1 aborts a watch after 30 s without bytes).
 import type { ServerResponse } from 'node:http';
 import type { Core } from '../core.ts';
 import { errors } from '../errors.ts';
 import { gv, type ResourceType } from '../resources.ts';
 import type { K8sObject, StoreEvent } from '../store.ts';
-import type { Column } from '../tables.ts';
+import { boolParam } from './response.ts';
+import type { RequestScope, TableRenderer } from './scope.ts';
 
 export interface WatchOptions {
   namespace?: string;
@@ -27,11 +29,6 @@ export interface WatchOptions {
   onEnd?: () => void;
   /** The server's set of open watches (ended on stop). */
   active: Set<() => void>;
-}
-
-export interface TableRenderer {
-  columns(rt: ResourceType): Column[];
-  row(rt: ResourceType, obj: K8sObject, includeObject: string): unknown;
 }
 
 const serialized = new WeakMap<object, Map<string, Buffer>>();
@@ -203,4 +200,29 @@ export function serveWatch(
   res.on('close', finish);
   opts.active.add(finish);
   res.on('close', () => opts.active.delete(finish));
+}
+
+/** A watch request: its options from the query and the negotiated form; the response streams until it ends. */
+export function watch(s: RequestScope): true {
+  const { q, neg } = s;
+  s.rec.code = 200;
+  const lo: WatchOptions = {
+    namespace: s.ns,
+    name: s.info.name,
+    resourceVersion: q.get('resourceVersion'),
+    labelSelector: q.get('labelSelector'),
+    fieldSelector: q.get('fieldSelector'),
+    allowBookmarks: boolParam(q, 'allowWatchBookmarks'),
+    sendInitialEvents: q.has('sendInitialEvents') ? boolParam(q, 'sendInitialEvents') : undefined,
+    timeoutSeconds: q.has('timeoutSeconds') ? Number(q.get('timeoutSeconds')) : undefined,
+    as: neg.as === 'Table' ? 'Table' : neg.as?.startsWith('Partial') ? 'PartialObjectMetadata' : undefined,
+    includeObject: q.get('includeObject') ?? undefined,
+    keepAliveMs: s.cfg.keepAliveMs,
+    bookmarkMs: s.cfg.bookmarkMs,
+    onEnd: () => s.finishAudit(),
+    active: s.activeWatches,
+  };
+  s.finishAudit('ResponseStarted');
+  serveWatch(s.core, s.rt, s.res, lo, s.tables);
+  return true;
 }
