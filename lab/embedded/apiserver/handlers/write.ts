@@ -4,8 +4,8 @@
 // it (finalizers, graceful pod deletion, Foreground) with the object.
 import type { IncomingMessage } from 'node:http';
 import type { UserInfo } from '../authn.ts';
-import type { DeleteOptions, FieldValidation, WriteOptions } from '../core.ts';
 import { errors } from '../errors.ts';
+import type { DeleteOptions, FieldValidation, WriteOptions } from '../options.ts';
 import { gv } from '../resources.ts';
 import { type RequestScope, respond } from './scope.ts';
 
