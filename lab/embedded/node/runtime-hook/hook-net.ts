@@ -75,78 +75,85 @@ export function netRewriter(cfg: PodRuntimeConfig): NetRewriter {
 
 export function installNet(cfg: PodRuntimeConfig): void {
   const rw = netRewriter(cfg);
-  const loopback = cfg.pod.loopback;
+  installConnect(rw, cfg.pod.loopback);
+  installListen(rw);
+  installUdpBind(rw);
+}
+
+/** Rewrites a connecting socket's native handle: the destination (and source) at connect(2), after any lookup. */
+function patchHandle(rw: NetRewriter, sock: any, bound: boolean): void {
+  const h = sock._handle;
+  if (!h || h[PATCHED] || typeof h.connect !== 'function') return;
+  h[PATCHED] = true;
+  const c4 = h.connect;
+  const c6 = h.connect6;
+  const rewrite = (handle: any, req: any, addr: string, port: number, orig: (...a: any[]) => number) => {
+    const dest = rw.dest(addr);
+    if (dest === null) return UV_ECONNREFUSED;
+    if (!dest.startsWith('127.')) return orig.call(handle, req, addr, port);
+    const p = rw.port(dest, port);
+    if (!bound) {
+      const err = handle.bind(rw.source(dest), 0);
+      if (err) return err;
+    }
+    req.address = dest;
+    req.port = p;
+    return c4.call(handle, req, dest, p);
+  };
+  h.connect = function (req: any, addr: string, port?: number) {
+    // Pipes (unix sockets) have connect(req, path): nothing to rewrite.
+    if (typeof port !== 'number') return c4.call(this, req, addr);
+    return rewrite(this, req, addr, port, c4);
+  };
+  if (typeof c6 === 'function') {
+    h.connect6 = function (req: any, addr: string, port: number) {
+      return rewrite(this, req, addr, port, c6);
+    };
+  }
+}
+
+/** A user-supplied lookup may answer 127.0.0.1 and ::1 for localhost: keep one answer, the pod loopback. */
+function wrapLookup(lookup: (...a: any[]) => void, loopback: string) {
+  return function (this: unknown, host: string, opts: any, cb: (...a: any[]) => void) {
+    return lookup.call(this, host, opts, (err: unknown, addr: any, family?: number) => {
+      if (err || !Array.isArray(addr)) {
+        if (!err && typeof addr === 'string' && isLocal(addr)) return cb(null, loopback, 4);
+        return cb(err, addr, family);
+      }
+      const mapped = addr.map((a: { address: string; family: number }) =>
+        isLocal(a.address) ? { address: loopback, family: 4 } : a,
+      );
+      const loop = mapped.find((a: { address: string }) => a.address.startsWith('127.'));
+      cb(null, loop ? [loop] : mapped);
+    });
+  };
+}
+
+/** net.Socket#connect: a user lookup wrapped, the native handle patched once the socket has one. */
+function installConnect(rw: NetRewriter, loopback: string): void {
   const normalizeArgs = (net as any)._normalizeArgs as (args: unknown[]) => any[];
   const normalizedSym = Object.getOwnPropertySymbols(normalizeArgs([]))[0];
-
-  // --- connect ---------------------------------------------------------------------------------------------------
   const origConnect = net.Socket.prototype.connect;
-  function patchHandle(sock: any, bound: boolean): void {
-    const h = sock._handle;
-    if (!h || h[PATCHED] || typeof h.connect !== 'function') return;
-    h[PATCHED] = true;
-    const c4 = h.connect;
-    const c6 = h.connect6;
-    const rewrite = (handle: any, req: any, addr: string, port: number, orig: (...a: any[]) => number) => {
-      const dest = rw.dest(addr);
-      if (dest === null) return UV_ECONNREFUSED;
-      if (!dest.startsWith('127.')) return orig.call(handle, req, addr, port);
-      const p = rw.port(dest, port);
-      if (!bound) {
-        const err = handle.bind(rw.source(dest), 0);
-        if (err) return err;
-      }
-      req.address = dest;
-      req.port = p;
-      return c4.call(handle, req, dest, p);
-    };
-    h.connect = function (req: any, addr: string, port?: number) {
-      // Pipes (unix sockets) have connect(req, path): nothing to rewrite.
-      if (typeof port !== 'number') return c4.call(this, req, addr);
-      return rewrite(this, req, addr, port, c4);
-    };
-    if (typeof c6 === 'function') {
-      h.connect6 = function (req: any, addr: string, port: number) {
-        return rewrite(this, req, addr, port, c6);
-      };
-    }
-  }
-
-  /** A user-supplied lookup may answer 127.0.0.1 and ::1 for localhost: keep one answer, the pod loopback. */
-  function wrapLookup(lookup: (...a: any[]) => void) {
-    return function (this: unknown, host: string, opts: any, cb: (...a: any[]) => void) {
-      return lookup.call(this, host, opts, (err: unknown, addr: any, family?: number) => {
-        if (err || !Array.isArray(addr)) {
-          if (!err && typeof addr === 'string' && isLocal(addr)) return cb(null, loopback, 4);
-          return cb(err, addr, family);
-        }
-        const mapped = addr.map((a: { address: string; family: number }) =>
-          isLocal(a.address) ? { address: loopback, family: 4 } : a,
-        );
-        const loop = mapped.find((a: { address: string }) => a.address.startsWith('127.'));
-        cb(null, loop ? [loop] : mapped);
-      });
-    };
-  }
-
   net.Socket.prototype.connect = function (this: any, ...args: unknown[]) {
     const normalized =
       Array.isArray(args[0]) && (args[0] as any)[normalizedSym] ? (args[0] as any[]) : normalizeArgs(args);
     const opts = normalized[0];
     if (opts && opts.path == null) {
       if (typeof opts.lookup === 'function' && !opts.lookup[PATCHED]) {
-        const copy = { ...opts, lookup: wrapLookup(opts.lookup) };
+        const copy = { ...opts, lookup: wrapLookup(opts.lookup, loopback) };
         copy.lookup[PATCHED] = true;
         normalized[0] = copy;
       }
       const ret = origConnect.call(this, normalized as any);
-      patchHandle(this, !!(opts.localAddress || opts.localPort));
+      patchHandle(rw, this, !!(opts.localAddress || opts.localPort));
       return ret;
     }
     return origConnect.call(this, normalized as any);
   } as typeof net.Socket.prototype.connect;
+}
 
-  // --- listen ----------------------------------------------------------------------------------------------------
+/** net.Server#listen: loopback names bind the pod loopback, wildcards the pod IP plus a companion on the loopback. */
+function installListen(rw: NetRewriter): void {
   const origListen = net.Server.prototype.listen;
   installCompanionLifecycle();
   net.Server.prototype.listen = function (this: net.Server, ...args: any[]) {
@@ -181,8 +188,10 @@ export function installNet(cfg: PodRuntimeConfig): void {
     if (where.companion) return listenWithCompanion(this, origListen as any, opts, cb, where.companion);
     return cb ? origListen.call(this, opts, cb) : origListen.call(this, opts);
   } as typeof net.Server.prototype.listen;
+}
 
-  // --- UDP: bind only (sends to 127.0.0.1 are not rewritten; see README) ----------------------------------------
+/** UDP: bind only (sends to 127.0.0.1 are not rewritten; see README). */
+function installUdpBind(rw: NetRewriter): void {
   const origBind = dgram.Socket.prototype.bind;
   dgram.Socket.prototype.bind = function (this: dgram.Socket, ...args: any[]) {
     if ((this as any).type !== 'udp4') return (origBind as any).apply(this, args);
