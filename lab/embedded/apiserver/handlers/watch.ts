@@ -74,132 +74,186 @@ export function serveWatch(
   const inScope = (o: K8sObject) =>
     (!ns || o.metadata.namespace === ns) && (!opts.name || o.metadata.name === opts.name);
   const matches = (o: K8sObject | undefined) => !!o && inScope(o) && core.matches(rt, o, sel);
-
-  const rvParam = opts.resourceVersion ?? '';
-  let startRev: number;
-  let initial: K8sObject[] = [];
-  let history: StoreEvent[] = [];
-  const sendInitial = opts.sendInitialEvents ?? (rvParam === '' || rvParam === '0');
-  if (rvParam !== '' && rvParam !== '0') {
-    const rv = Number(rvParam);
-    if (!Number.isInteger(rv) || rv < 0) throw errors.badRequest(`invalid resource version: ${rvParam}`);
-    const h = core.store.since(rt.bucket, rv);
-    res.writeHead(200, {
-      'Content-Type': 'application/json',
-      'Transfer-Encoding': 'chunked',
-      'Cache-Control': 'no-cache',
-    });
-    if (h === 'expired') {
-      const st = errors.expired(rv, core.store.oldestRevision() + 1).toStatus();
-      res.end(`${JSON.stringify({ type: 'ERROR', object: st })}\n`);
-      opts.onEnd?.();
-      return;
-    }
-    history = h;
-    startRev = rv;
-  } else {
-    res.writeHead(200, {
-      'Content-Type': 'application/json',
-      'Transfer-Encoding': 'chunked',
-      'Cache-Control': 'no-cache',
-    });
-    startRev = core.store.revision();
-  }
+  const from = startingPoint(core, rt, res, opts);
+  if (!from) return;
   // Headers go out now: client-go waits for them before it treats the watch as established.
   res.flushHeaders();
-  if (sendInitial && (rvParam === '' || rvParam === '0' || opts.sendInitialEvents)) {
-    initial = core.store.list(rt.bucket, ns).filter(matches);
+  const rvParam = opts.resourceVersion ?? '';
+  const sendInitial = opts.sendInitialEvents ?? (rvParam === '' || rvParam === '0');
+  const initial =
+    sendInitial && (rvParam === '' || rvParam === '0' || opts.sendInitialEvents)
+      ? core.store.list(rt.bucket, ns).filter(matches)
+      : [];
+  new WatchStream(core, rt, res, opts, tables, matches, from.startRev).run(initial, from.history);
+}
+
+/**
+ * Where the watch starts: the revision given (with the store's history since then) or the current one; writes the
+ * response headers. A revision older than the history ends the watch with a 410 Expired ERROR event (undefined).
+ */
+function startingPoint(
+  core: Core,
+  rt: ResourceType,
+  res: ServerResponse,
+  opts: WatchOptions,
+): { startRev: number; history: StoreEvent[] } | undefined {
+  const rvParam = opts.resourceVersion ?? '';
+  const headers = { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache' };
+  if (rvParam === '' || rvParam === '0') {
+    res.writeHead(200, headers);
+    return { startRev: core.store.revision(), history: [] };
+  }
+  const rv = Number(rvParam);
+  if (!Number.isInteger(rv) || rv < 0) throw errors.badRequest(`invalid resource version: ${rvParam}`);
+  const h = core.store.since(rt.bucket, rv);
+  res.writeHead(200, headers);
+  if (h === 'expired') {
+    const st = errors.expired(rv, core.store.oldestRevision() + 1).toStatus();
+    res.end(`${JSON.stringify({ type: 'ERROR', object: st })}\n`);
+    opts.onEnd?.();
+    return undefined;
+  }
+  return { startRev: rv, history: h };
+}
+
+/** One open watch: its events, bookmarks and keep-alives on the response, until the client, a timeout or stop ends it. */
+class WatchStream {
+  private readonly core: Core;
+  private readonly rt: ResourceType;
+  private readonly res: ServerResponse;
+  private readonly opts: WatchOptions;
+  private readonly tables: TableRenderer;
+  private readonly matches: (o: K8sObject | undefined) => boolean;
+  private readonly startRev: number;
+  private lastRev: number;
+  private firstTable = true;
+  /** Chunks go straight to the socket once the headers are out (Node writes the final zero-length chunk on end()).
+   * Should Node not chunk this response (no explicit Transfer-Encoding), plain writes. */
+  private readonly socket: ServerResponse['socket'];
+  private unsubscribe?: () => void;
+  private keepAlive?: NodeJS.Timeout;
+  private bookmarks?: NodeJS.Timeout;
+  private timeout?: NodeJS.Timeout;
+  private done = false;
+
+  constructor(
+    core: Core,
+    rt: ResourceType,
+    res: ServerResponse,
+    opts: WatchOptions,
+    tables: TableRenderer,
+    matches: (o: K8sObject | undefined) => boolean,
+    startRev: number,
+  ) {
+    this.core = core;
+    this.rt = rt;
+    this.res = res;
+    this.opts = opts;
+    this.tables = tables;
+    this.matches = matches;
+    this.startRev = startRev;
+    this.lastRev = startRev;
+    this.socket = (res as ServerResponse & { chunkedEncoding?: boolean }).chunkedEncoding ? res.socket : null;
   }
 
-  let firstTable = true;
-  let lastRev = startRev;
-  // Chunks go straight to the socket once the headers are out (flushHeaders above). Node's response writes the final
-  // zero-length chunk on end(). Should Node not chunk this response (no explicit Transfer-Encoding), plain writes.
-  const socket = (res as ServerResponse & { chunkedEncoding?: boolean }).chunkedEncoding ? res.socket : null;
-  const writeChunk = (c: Buffer) => {
+  run(initial: K8sObject[], history: StoreEvent[]): void {
+    const { core, opts, res } = this;
+    for (const o of initial) this.send('ADDED', o);
+    if (opts.sendInitialEvents && opts.allowBookmarks) this.bookmark(this.startRev, true);
+    for (const ev of history) this.onEvent(ev);
+    if (this.done) return;
+    // Not revision(): a write of this turn is neither in the history above nor delivered yet, and its event, which
+    // comes with the commit, must not be taken for one already sent (an informer watching from its list's
+    // resourceVersion lost a Service created that way, and the route status waited for an unrelated change).
+    this.lastRev = Math.max(this.lastRev, core.store.committedRevision());
+    this.unsubscribe = core.store.subscribe(this.rt.bucket, (ev) => this.onEvent(ev));
+    this.keepAlive = setInterval(() => this.writeChunk(KEEPALIVE), opts.keepAliveMs);
+    if (opts.allowBookmarks)
+      this.bookmarks = setInterval(() => this.bookmark(core.store.committedRevision()), opts.bookmarkMs);
+    if (opts.timeoutSeconds && opts.timeoutSeconds > 0) {
+      this.timeout = setTimeout(() => {
+        if (opts.allowBookmarks) this.bookmark(core.store.committedRevision());
+        this.finish();
+      }, opts.timeoutSeconds * 1000);
+    }
+    const finish = () => this.finish();
+    res.on('close', finish);
+    opts.active.add(finish);
+    res.on('close', () => opts.active.delete(finish));
+  }
+
+  private writeChunk(c: Buffer): void {
+    const { res, socket } = this;
     if (res.destroyed || res.writableEnded) return;
     if (socket && !socket.destroyed) socket.write(c);
     else res.write(c.subarray(c.indexOf(CRLF) + 2, c.length - 2));
     // A watcher that cannot keep up is closed, as Kubernetes does; it re-lists.
-    if ((socket?.writableLength ?? res.writableLength) > 32 * 1024 * 1024) finish();
-  };
-  const write = (s: string) => writeChunk(chunk(s));
-  const send = (type: string, obj: K8sObject) => {
+    if ((socket?.writableLength ?? res.writableLength) > 32 * 1024 * 1024) this.finish();
+  }
+
+  private write(s: string): void {
+    this.writeChunk(chunk(s));
+  }
+
+  private send(type: string, obj: K8sObject): void {
+    const { opts, rt, tables } = this;
     if (opts.as === 'Table') {
       const t: Record<string, unknown> = {
         kind: 'Table',
         apiVersion: 'meta.k8s.io/v1',
         metadata: { resourceVersion: obj.metadata.resourceVersion },
-        columnDefinitions: firstTable ? tables.columns(rt) : [],
+        columnDefinitions: this.firstTable ? tables.columns(rt) : [],
         rows: [tables.row(rt, obj, opts.includeObject ?? 'Metadata')],
       };
-      firstTable = false;
-      write(`${JSON.stringify({ type, object: t })}\n`);
+      this.firstTable = false;
+      this.write(`${JSON.stringify({ type, object: t })}\n`);
     } else if (opts.as === 'PartialObjectMetadata') {
-      write(
+      this.write(
         `${JSON.stringify({ type, object: { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: obj.metadata } })}\n`,
       );
     } else {
-      writeChunk(eventChunk(type, obj, rt, core));
+      this.writeChunk(eventChunk(type, obj, rt, this.core));
     }
-  };
-  const bookmark = (rev: number, initialEnd = false) => {
+  }
+
+  private bookmark(rev: number, initialEnd = false): void {
     const meta: Record<string, unknown> = { resourceVersion: String(rev) };
     if (initialEnd) meta.annotations = { 'k8s.io/initial-events-end': 'true' };
-    write(`${JSON.stringify({ type: 'BOOKMARK', object: { kind: rt.kind, apiVersion: gv(rt), metadata: meta } })}\n`);
-  };
+    const rt = this.rt;
+    this.write(
+      `${JSON.stringify({ type: 'BOOKMARK', object: { kind: rt.kind, apiVersion: gv(rt), metadata: meta } })}\n`,
+    );
+  }
 
-  const onEvent = (ev: StoreEvent) => {
-    if (ev.rev <= lastRev) return;
-    lastRev = ev.rev;
-    const now = matches(ev.obj);
+  /** A store event as the watcher sees it: selector transitions become ADDED or DELETED. */
+  private onEvent(ev: StoreEvent): void {
+    if (ev.rev <= this.lastRev) return;
+    this.lastRev = ev.rev;
+    const now = this.matches(ev.obj);
     if (ev.type === 'DELETED') {
-      if (matches(ev.prev ?? ev.obj)) send('DELETED', ev.obj);
+      if (this.matches(ev.prev ?? ev.obj)) this.send('DELETED', ev.obj);
       return;
     }
     if (ev.type === 'ADDED') {
-      if (now) send('ADDED', ev.obj);
+      if (now) this.send('ADDED', ev.obj);
       return;
     }
-    const before = ev.prev ? matches(ev.prev) : now;
-    if (now && before) send('MODIFIED', ev.obj);
-    else if (now && !before) send('ADDED', ev.obj);
-    else if (!now && before) send('DELETED', ev.obj);
-  };
+    const before = ev.prev ? this.matches(ev.prev) : now;
+    if (now && before) this.send('MODIFIED', ev.obj);
+    else if (now && !before) this.send('ADDED', ev.obj);
+    else if (!now && before) this.send('DELETED', ev.obj);
+  }
 
-  for (const o of initial) send('ADDED', o);
-  if (opts.sendInitialEvents && opts.allowBookmarks) bookmark(startRev, true);
-  for (const ev of history) onEvent(ev);
-  // Not revision(): a write of this turn is neither in the history above nor delivered yet, and its event, which
-  // comes with the commit, must not be taken for one already sent (an informer watching from its list's
-  // resourceVersion lost a Service created that way, and the route status waited for an unrelated change).
-  lastRev = Math.max(lastRev, core.store.committedRevision());
-  const unsubscribe = core.store.subscribe(rt.bucket, onEvent);
-  const keepAlive = setInterval(() => writeChunk(KEEPALIVE), opts.keepAliveMs);
-  const bookmarks = opts.allowBookmarks
-    ? setInterval(() => bookmark(core.store.committedRevision()), opts.bookmarkMs)
-    : undefined;
-  let timeout: NodeJS.Timeout | undefined;
-  let done = false;
-  function finish() {
-    if (done) return;
-    done = true;
-    unsubscribe();
-    clearInterval(keepAlive);
-    if (bookmarks) clearInterval(bookmarks);
-    if (timeout) clearTimeout(timeout);
-    if (!res.writableEnded) res.end();
-    opts.onEnd?.();
+  private finish(): void {
+    if (this.done) return;
+    this.done = true;
+    this.unsubscribe?.();
+    clearInterval(this.keepAlive);
+    if (this.bookmarks) clearInterval(this.bookmarks);
+    if (this.timeout) clearTimeout(this.timeout);
+    if (!this.res.writableEnded) this.res.end();
+    this.opts.onEnd?.();
   }
-  if (opts.timeoutSeconds && opts.timeoutSeconds > 0) {
-    timeout = setTimeout(() => {
-      if (opts.allowBookmarks) bookmark(core.store.committedRevision());
-      finish();
-    }, opts.timeoutSeconds * 1000);
-  }
-  res.on('close', finish);
-  opts.active.add(finish);
-  res.on('close', () => opts.active.delete(finish));
 }
 
 /** A watch request: its options from the query and the negotiated form; the response streams until it ends. */
