@@ -1,7 +1,7 @@
-// The verbs (get, list, create, update, patch, delete, deletecollection) and their subresources, independent of HTTP,
-// in the order of k8s.io/apiserver's generic registry store: decode and check fields (decode.ts), default, admit and
-// validate by the kind's rules (strategy.ts), managedFields (managedfields.ts), then storage; lists and their
-// selectors are list.ts, /scale is scale.ts, a CRD's serving is crd-lifecycle.ts. The HTTP layer (server.ts,
+// The verbs (get, list, create, update, patch, delete, deletecollection), independent of HTTP, in the order of
+// k8s.io/apiserver's generic registry store: decode and check fields (decode.ts), default, admit and validate by the
+// kind's rules (strategy.ts), managedFields (managedfields.ts), then storage. Lists and their selectors are list.ts,
+// /scale is scale.ts (through updatePrepared), a CRD's serving is crd-lifecycle.ts. The HTTP layer (server.ts,
 // handlers/) sits on top.
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { FieldRequirement, LabelRequirement } from '../../../system/shared/selectors.ts';
@@ -14,7 +14,6 @@ import { serverSideApply, updateManagedFields } from './managedfields.ts';
 import type { CoreHooks, DeleteOptions, ListOptions, WriteOptions } from './options.ts';
 import { applyJsonPatch, jsonMergePatch, strategicMergePatch } from './patch.ts';
 import { gv, present, type ResourceRegistry, type ResourceType, storeKey } from './resources.ts';
-import { getScale, patchScale, updateScale } from './scale.ts';
 import type { K8sObject, Store } from './store.ts';
 import {
   admitCreate,
@@ -440,35 +439,6 @@ export class Core {
       }
     }
     return out;
-  }
-
-  // ---- scale ----
-
-  // ---- scale ----
-
-  getScale(rt: ResourceType, namespace: string | undefined, name: string): K8sObject {
-    return getScale(this, rt, namespace, name);
-  }
-
-  updateScale(
-    rt: ResourceType,
-    namespace: string | undefined,
-    name: string,
-    scale: unknown,
-    opts: WriteOptions,
-  ): K8sObject {
-    return updateScale(this, rt, namespace, name, scale, opts);
-  }
-
-  patchScale(
-    rt: ResourceType,
-    namespace: string | undefined,
-    name: string,
-    contentType: string,
-    body: Buffer,
-    opts: WriteOptions,
-  ): K8sObject {
-    return patchScale(this, rt, namespace, name, contentType, body, opts);
   }
 }
 

@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { UserInfo } from '../authn.ts';
 import { errors } from '../errors.ts';
+import { getScale, patchScale, updateScale } from '../scale.ts';
 import type { K8sObject } from '../store.ts';
 import { boolParam } from './response.ts';
 import { type RequestScope, respond } from './scope.ts';
@@ -52,11 +53,11 @@ export async function subresource(
     throw errors.methodNotAllowed();
   }
   if (sub === 'scale' && rt.scale) {
-    if (method === 'GET') return respond(s, 200, core.getScale(rt, ns, name));
+    if (method === 'GET') return respond(s, 200, getScale(core, rt, ns, name));
     const wo = writeOptions(s.req, q, s.user);
     s.rec.dryRun = wo.dryRun;
-    if (method === 'PUT') return respond(s, 200, core.updateScale(rt, ns, name, decoded(), wo));
-    if (method === 'PATCH') return respond(s, 200, core.patchScale(rt, ns, name, s.contentType, s.body, wo));
+    if (method === 'PUT') return respond(s, 200, updateScale(core, rt, ns, name, decoded(), wo));
+    if (method === 'PATCH') return respond(s, 200, patchScale(core, rt, ns, name, s.contentType, s.body, wo));
     throw errors.methodNotAllowed();
   }
   if (sub === 'finalize' && rt.builtin && rt.plural === 'namespaces') {
