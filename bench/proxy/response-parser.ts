@@ -9,6 +9,16 @@ export function responseParser(onResponse: (status: number) => void): (chunk: Bu
   let state = 0;
   let remaining = 0;
   let status = 0;
+  /** Consumes the `remaining` bytes of a body or chunk; false when the data ends first (the rest comes later). */
+  const skipBody = (): boolean => {
+    if (buf!.length < remaining) {
+      remaining -= buf!.length;
+      buf = undefined;
+      return false;
+    }
+    buf = buf!.subarray(remaining);
+    return true;
+  };
   return (chunk) => {
     buf = buf && buf.length > 0 ? Buffer.concat([buf, chunk]) : chunk;
     for (;;) {
@@ -25,12 +35,7 @@ export function responseParser(onResponse: (status: number) => void): (chunk: Bu
         }
       }
       if (state === 1) {
-        if (buf.length < remaining) {
-          remaining -= buf.length;
-          buf = undefined;
-          return;
-        }
-        buf = buf.subarray(remaining);
+        if (!skipBody()) return;
         state = 0;
         onResponse(status);
         continue;
@@ -47,12 +52,7 @@ export function responseParser(onResponse: (status: number) => void): (chunk: Bu
         }
       }
       if (state === 3) {
-        if (buf.length < remaining) {
-          remaining -= buf.length;
-          buf = undefined;
-          return;
-        }
-        buf = buf.subarray(remaining);
+        if (!skipBody()) return;
         state = 2;
         continue;
       }
