@@ -11,11 +11,11 @@ import net from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { KubeClient } from '../controllers/kube.ts';
-import { startTestCluster } from './cluster-testing.ts';
+import { KubeClient } from '../lab/embedded/controllers/kube.ts';
+import { startTestCluster } from '../lab/embedded/node/cluster-testing.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const APP = join(HERE, 'testdata', 'bench-app.mjs');
+const APP = join(HERE, 'testdata', 'pod-app.mjs');
 const IMAGE = 'gwlab.bench/app:1';
 
 const deployment = (name: string, replicas: number) => ({
@@ -62,7 +62,7 @@ function clientRun(host: string, port: number, mb: number, conns: number): Promi
   return new Promise((resolve, reject) =>
     execFile(
       process.execPath,
-      [join(HERE, 'bench-relay.ts'), '--client', host, String(port), String(mb), String(conns)],
+      [join(HERE, 'relay.ts'), '--client', host, String(port), String(mb), String(conns)],
       (err, out) => (err ? reject(err) : resolve(Number(out.trim()))),
     ),
   );
@@ -174,7 +174,7 @@ async function main(): Promise<void> {
     await client.close();
     await c.stop();
   }
-  const out = join(HERE, '..', '..', '..', 'reports', 'bench');
+  const out = join(HERE, '..', 'reports', 'bench');
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, 'pods.json'), JSON.stringify(report, null, 2) + '\n');
   console.log(JSON.stringify(report, null, 2));

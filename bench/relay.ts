@@ -2,7 +2,7 @@
 // bare Node relay (net.Server + socket.pipe both ways: the runtime's own ceiling) and through the ServiceProxy
 // ClusterIP relay, side by side in one run, with both ratios. The relays run in a child process (the "lab process"),
 // the client and the sink in this one.
-//   node lab/embedded/node/bench-relay.ts [--mb 256] [--conns 4] [--rounds 3]
+//   node bench/relay.ts [--mb 256] [--conns 4] [--rounds 3]
 // Writes reports/bench/relay.json.
 import { fork } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -10,9 +10,9 @@ import net from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { addressPlan, claimLabIndex } from '../../state.ts';
-import { AddressPool } from './ipam.ts';
-import { ServiceProxy } from './service-proxy.ts';
+import { AddressPool } from '../lab/embedded/node/ipam.ts';
+import { ServiceProxy } from '../lab/embedded/node/service-proxy.ts';
+import { addressPlan, claimLabIndex } from '../lab/state.ts';
 
 const PORT = 9000;
 
@@ -130,7 +130,7 @@ async function main(): Promise<void> {
     serviceProxyVsDirect: +(mbps.serviceProxy / mbps.direct).toFixed(3),
     target: 'serviceProxyVsBareRelay >= 0.8',
   };
-  const out = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'reports', 'bench');
+  const out = join(dirname(fileURLToPath(import.meta.url)), '..', 'reports', 'bench');
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, 'relay.json'), JSON.stringify(report, null, 2) + '\n');
   console.log(
