@@ -16,7 +16,7 @@ import { KubeClient } from '../lab/embedded/controllers/kube.ts';
 import { startTestCluster } from '../lab/embedded/node/cluster-testing.ts';
 import { progress, reportJson, writeReports } from './shared/reports.ts';
 import { nearestRank } from './shared/stats.ts';
-import { pipeTo } from './shared/tcp-throughput.ts';
+import { pipeTo, THROUGHPUT_OPTIONS } from './shared/tcp-throughput.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const APP = join(HERE, 'testdata', 'pod-app.mjs');
@@ -156,9 +156,7 @@ async function main(): Promise<void> {
     options: {
       runs: { type: 'string', default: '20' },
       pods: { type: 'string', default: '50' },
-      mb: { type: 'string', default: '256' },
-      conns: { type: 'string', default: '4' },
-      rounds: { type: 'string', default: '3' },
+      ...THROUGHPUT_OPTIONS,
     },
   });
   step('starting an embedded cluster');

@@ -14,7 +14,7 @@ import { ServiceProxy } from '../lab/embedded/node/service-proxy.ts';
 import { addressPlan, claimLabIndex } from '../lab/state.ts';
 import { reportJson, writeReports } from './shared/reports.ts';
 import { percentile } from './shared/stats.ts';
-import { pipeTo, transfer, transferMBps } from './shared/tcp-throughput.ts';
+import { pipeTo, THROUGHPUT_OPTIONS, transfer, transferMBps } from './shared/tcp-throughput.ts';
 
 const PORT = 9000;
 
@@ -56,11 +56,7 @@ async function startSink(ip: string): Promise<{ port: number; close(): void }> {
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: {
-      mb: { type: 'string', default: '256' },
-      conns: { type: 'string', default: '4' },
-      rounds: { type: 'string', default: '3' },
-    },
+    options: THROUGHPUT_OPTIONS,
   });
   const conns = Number(values.conns);
   const rounds = Number(values.rounds);

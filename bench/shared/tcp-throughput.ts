@@ -4,6 +4,13 @@
 // that both compare against.
 import net from 'node:net';
 
+/** The command-line options of a throughput comparison (util.parseArgs): MB per run, connections, rounds. */
+export const THROUGHPUT_OPTIONS = {
+  mb: { type: 'string', default: '256' },
+  conns: { type: 'string', default: '4' },
+  rounds: { type: 'string', default: '3' },
+} as const;
+
 /** Sends `bytes` to host:port and waits for the sink to confirm them (it answers its byte count on half-close). */
 export function transfer(host: string, bytes: number, port: number): Promise<void> {
   const chunk = Buffer.alloc(64 * 1024, 120);
