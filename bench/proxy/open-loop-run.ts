@@ -2,13 +2,11 @@
 // autocannon's 200 MB heap and its scavenges into every p99 — and samples the given server processes over exactly its
 // measured window (window.ts), between the generator's `load-window-start` and `load-window-end` lines.
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { repoRoot } from '../shared/paths.ts';
 import { track } from '../shared/processes.ts';
 import type { OpenLoop } from './generator.ts';
+import { BENCH_ENTRY } from './settings.ts';
 import { type WindowSample, windowSampler } from './window.ts';
-
-const ENTRY = join(repoRoot, 'bench', 'proxy.ts');
 
 export type SampledOpenLoop = OpenLoop & { window: WindowSample };
 
@@ -27,7 +25,7 @@ export async function openLoopRun(
   hooks: { onWindowStart?: () => void; onTick?: () => void } = {},
   rawPath?: string,
 ): Promise<SampledOpenLoop> {
-  const args = [ENTRY, '--load', String(port), path, String(rate), String(warmupS), String(seconds)];
+  const args = [BENCH_ENTRY, '--load', String(port), path, String(rate), String(warmupS), String(seconds)];
   const child = track(
     spawn(process.execPath, [...args, ...(rawPath ? [rawPath] : [])], {
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -9,9 +9,7 @@ import { join } from 'node:path';
 import { repoRoot, systemMain } from '../shared/paths.ts';
 import { startNode, track } from '../shared/processes.ts';
 import { proxyBootstrap } from './route-table.ts';
-import { APP_PATH, HOST, type J, PROXY_PATH } from './settings.ts';
-
-const ENTRY = join(repoRoot, 'bench', 'proxy.ts');
+import { APP_PATH, BENCH_ENTRY, HOST, type J, PROXY_PATH } from './settings.ts';
 
 /** One way to the sample application: its name, where to send the measured request, and the process serving it. */
 export interface Path {
@@ -95,7 +93,7 @@ export async function startServers(dir: string): Promise<Servers> {
     'sample app',
   );
   const appPort = Number(app.match[1]);
-  const bare = await startNode([ENTRY, '--bare', String(appPort)], /bare listening (\d+)/, 'bare proxy');
+  const bare = await startNode([BENCH_ENTRY, '--bare', String(appPort)], /bare listening (\d+)/, 'bare proxy');
   const proxy = await startProxyProcess(proxyBootstrap(appPort), dir, 'static');
   const paths: Path[] = [
     { name: 'direct', port: appPort, path: APP_PATH, pid: app.child.pid },

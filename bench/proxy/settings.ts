@@ -1,5 +1,10 @@
 // bench:proxy's settings: the durations and rates it runs with (environment overrides for short runs), the request
-// every path serves, and the targets of issue 4 the report checks.
+// every path serves, the targets of issue 4 the report checks, and the entry file its child processes run.
+import { join } from 'node:path';
+import { repoRoot } from '../shared/paths.ts';
+
+/** bench/proxy.ts: the bare proxy (--bare) and the open-loop generator (--load) run from it in processes of their own. */
+export const BENCH_ENTRY = join(repoRoot, 'bench', 'proxy.ts');
 
 /** Seconds of each closed-loop run and of each fixed-rate window (BENCH_DURATION_S). */
 export const DURATION = Number(process.env.BENCH_DURATION_S ?? 10);
