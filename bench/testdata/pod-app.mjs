@@ -1,5 +1,5 @@
-// The benchmark's workload: a Node program that takes 200 ms to start, then serves HTTP on 8080 and a TCP sink on
-// 9000 (counts bytes, answers the count when the client half-closes).
+// bench:pods' workload (bench/pods.ts runs it as the image gwlab.bench/app:1): a Node program that takes 200 ms to
+// start, then serves HTTP on 8080 and a TCP sink on 9000 (counts bytes, answers the count when the client half-closes).
 import http from 'node:http';
 import net from 'node:net';
 
