@@ -72,6 +72,16 @@ describe('soak checks', () => {
     expect(summaryText(r, cs)).toContain('FAIL no failed request');
   });
 
+  it('judges RSS growth on a 12-minute run (minute 10 against minute 11 to 12)', () => {
+    // Timers end a 12-minute run a hair early or late.
+    const r = result({ elapsed: 719.996, minutes: 12, samples: samples(12, (t) => (t < 660 ? 80 : 84)) });
+    expect(rssWindows(r, 'proxy')).toEqual({ base: 80 * 1024, end: 84 * 1024 });
+    expect(checks(r).find((c) => c.name.startsWith('proxy: RSS'))).toMatchObject({
+      ok: true,
+      detail: '80.0 MB → 84.0 MB (+5.0 %)',
+    });
+  });
+
   it('does not judge RSS growth on a run shorter than 12 minutes, nor changes that were never made', () => {
     const r = result({ elapsed: 300, minutes: 5, samples: samples(5, () => 50), changes: [] });
     const cs = checks(r);

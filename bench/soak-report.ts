@@ -65,7 +65,10 @@ export interface Check {
 }
 
 const mean = (a: number[]) => a.reduce((s, x) => s + x, 0) / a.length;
+/** Minute 10, the RSS baseline (s). */
 const BASE = [600, 660];
+/** Shortest run judged for RSS growth (s): a 12-minute run, with some slack for the timers. */
+const MIN_RSS_RUN = 690;
 
 /** Mean RSS (kB) of a component in minute 10 (600–660 s) and in the last minute of the run. */
 export function rssWindows(r: SoakResult, c: Component): { base?: number; end?: number } {
@@ -73,7 +76,7 @@ export function rssWindows(r: SoakResult, c: Component): { base?: number; end?: 
     const v = r.samples.filter((s) => s.t >= lo && s.t < hi && s.procs[c]).map((s) => s.procs[c]!.rssKb);
     return v.length ? mean(v) : undefined;
   };
-  if (r.elapsed < BASE[1] + 60) return {};
+  if (r.elapsed < MIN_RSS_RUN) return {};
   return { base: rss(BASE[0], BASE[1]), end: rss(r.elapsed - 60, Number.POSITIVE_INFINITY) };
 }
 
@@ -99,7 +102,7 @@ export function checks(r: SoakResult): Check[] {
       out.push({
         name: `${c}: RSS growth < 10 % from minute 10 to the end`,
         ok: undefined,
-        detail: r.elapsed < BASE[1] + 60 ? 'not evaluated: the run is shorter than 12 minutes' : 'no samples',
+        detail: r.elapsed < MIN_RSS_RUN ? 'not evaluated: the run is shorter than 12 minutes' : 'no samples',
       });
       continue;
     }
