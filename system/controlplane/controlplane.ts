@@ -224,22 +224,7 @@ export class ControlPlane {
   startSync(): void {
     if (this.startedSync) return;
     this.startedSync = true;
-    for (const kind of [
-      'GatewayClass',
-      'Gateway',
-      'HTTPRoute',
-      'ReferenceGrant',
-      'Namespace',
-      'Service',
-      'EndpointSlice',
-      'Deployment',
-      'GatewayParameters',
-      'TrafficPolicy',
-      'GatewayExtension',
-    ]) {
-      this.pipeline.inputFor(kind)!.markSynced();
-    }
-    this.pipeline.rejections.markSynced();
+    this.pipeline.markInputsSynced();
     const t0 = performance.now();
     this.pipeline.rt.start();
     this.pipeline.rt.flush();

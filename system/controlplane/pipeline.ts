@@ -13,6 +13,7 @@ import { buildPolicyInfo, type PolicyInfo, policyTargetKeys } from './ir/policie
 import { buildRouteInfo, type RouteInfo, type RouteWorld, routeGatewayKeys } from './ir/routes.ts';
 import type { ValidationMode } from './ir/types.ts';
 import { type Collection, type Ctx, derive, InputCollection, Runtime } from './krt/collection.ts';
+import { WATCHED, type WatchedKindName } from './kube/watched.ts';
 import {
   CONTROLLER_NAME,
   type Deployment,
@@ -113,6 +114,8 @@ export class Pipeline {
   readonly mode: ValidationMode;
   readonly controllerName: string;
 
+  /** The input collection of each watched kind, in the table's order. */
+  private readonly inputs = new Map<string, InputCollection<any>>();
   readonly gatewayClasses: InputCollection<GatewayClass>;
   readonly gatewaysIn: InputCollection<Gateway>;
   readonly httpRoutes: InputCollection<HTTPRoute>;
@@ -147,25 +150,23 @@ export class Pipeline {
     this.controllerName = opts.controllerName ?? CONTROLLER_NAME;
     const controllerName = this.controllerName;
     const mode = opts.mode;
-    const input = <T extends { metadata: KObject['metadata'] }>(name: string) =>
-      new InputCollection<T>(rt, name, keyOf, stripNoise);
-
-    this.gatewayClasses = input<GatewayClass>('GatewayClasses');
-    this.gatewaysIn = input<Gateway>('Gateways');
-    this.httpRoutes = input<HTTPRoute>('HTTPRoutes');
-    this.referenceGrants = input<ReferenceGrant>('ReferenceGrants');
-    this.namespaces = input<Namespace>('Namespaces');
-    this.services = input<Service>('Services');
-    this.endpointSlices = input<EndpointSlice>('EndpointSlices');
-    this.deployments = input<Deployment>('ProxyDeployments');
-    this.gatewayParameters = new InputCollection<GatewayParameters>(
-      rt,
-      'GatewayParameters',
-      keyOf,
-      redactGatewayParameters,
-    );
-    this.trafficPolicies = input<TrafficPolicy>('TrafficPolicies');
-    this.gatewayExtensions = input<GatewayExtension>('GatewayExtensions');
+    // One input collection per watched kind (kube/watched.ts); GatewayParameters are shown redacted.
+    for (const w of WATCHED) {
+      const show = w.kind === 'GatewayParameters' ? redactGatewayParameters : stripNoise;
+      this.inputs.set(w.kind, new InputCollection<any>(rt, w.collection, keyOf, show));
+    }
+    const input = <T>(kind: WatchedKindName) => this.inputs.get(kind) as InputCollection<T>;
+    this.gatewayClasses = input<GatewayClass>('GatewayClass');
+    this.gatewaysIn = input<Gateway>('Gateway');
+    this.httpRoutes = input<HTTPRoute>('HTTPRoute');
+    this.referenceGrants = input<ReferenceGrant>('ReferenceGrant');
+    this.namespaces = input<Namespace>('Namespace');
+    this.services = input<Service>('Service');
+    this.endpointSlices = input<EndpointSlice>('EndpointSlice');
+    this.deployments = input<Deployment>('Deployment');
+    this.gatewayParameters = input<GatewayParameters>('GatewayParameters');
+    this.trafficPolicies = input<TrafficPolicy>('TrafficPolicy');
+    this.gatewayExtensions = input<GatewayExtension>('GatewayExtension');
     this.rejections = new InputCollection<RejectionRecord>(rt, 'ProxyRejections', (r) => r.key);
 
     const grantsByNs = this.referenceGrants.index('namespace', (g) => [g.metadata.namespace ?? 'default']);
@@ -331,22 +332,15 @@ export class Pipeline {
     }));
   }
 
-  /** Every input collection by the kind it holds. */
+  /** The input collection of a watched kind (kube/watched.ts); undefined for a kind the control plane does not read. */
   inputFor(kind: string): InputCollection<any> | undefined {
-    const map: Record<string, InputCollection<any>> = {
-      GatewayClass: this.gatewayClasses,
-      Gateway: this.gatewaysIn,
-      HTTPRoute: this.httpRoutes,
-      ReferenceGrant: this.referenceGrants,
-      Namespace: this.namespaces,
-      Service: this.services,
-      EndpointSlice: this.endpointSlices,
-      Deployment: this.deployments,
-      GatewayParameters: this.gatewayParameters,
-      TrafficPolicy: this.trafficPolicies,
-      GatewayExtension: this.gatewayExtensions,
-    };
-    return map[kind];
+    return this.inputs.get(kind);
+  }
+
+  /** Every input has its initial state (the informers listed once, or an offline caller loaded everything). */
+  markInputsSynced(): void {
+    for (const c of this.inputs.values()) c.markSynced();
+    this.rejections.markSynced();
   }
 
   statusCollections(): Collection<StatusUpdate>[] {
