@@ -6,7 +6,7 @@ import type { GatewayIR, ValidationMode } from '../../system/controlplane/ir/typ
 import type { KObject } from '../../system/controlplane/model.ts';
 import { translateObjects } from '../../system/controlplane/offline.ts';
 import { packAny, unpackAny } from '../../system/shared/envoy/protojson.ts';
-import { selectReadable } from './translate-input.ts';
+import { selectReadable } from './translate-tool-input.ts';
 
 export const XDS_TYPES = ['listeners', 'routes', 'clusters', 'endpoints'] as const;
 export type XdsType = (typeof XDS_TYPES)[number];
