@@ -2,9 +2,11 @@
 // lastTransitionTime while its status does not change). Every condition carries the observedGeneration of the object
 // it was computed from.
 
+import type { RouteParentReport } from '../ir/attach-routes.ts';
 import type { ExtensionInfo } from '../ir/extensions.ts';
-import type { GatewayReports, PolicyAncestorReport, RouteParentReport } from '../ir/gateway.ts';
+import type { GatewayReports } from '../ir/gateway.ts';
 import type { PolicyInfo } from '../ir/policies.ts';
+import type { PolicyAncestorReport } from '../ir/policy-reports.ts';
 import type { ObjRef, Outcome } from '../ir/types.ts';
 import {
   CONTROLLER_NAME,
