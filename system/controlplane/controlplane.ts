@@ -12,14 +12,14 @@ import { Deployer, kubeApplier, type ObjectApplier } from './deployer/deployer.t
 import type { DeployerSettings } from './deployer/objects.ts';
 import type { ValidationMode } from './ir/types.ts';
 import { Runtime } from './krt/collection.ts';
-import { EventRecorder, type EventSink } from './kube/events.ts';
 import { type InformerSet, startInformers } from './kube/informers.ts';
-import { kubeStatusPatcher, type StatusPatcher, StatusWriter } from './kube/status-writer.ts';
 import { Metrics } from './metrics.ts';
 import { Pipeline } from './pipeline.ts';
-import { SnapshotCache } from './xds/cache.ts';
-import { RejectionTracker } from './xds/feedback.ts';
-import { AdsServer } from './xds/server.ts';
+import { SnapshotCache } from './serve/cache.ts';
+import { RejectionTracker } from './serve/feedback.ts';
+import { AdsServer } from './serve/server.ts';
+import { EventRecorder, type EventSink } from './status/events.ts';
+import { kubeStatusPatcher, type StatusPatcher, StatusWriter } from './status/writer.ts';
 
 export const COMPONENTS = [
   'controlplane',

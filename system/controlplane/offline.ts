@@ -7,7 +7,7 @@ import { Runtime } from './krt/collection.ts';
 import { watchedKind } from './kube/watched.ts';
 import type { KObject } from './model.ts';
 import { Pipeline } from './pipeline.ts';
-import type { Json } from './xds/translate.ts';
+import type { Json } from './xds/translator/envoy.ts';
 
 export interface TranslateResult {
   /** gateway key → IR */

@@ -38,8 +38,11 @@ import {
   type Rejection,
   routeParents,
   type StatusCondition,
+  type StatusUpdate,
 } from './status/build.ts';
-import { type Json, translateEndpoints, translateGateway, type XdsResources } from './xds/translate.ts';
+import { translateEndpoints } from './xds/translator/cluster.ts';
+import type { Json } from './xds/translator/envoy.ts';
+import { translateGateway, type XdsResources } from './xds/translator/gateway.ts';
 
 /** The resources of one Gateway's snapshot, in canonical proto JSON, keyed by proxy role. */
 export interface SnapshotResources {
@@ -49,16 +52,6 @@ export interface SnapshotResources {
   routes: Json[];
   clusters: Json[];
   endpoints: Json[];
-}
-
-export interface StatusUpdate {
-  /** Which API object: `<resource>/<ns>/<name>` (cluster-scoped: `<resource>/<name>`). */
-  key: string;
-  resource: 'gatewayclasses' | 'gateways' | 'httproutes' | 'trafficpolicies' | 'gatewayextensions';
-  namespace?: string;
-  name: string;
-  /** The status we own (for routes and policies: our entries only; the writer keeps other controllers'). */
-  status: Record<string, unknown>;
 }
 
 /** A proxy's rejection attributed to one resource (`<Kind>/<ns>/<name>`). */

@@ -6,10 +6,10 @@ import { type KubeConfig, KubernetesObjectApi, PatchStrategy } from '@kubernetes
 import type { Logger } from '../../shared/log.ts';
 import { isOurGateway } from '../ir/gateway.ts';
 import { type Collection, derive } from '../krt/collection.ts';
-import type { EventSink } from '../kube/events.ts';
 import type { Metrics } from '../metrics.ts';
 import { type Gateway, type GatewayParametersSpec, VENDOR_GROUP } from '../model.ts';
 import type { Pipeline } from '../pipeline.ts';
+import type { EventSink } from '../status/events.ts';
 import { type DeployerSettings, type ProxyObjects, proxyObjects } from './objects.ts';
 
 export const FIELD_MANAGER = 'gwvendor';

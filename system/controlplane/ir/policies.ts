@@ -1,6 +1,6 @@
 // TrafficPolicy: validation and normalization of one policy, and the index keys the pipeline finds policies by.
 // Which policies reach a route and which one wins each field is attach-policies.ts.
-import { compileRe2, re2Error } from '../../shared/regex.ts';
+import { compileRe2, escapeRe2, re2Error } from '../../shared/regex.ts';
 import { GATEWAY_GROUP, type HeaderFilter, POLICY_FIELDS, type PolicyField, type TrafficPolicy } from '../model.ts';
 import { toProtoDuration } from './duration.ts';
 import type { ExtensionInfo } from './extensions.ts';
@@ -46,10 +46,6 @@ function originMatcher(o: string): { exact?: string; regex?: string } {
   if (!o.includes('*')) return { exact: o };
   if (o === '*') return { regex: '.*' };
   return { regex: o.split('*').map(escapeRe2).join('[^/]*') };
-}
-
-function escapeRe2(s: string): string {
-  return s.replace(/[\\^$.|?*+()[\]{}]/g, '\\$&');
 }
 
 const perMillion = (pct: number | undefined) => Math.round((pct ?? 100) * 10_000);

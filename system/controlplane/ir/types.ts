@@ -157,6 +157,12 @@ export interface ListenerIR {
   virtualHosts: VirtualHostIR[];
 }
 
+/** One ready endpoint of a Service port: the address and the target port. */
+export interface EndpointAddress {
+  address: string;
+  port: number;
+}
+
 export interface ClusterIR {
   name: string;
   namespace: string;

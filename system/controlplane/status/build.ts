@@ -21,6 +21,17 @@ import {
 
 export type StatusCondition = Omit<Condition, 'lastTransitionTime'>;
 
+/** One object's status as the control plane writes it (the pipeline's status collections hold these). */
+export interface StatusUpdate {
+  /** Which API object: `<resource>/<ns>/<name>` (cluster-scoped: `<resource>/<name>`). */
+  key: string;
+  resource: 'gatewayclasses' | 'gateways' | 'httproutes' | 'trafficpolicies' | 'gatewayextensions';
+  namespace?: string;
+  name: string;
+  /** The status we own (for routes and policies: our entries only; the writer keeps other controllers'). */
+  status: Record<string, unknown>;
+}
+
 export function condition(
   type: string,
   status: boolean,
