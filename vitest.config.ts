@@ -11,7 +11,13 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['system/**/*.test.ts', 'lab/**/*.test.ts', 'scripts/**/*.test.ts', 'bench/**/*.test.ts'],
+          include: [
+            'system/**/*.test.ts',
+            'lab/**/*.test.ts',
+            'scripts/**/*.test.ts',
+            'bench/**/*.test.ts',
+            'tests/**/*.test.ts',
+          ],
           pool: 'forks',
           // The default on 2 cores is one worker; many files mostly wait (servers, informers, timers), so three run
           // side by side: 265 s → 99 s for the unit project on this machine.

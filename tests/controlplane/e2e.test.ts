@@ -1,20 +1,28 @@
 // End to end: the embedded API server, the control plane (informers, deployer, statuses, xDS) and a real proxy process
 // started from the bootstrap the deployer wrote (its xDS cluster pointed at this control plane), with sample apps as
 // backends (EndpointSlices point at them). HTTP through the proxy checks each Gateway API behaviour, the policy rules of
-// contract section 7, and both sides of the validation switch. (The test imports lab/ for the API server only.)
+// contract section 7, and both sides of the validation switch. It needs lab/ for the API server, hence this folder
+// outside system/ (what goes into the image).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestLab, type TestLab } from '../../lab/embedded/apiserver/testing.ts';
-import { type ExtAuth, startExtAuth } from '../extauth/server.ts';
-import { type SampleApp, startSampleApp } from '../sampleapp/server.ts';
-import { LogRegistry } from '../shared/log.ts';
-import { ControlPlane } from './controlplane.ts';
-import { freePort, type HttpResult, httpRequest, type ProxyProcess, spawnProxy, until } from './testing.ts';
+import { ControlPlane } from '../../system/controlplane/controlplane.ts';
+import {
+  freePort,
+  type HttpResult,
+  httpRequest,
+  type ProxyProcess,
+  spawnProxy,
+  until,
+} from '../../system/controlplane/testing.ts';
+import { type ExtAuth, startExtAuth } from '../../system/extauth/server.ts';
+import { type SampleApp, startSampleApp } from '../../system/sampleapp/server.ts';
+import { LogRegistry } from '../../system/shared/log.ts';
 
-const MANIFESTS = new URL('../manifests/', import.meta.url).pathname;
+const MANIFESTS = new URL('../../system/manifests/', import.meta.url).pathname;
 const ROLE = 'gwvendor-kube-gateway-api~gwvendor-system~e2e';
 
 let lab: TestLab;
