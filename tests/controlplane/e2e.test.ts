@@ -567,6 +567,39 @@ spec:
     );
   });
 
+  it('rateLimit.local.percentEnforced 0 counts requests over the limit without refusing them; 100 refuses them (429)', async () => {
+    // kgateway's LocalRateLimitPolicy.percentEnforced → the route's LocalRateLimit filter_enforced (Envoy's
+    // local_ratelimit: a request over the limit counts as rate_limited, and is refused only when enforced).
+    const limited = (enforced: number) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: limited, namespace: apps}
+spec:
+  parentRefs: [{name: e2e, namespace: gwvendor-system}]
+  hostnames: [limited.example.com]
+  rules: [{backendRefs: [{name: v1, port: 8000}]}]
+---
+apiVersion: gateway.gwvendor.dev/v1alpha1
+kind: TrafficPolicy
+metadata: {name: limited, namespace: apps}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: limited}]
+  rateLimit: {local: {tokenBucket: {maxTokens: 1, fillInterval: 1h}, percentEnforced: ${enforced}}}
+`;
+    const rateLimited = async () => {
+      const text = await (await fetch(`${proxy!.adminUrl}/stats?filter=rate_limited`)).text();
+      return Number(/http_local_rate_limiter\.http_local_rate_limit\.rate_limited: (\d+)/.exec(text)?.[1] ?? 0);
+    };
+    await lab.k(['apply', '-f', '-'], limited(0));
+    await eventually('the shadow-mode route', 'limited.example.com', '/get', (x) => x.status === 200);
+    const before = await rateLimited();
+    for (let i = 0; i < 3; i++) expect((await req('limited.example.com', '/get')).status).toBe(200);
+    expect(await rateLimited()).toBeGreaterThanOrEqual(before + 3);
+    await lab.k(['apply', '-f', '-'], limited(100));
+    const refused = await eventually('the enforced route', 'limited.example.com', '/get', (x) => x.status === 429);
+    expect(refused.body).toBe('local_rate_limited');
+  });
+
   it('ext auth through a GatewayExtension needs a ReferenceGrant for its Service in another namespace', async () => {
     await lab.k(['apply', '-f', '-'], EXT_AUTH(false));
     const pol = await until('missing grant reported', async () => {

@@ -121,7 +121,15 @@ const FIELD_SETTINGS: { [F in Exclude<PolicyField, 'extAuth'>]: SettingsOf<F> } 
       return undefined;
     }
     const fillInterval = r.duration('spec.rateLimit.local.tokenBucket.fillInterval', tb.fillInterval);
-    return fillInterval ? { maxTokens: tb.maxTokens, tokensPerFill: tb.tokensPerFill ?? 1, fillInterval } : undefined;
+    if (!fillInterval) return undefined;
+    const { percentEnabled, percentEnforced } = rl.local!;
+    return {
+      maxTokens: tb.maxTokens,
+      tokensPerFill: tb.tokensPerFill ?? 1,
+      fillInterval,
+      ...(percentEnabled !== undefined ? { percentEnabled } : {}),
+      ...(percentEnforced !== undefined ? { percentEnforced } : {}),
+    };
   },
   urlRewrite: (u, r) => {
     if (u.pathRegex) {

@@ -125,7 +125,14 @@ export interface PolicySettings {
     allowCredentials?: boolean;
   };
   headerModifiers?: { request?: HeaderOpsIR; response?: HeaderOpsIR };
-  rateLimit?: { maxTokens: number; tokensPerFill: number; fillInterval: string };
+  rateLimit?: {
+    maxTokens: number;
+    tokensPerFill: number;
+    fillInterval: string;
+    /** Percent of requests counted, and of those over the limit refused; absent: 100. */
+    percentEnabled?: number;
+    percentEnforced?: number;
+  };
   extAuth?: { disabled: true } | { disabled: false; ext: ExtAuthIR };
   urlRewrite?: { hostname?: string; pathRegex?: { pattern: string; substitution: string } };
   faultInjection?: {

@@ -1,12 +1,14 @@
 // TrafficPolicy `rateLimit.local` → envoy.filters.http.local_ratelimit: the filter (no bucket of its own) on a
-// listener where some route is rate limited, and on that route a LocalRateLimit with its token bucket, enabled and
-// enforced for every request.
+// listener where some route is rate limited, and on that route a LocalRateLimit with its token bucket, enabled
+// (counted) for percentEnabled and enforced (429) for percentEnforced of the requests, 100 % unless set (as
+// kgateway's LocalRateLimitPolicy maps them onto filter_enabled and filter_enforced).
 import type { ListenerIR, RouteIR } from '../../ir/types.ts';
-import type { Json } from './envoy.ts';
+import { fractionalPercent, type Json } from './envoy.ts';
 
 const NAME = 'envoy.filters.http.local_ratelimit';
 const LOCAL_RATE_LIMIT = 'type.googleapis.com/envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit';
 const STAT_PREFIX = 'http_local_rate_limiter';
+const percent = (p: number | undefined) => fractionalPercent((p ?? 100) * 10_000);
 
 export const localRateLimitFilter = {
   forListener(l: ListenerIR) {
@@ -25,8 +27,8 @@ export const localRateLimitFilter = {
               tokens_per_fill: rl.tokensPerFill,
               fill_interval: rl.fillInterval,
             },
-            filter_enabled: { default_value: { numerator: 100 } },
-            filter_enforced: { default_value: { numerator: 100 } },
+            filter_enabled: { default_value: percent(rl.percentEnabled) },
+            filter_enforced: { default_value: percent(rl.percentEnforced) },
           },
         };
       },
