@@ -9,6 +9,7 @@ import type { Collection, InputCollection } from '../krt/collection.ts';
 import { watchedKind } from '../kube/watched.ts';
 import type { Metrics } from '../metrics.ts';
 import { CONTROLLER_NAME, type Condition } from '../model.ts';
+import { WorkQueue } from '../work-queue.ts';
 import type { StatusUpdate } from './build.ts';
 import type { EventSink } from './events.ts';
 
@@ -141,17 +142,16 @@ export function kubeStatusPatcher(kc: KubeConfig): StatusPatcher {
 }
 
 export class StatusWriter {
-  private readonly queue = new Map<string, StatusUpdate>();
-  private running = false;
-  private stopped = false;
-  private readonly retries = new Map<string, number>();
+  private readonly queue: WorkQueue<StatusUpdate>;
   private readonly unsubs: (() => void)[] = [];
   private readonly p: StatusSource;
   private readonly patcher: StatusPatcher;
   private readonly log: Logger;
   private readonly metrics?: Metrics;
   writes = 0;
-  private idleWaiters: (() => void)[] = [];
+  /** Since the queue last ran empty: the objects written, and how many needed no write. */
+  private written: string[] = [];
+  private unchanged = 0;
 
   private readonly events?: EventSink;
 
@@ -161,6 +161,33 @@ export class StatusWriter {
     this.log = log;
     this.metrics = metrics;
     this.events = events;
+    this.queue = new WorkQueue<StatusUpdate>({
+      work: async (u) => {
+        if (await this.write(u)) this.written.push(u.key);
+        else this.unchanged++;
+      },
+      failed: (u, err, attempt) => {
+        this.metrics?.statusWrites.inc({ resource: u.resource, result: 'error' });
+        if ((err as { code?: number }).code === 404) return undefined;
+        const delay = Math.min(200 * 2 ** attempt, 30_000);
+        this.log.warn('status write failed; retrying', { object: u.key, attempt, retryInMs: delay, err: err as Error });
+        return delay;
+      },
+      retry: (u) => this.latest(u),
+      drained: (ms) => {
+        // One line per sync with the API server: what was written (details at debug).
+        if (this.written.length) {
+          this.log.info('statuses written', {
+            written: this.written.length,
+            unchanged: this.unchanged,
+            ms: Math.round(ms),
+            objects: this.written.slice(0, 10),
+          });
+        }
+        this.written = [];
+        this.unchanged = 0;
+      },
+    });
   }
 
   start(): void {
@@ -194,65 +221,17 @@ export class StatusWriter {
   }
 
   stop(): void {
-    this.stopped = true;
+    this.queue.stop();
     for (const u of this.unsubs) u();
   }
 
   /** Resolves when the queue is empty and no write is in flight (tests). */
   idle(): Promise<void> {
-    if (!this.running && !this.queue.size) return Promise.resolve();
-    return new Promise((r) => this.idleWaiters.push(r));
+    return this.queue.idle();
   }
 
   private enqueue(u: StatusUpdate): void {
-    this.queue.set(u.key, u);
-    if (!this.running) {
-      this.running = true;
-      setImmediate(() => this.drain());
-    }
-  }
-
-  private async drain(): Promise<void> {
-    const t0 = performance.now();
-    const written: string[] = [];
-    let unchanged = 0;
-    while (this.queue.size && !this.stopped) {
-      const [key, u] = this.queue.entries().next().value as [string, StatusUpdate];
-      this.queue.delete(key);
-      try {
-        if (await this.write(u)) written.push(key);
-        else unchanged++;
-        this.retries.delete(key);
-      } catch (err) {
-        const n = (this.retries.get(key) ?? 0) + 1;
-        this.retries.set(key, n);
-        const status = (err as { code?: number }).code;
-        this.metrics?.statusWrites.inc({ resource: u.resource, result: 'error' });
-        if (status === 404) continue;
-        const delay = Math.min(200 * 2 ** n, 30_000);
-        this.log.warn('status write failed; retrying', {
-          object: key,
-          attempt: n,
-          retryInMs: delay,
-          err: err as Error,
-        });
-        setTimeout(() => {
-          const latest = this.latest(u);
-          if (latest && !this.stopped) this.enqueue(latest);
-        }, delay).unref();
-      }
-    }
-    this.running = false;
-    // One line per sync with the API server: what was written (details at debug).
-    if (written.length) {
-      this.log.info('statuses written', {
-        written: written.length,
-        unchanged,
-        ms: Math.round(performance.now() - t0),
-        objects: written.slice(0, 10),
-      });
-    }
-    for (const w of this.idleWaiters.splice(0)) w();
+    this.queue.add(u);
   }
 
   private latest(u: StatusUpdate): StatusUpdate | undefined {
