@@ -28,6 +28,10 @@ export function filtersFor(l: ListenerIR, ir: GatewayIR): ListenerFilters {
   const each = HTTP_FILTERS.map((f) => f.forListener(l, ir));
   return {
     chain: each.flatMap((f) => f.chain),
-    perRoute: (r) => Object.assign({}, ...each.map((f) => f.perRoute(r))),
+    perRoute: (r) => {
+      const out: Json = {};
+      for (const f of each) Object.assign(out, f.perRoute(r));
+      return out;
+    },
   };
 }
