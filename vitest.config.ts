@@ -1,6 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects: fast unit/integration tests next to the code, and the scenario suite (which shares one embedded lab).
+// Two projects: unit and integration tests (next to the code; in tests/ those that span parts, e.g. system/ with lab/),
+// and the scenario suite (which shares one embedded lab).
 export default defineConfig({
   test: {
     pool: 'forks',

@@ -1,5 +1,6 @@
-// The control plane assembled from its rooms: informers → pipeline (krt collections, IR, xDS, statuses) → snapshot
-// cache → ADS server; the status writer, the deployer, Events and the admin server hang off the pipeline. Without a
+// The control plane assembled from its rooms: informers (kube/) → pipeline (krt collections, IR, xDS, statuses) →
+// snapshot cache → ADS server (serve/); the status writer and Events (status/), the deployer and the admin server hang
+// off the pipeline. Without a
 // KubeConfig it runs offline: the caller feeds the pipeline's inputs (tests, the translate tool, benchmarks).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,5 +1,7 @@
-// The control plane's declarative state: input collections (fed by informers, or by YAML in tests and the translate
-// tool) and the collections derived from them, stage by stage:
+// The control plane's declarative state, and the one place its stages meet: an input collection per watched kind
+// (kube/watched.ts; fed by informers, or by YAML in tests and the translate tool) and the collections derived from
+// them by the stages (ir/, xds/translator/, status/build.ts), in order: deriveResources → deriveGateways →
+// deriveSnapshots → deriveStatuses:
 //   HTTPRoutes → Routes (resolved) ─┐
 //   TrafficPolicies → Policies ─────┼→ Gateways (IR + reports) → Xds (Listeners, Routes, Clusters) ─┐
 //   GatewayExtensions → Extensions ─┘        │                    ServiceEndpoints → Endpoints ──────┴→ Snapshots
