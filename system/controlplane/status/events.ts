@@ -1,6 +1,6 @@
 // Kubernetes Events (core/v1) on the objects the control plane acts on, so `kubectl describe` and `kubectl events`
 // show what it did or could not do. A repeat of the same event within 10 minutes bumps its count instead of creating
-// another, as kubelet and controllers do.
+// another, as kubelet and controllers do. The status writer, the NACK feedback and the deployer report through it.
 import { randomBytes } from 'node:crypto';
 import { CoreV1Api, type KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { Logger } from '../../shared/log.ts';

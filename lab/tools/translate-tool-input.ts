@@ -4,8 +4,9 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { parseAllDocuments } from 'yaml';
-import { WATCHED } from '../../system/controlplane/kube/informers.ts';
+import { WATCHED } from '../../system/controlplane/kube/watched.ts';
 import type { KObject } from '../../system/controlplane/model.ts';
+import { matchLabels, parseLabelSelector } from '../embedded/apiserver/selectors.ts';
 import { readManifest } from '../install.ts';
 
 export interface SourceText {
@@ -95,18 +96,6 @@ export function parseSources(sources: SourceText[]): InputObject[] {
 
 const groupOf = (apiVersion: string) => (apiVersion.includes('/') ? apiVersion.split('/')[0] : '');
 
-/** A label selector of the forms the control plane's informers use: `key` (exists) and `key=value`, comma-joined. */
-function matchesSelector(labels: Record<string, string> | undefined, selector: string): boolean {
-  return selector.split(',').every((term) => {
-    const [k, v] = term.split('=');
-    return v === undefined ? labels?.[k] !== undefined : labels?.[k] === v;
-  });
-}
-
-/** Cluster-scoped kinds among those the control plane reads; translateObjects puts the rest without a namespace in
- * `default`, as kubectl apply would. */
-const CLUSTER_SCOPED = new Set(['GatewayClass', 'Namespace']);
-
 const describe = (o: KObject) =>
   `${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`;
 
@@ -118,7 +107,8 @@ export interface Selection {
 
 /**
  * What the control plane would read of these objects: the kinds (by API group) and label selectors of its informers
- * (kube/informers.ts WATCHED). The rest is skipped with a note: a Deployment next to a Gateway is normal input.
+ * (system/controlplane/kube/watched.ts), the selector matched as the API server matches a list's labelSelector. The
+ * rest is skipped with a note: a Deployment next to a Gateway is normal input.
  * When a later document repeats an object, the later one wins, as with `kubectl apply`.
  */
 export function selectReadable(input: InputObject[]): Selection {
@@ -131,13 +121,13 @@ export function selectReadable(input: InputObject[]): Selection {
       notes.push(`${x.where}: ${describe(o)} skipped: the control plane does not read ${o.apiVersion} ${o.kind}`);
       continue;
     }
-    if (w.labelSelector && !matchesSelector(o.metadata.labels, w.labelSelector)) {
+    if (w.labelSelector && !matchLabels(parseLabelSelector(w.labelSelector), o.metadata.labels)) {
       notes.push(
         `${x.where}: ${describe(o)} skipped: the control plane reads only ${o.kind}s labelled ${w.labelSelector}`,
       );
       continue;
     }
-    const ns = CLUSTER_SCOPED.has(o.kind) ? '' : (o.metadata.namespace ?? 'default');
+    const ns = w.namespaced ? (o.metadata.namespace ?? 'default') : '';
     const key = `${o.kind}/${ns}/${o.metadata.name}`;
     const prev = byKey.get(key);
     if (prev && !isDeepStrictEqual(prev.object, o)) {

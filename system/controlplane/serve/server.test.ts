@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unpackAny } from '../../shared/envoy/protojson.ts';
 import { adsService, TYPE_URL } from '../../shared/envoy/protos.ts';
 import { LogRegistry } from '../../shared/log.ts';
+import { translateYaml } from '../offline.ts';
 import type { SnapshotResources } from '../pipeline.ts';
-import { translateYaml } from '../translate.ts';
 import { SnapshotCache } from './cache.ts';
 import { AdsServer, type ProxyStream } from './server.ts';
 

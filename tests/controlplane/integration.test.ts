@@ -1,11 +1,14 @@
+// The control plane against the embedded API server (lab/embedded, hence this folder outside system/): informers
+// synced under the install RBAC, the deployer's proxy objects, statuses and Events written, GatewayParameters rolls,
+// informers restarted after the API server returns, and `system/main.ts controlplane` as a process.
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { startTestLab, type TestLab } from '../../lab/embedded/apiserver/testing.ts';
-import { ControlPlane } from './controlplane.ts';
-import { testLogs, until } from './testing.ts';
+import { ControlPlane } from '../../system/controlplane/controlplane.ts';
+import { testLogs, until } from '../../system/controlplane/testing.ts';
 
-const MANIFESTS = new URL('../manifests/', import.meta.url).pathname;
+const MANIFESTS = new URL('../../system/manifests/', import.meta.url).pathname;
 
 const RESOURCES = `
 apiVersion: v1
@@ -299,13 +302,13 @@ describe('control plane with the embedded API server', () => {
 describe('the controlplane command', () => {
   it('runs as `system/main.ts controlplane`, gets ready, serves the admin server on localhost and /metrics alone on --metrics-port, stops on SIGTERM', async () => {
     const { spawn } = await import('node:child_process');
-    const { freePort } = await import('./testing.ts');
+    const { freePort } = await import('../../system/controlplane/testing.ts');
     const [xds, adminPort, health, metrics] = [await freePort(), await freePort(), await freePort(), await freePort()];
     // The running control plane above owns the statuses; this one runs with its own xDS port against the same API.
     const child = spawn(
       process.execPath,
       [
-        new URL('../main.ts', import.meta.url).pathname,
+        new URL('../../system/main.ts', import.meta.url).pathname,
         'controlplane',
         `--kubeconfig=${lab.server.kubeconfigPath}`,
         `--xds-port=${xds}`,

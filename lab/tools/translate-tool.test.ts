@@ -1,11 +1,14 @@
+// The translate tool (translate-tool.ts, translate-tool-input.ts, scripts/translate.ts): the control plane's golden
+// cases come out equal to its own golden IR and xDS, input is narrowed to what the informers read, --gateway, --only
+// and -o select and shape the output, and the npm script reads stdin and reports bad input by file and document.
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { renderTranslation, translate } from './translate.ts';
-import { parseSources, readSources } from './translate-input.ts';
+import { renderTranslation, translate } from './translate-tool.ts';
+import { parseSources, readSources } from './translate-tool-input.ts';
 
 const GOLDEN = new URL('../../system/controlplane/testdata/', import.meta.url).pathname;
 const tmp = mkdtempSync(join(tmpdir(), 'gwlab-translate-'));

@@ -1,23 +1,41 @@
-// Writes the statuses the pipeline computes to the status subresource, only when they differ from what the object
-// has: conditions keep their lastTransitionTime while their status stays the same, and other controllers' entries
-// (HTTPRoute parents, policy ancestors) are left alone. Writes are queued per object and retried with backoff.
+// Writes the statuses the pipeline computes (read through StatusSource, so this knows nothing of the pipeline) to
+// the status subresource, only when they differ from what the object has: conditions keep their lastTransitionTime
+// while their status stays the same, and other controllers' entries (HTTPRoute parents, policy ancestors) are left
+// alone. Writes are queued per object and retried with backoff; conditions that turn bad become Warning Events.
 import { isDeepStrictEqual } from 'node:util';
 import { CustomObjectsApi, type KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { Logger } from '../../shared/log.ts';
+import type { Collection, InputCollection } from '../krt/collection.ts';
+import { watchedKind } from '../kube/watched.ts';
 import type { Metrics } from '../metrics.ts';
 import { CONTROLLER_NAME, type Condition } from '../model.ts';
-import type { Pipeline, StatusUpdate } from '../pipeline.ts';
+import { WorkQueue } from '../work-queue.ts';
+import type { StatusUpdate } from './build.ts';
 import type { EventSink } from './events.ts';
 
 type Json = Record<string, any>;
 
-const RESOURCES: Record<StatusUpdate['resource'], { group: string; version: string; kind: string }> = {
-  gatewayclasses: { group: 'gateway.networking.k8s.io', version: 'v1', kind: 'GatewayClass' },
-  gateways: { group: 'gateway.networking.k8s.io', version: 'v1', kind: 'Gateway' },
-  httproutes: { group: 'gateway.networking.k8s.io', version: 'v1', kind: 'HTTPRoute' },
-  trafficpolicies: { group: 'gateway.gwvendor.dev', version: 'v1alpha1', kind: 'TrafficPolicy' },
-  gatewayextensions: { group: 'gateway.gwvendor.dev', version: 'v1alpha1', kind: 'GatewayExtension' },
+/** The kind of each status resource; its group and version come from the table of watched kinds. */
+const KIND_OF: Record<StatusUpdate['resource'], string> = {
+  gatewayclasses: 'GatewayClass',
+  gateways: 'Gateway',
+  httproutes: 'HTTPRoute',
+  trafficpolicies: 'TrafficPolicy',
+  gatewayextensions: 'GatewayExtension',
 };
+
+function resourceOf(u: StatusUpdate): { group: string; version: string; kind: string; apiVersion: string } {
+  const kind = KIND_OF[u.resource];
+  const apiVersion = watchedKind(kind)!.apiVersion;
+  const [group, version] = apiVersion.split('/');
+  return { group, version, kind, apiVersion };
+}
+
+/** What the writer reads (the pipeline): the statuses to write, and the objects they belong to. */
+export interface StatusSource {
+  statusCollections(): Collection<StatusUpdate>[];
+  inputFor(kind: string): InputCollection<any> | undefined;
+}
 
 /** Gives each desired condition the existing lastTransitionTime when its status is unchanged, else `now`. */
 export function withTransitionTimes(
@@ -106,7 +124,7 @@ export function kubeStatusPatcher(kc: KubeConfig): StatusPatcher {
   const opts = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
   return {
     async patch(u, status) {
-      const r = RESOURCES[u.resource];
+      const r = resourceOf(u);
       const body = { status };
       if (u.namespace) {
         await api.patchNamespacedCustomObjectStatus(
@@ -124,26 +142,52 @@ export function kubeStatusPatcher(kc: KubeConfig): StatusPatcher {
 }
 
 export class StatusWriter {
-  private readonly queue = new Map<string, StatusUpdate>();
-  private running = false;
-  private stopped = false;
-  private readonly retries = new Map<string, number>();
+  private readonly queue: WorkQueue<StatusUpdate>;
   private readonly unsubs: (() => void)[] = [];
-  private readonly p: Pipeline;
+  private readonly p: StatusSource;
   private readonly patcher: StatusPatcher;
   private readonly log: Logger;
   private readonly metrics?: Metrics;
   writes = 0;
-  private idleWaiters: (() => void)[] = [];
+  /** Since the queue last ran empty: the objects written, and how many needed no write. */
+  private written: string[] = [];
+  private unchanged = 0;
 
   private readonly events?: EventSink;
 
-  constructor(p: Pipeline, patcher: StatusPatcher, log: Logger, metrics?: Metrics, events?: EventSink) {
+  constructor(p: StatusSource, patcher: StatusPatcher, log: Logger, metrics?: Metrics, events?: EventSink) {
     this.p = p;
     this.patcher = patcher;
     this.log = log;
     this.metrics = metrics;
     this.events = events;
+    this.queue = new WorkQueue<StatusUpdate>({
+      work: async (u) => {
+        if (await this.write(u)) this.written.push(u.key);
+        else this.unchanged++;
+      },
+      failed: (u, err, attempt) => {
+        this.metrics?.statusWrites.inc({ resource: u.resource, result: 'error' });
+        if ((err as { code?: number }).code === 404) return undefined;
+        const delay = Math.min(200 * 2 ** attempt, 30_000);
+        this.log.warn('status write failed; retrying', { object: u.key, attempt, retryInMs: delay, err: err as Error });
+        return delay;
+      },
+      retry: (u) => this.latest(u),
+      drained: (ms) => {
+        // One line per sync with the API server: what was written (details at debug).
+        if (this.written.length) {
+          this.log.info('statuses written', {
+            written: this.written.length,
+            unchanged: this.unchanged,
+            ms: Math.round(ms),
+            objects: this.written.slice(0, 10),
+          });
+        }
+        this.written = [];
+        this.unchanged = 0;
+      },
+    });
   }
 
   start(): void {
@@ -156,22 +200,15 @@ export class StatusWriter {
       );
     }
     // When an object's status changes under us (another writer, a restore), compare again.
-    const byKind: [StatusUpdate['resource'], string][] = [
-      ['gatewayclasses', 'GatewayClass'],
-      ['gateways', 'Gateway'],
-      ['httproutes', 'HTTPRoute'],
-      ['trafficpolicies', 'TrafficPolicy'],
-      ['gatewayextensions', 'GatewayExtension'],
-    ];
-    const statusColl = Object.fromEntries(this.p.statusCollections().map((c) => [c.name, c]));
-    const collFor: Record<string, string> = {
+    const collFor: Record<StatusUpdate['resource'], string> = {
       gatewayclasses: 'GatewayClassStatuses',
       gateways: 'GatewayStatuses',
       httproutes: 'RouteStatuses',
       trafficpolicies: 'PolicyStatuses',
       gatewayextensions: 'ExtensionStatuses',
     };
-    for (const [resource, kind] of byKind) {
+    const statusColl = Object.fromEntries(this.p.statusCollections().map((c) => [c.name, c]));
+    for (const [resource, kind] of Object.entries(KIND_OF) as [StatusUpdate['resource'], string][]) {
       this.unsubs.push(
         this.p.inputFor(kind)!.subscribe((events) => {
           for (const e of events) {
@@ -184,65 +221,17 @@ export class StatusWriter {
   }
 
   stop(): void {
-    this.stopped = true;
+    this.queue.stop();
     for (const u of this.unsubs) u();
   }
 
   /** Resolves when the queue is empty and no write is in flight (tests). */
   idle(): Promise<void> {
-    if (!this.running && !this.queue.size) return Promise.resolve();
-    return new Promise((r) => this.idleWaiters.push(r));
+    return this.queue.idle();
   }
 
   private enqueue(u: StatusUpdate): void {
-    this.queue.set(u.key, u);
-    if (!this.running) {
-      this.running = true;
-      setImmediate(() => this.drain());
-    }
-  }
-
-  private async drain(): Promise<void> {
-    const t0 = performance.now();
-    const written: string[] = [];
-    let unchanged = 0;
-    while (this.queue.size && !this.stopped) {
-      const [key, u] = this.queue.entries().next().value as [string, StatusUpdate];
-      this.queue.delete(key);
-      try {
-        if (await this.write(u)) written.push(key);
-        else unchanged++;
-        this.retries.delete(key);
-      } catch (err) {
-        const n = (this.retries.get(key) ?? 0) + 1;
-        this.retries.set(key, n);
-        const status = (err as { code?: number }).code;
-        this.metrics?.statusWrites.inc({ resource: u.resource, result: 'error' });
-        if (status === 404) continue;
-        const delay = Math.min(200 * 2 ** n, 30_000);
-        this.log.warn('status write failed; retrying', {
-          object: key,
-          attempt: n,
-          retryInMs: delay,
-          err: err as Error,
-        });
-        setTimeout(() => {
-          const latest = this.latest(u);
-          if (latest && !this.stopped) this.enqueue(latest);
-        }, delay).unref();
-      }
-    }
-    this.running = false;
-    // One line per sync with the API server: what was written (details at debug).
-    if (written.length) {
-      this.log.info('statuses written', {
-        written: written.length,
-        unchanged,
-        ms: Math.round(performance.now() - t0),
-        objects: written.slice(0, 10),
-      });
-    }
-    for (const w of this.idleWaiters.splice(0)) w();
+    this.queue.add(u);
   }
 
   private latest(u: StatusUpdate): StatusUpdate | undefined {
@@ -272,10 +261,10 @@ export class StatusWriter {
       const key = `${c.type}/${c.reason}/${c.message}`;
       if (seen.has(key)) continue;
       seen.add(key);
-      const r = RESOURCES[u.resource];
+      const r = resourceOf(u);
       this.events.emit(
         {
-          apiVersion: `${r.group}/${r.version}`,
+          apiVersion: r.apiVersion,
           kind: r.kind,
           namespace: u.namespace,
           name: u.name,
@@ -290,7 +279,7 @@ export class StatusWriter {
 
   /** Writes the status when it differs; true when it wrote. */
   private async write(u: StatusUpdate): Promise<boolean> {
-    const kind = RESOURCES[u.resource].kind;
+    const kind = KIND_OF[u.resource];
     const key = u.namespace ? `${u.namespace}/${u.name}` : u.name;
     const obj = this.p.inputFor(kind)?.get(key);
     if (!obj) return false;

@@ -1,11 +1,13 @@
 // Offline translation: resources (as YAML or objects) → per-Gateway IR, xDS resources and statuses, through the same
-// pipeline the running control plane uses. The golden tests and the lab's `translate` tool call this.
+// pipeline the running control plane uses. The golden tests, the test helpers (testing.ts) and the lab's `translate`
+// tool call this.
 import { parseAllDocuments } from 'yaml';
 import type { GatewayIR, ValidationMode } from './ir/types.ts';
 import { Runtime } from './krt/collection.ts';
+import { watchedKind } from './kube/watched.ts';
 import type { KObject } from './model.ts';
 import { Pipeline } from './pipeline.ts';
-import type { Json } from './xds/translate.ts';
+import type { Json } from './xds/translator/envoy.ts';
 
 export interface TranslateResult {
   /** gateway key → IR */
@@ -29,38 +31,31 @@ export function parseYamlObjects(text: string, source = 'input'): KObject[] {
   return out;
 }
 
-/** Loads objects into a fresh pipeline (all inputs synced), runs it once and collects its outputs. */
-export function translateObjects(objects: KObject[], opts: { mode?: ValidationMode } = {}): TranslateResult {
-  const rt = new Runtime({ autoFlush: false, start: false });
-  const p = new Pipeline({ mode: opts.mode ?? 'strict', runtime: rt });
+/**
+ * Puts objects into the pipeline's inputs as informers would hand them over: a namespaced kind without a namespace is
+ * in `default`, as with kubectl apply. Throws for an object the control plane does not read (kube/watched.ts).
+ */
+export function loadObjects(p: Pipeline, objects: KObject[]): void {
   objects.forEach((o, i) => {
     if (!o || typeof o !== 'object' || !o.kind || !o.metadata?.name) {
       throw new Error(`object ${i + 1}: needs kind and metadata.name`);
     }
-    const c = p.inputFor(o.kind);
-    if (!c)
+    const w = watchedKind(o.kind);
+    if (!w) {
       throw new Error(
         `object ${i + 1} (${o.kind} ${o.metadata.name}): kind ${o.kind} is not read by the control plane`,
       );
-    const namespaced = o.kind !== 'GatewayClass' && o.kind !== 'Namespace';
-    c.upsert(namespaced ? { ...o, metadata: { namespace: 'default', ...o.metadata } } : o);
+    }
+    p.inputFor(o.kind)!.upsert(w.namespaced ? { ...o, metadata: { namespace: 'default', ...o.metadata } } : o);
   });
-  for (const kind of [
-    'GatewayClass',
-    'Gateway',
-    'HTTPRoute',
-    'ReferenceGrant',
-    'Namespace',
-    'Service',
-    'EndpointSlice',
-    'Deployment',
-    'GatewayParameters',
-    'TrafficPolicy',
-    'GatewayExtension',
-  ]) {
-    p.inputFor(kind)!.markSynced();
-  }
-  p.rejections.markSynced();
+}
+
+/** Loads objects into a fresh pipeline (all inputs synced), runs it once and collects its outputs. */
+export function translateObjects(objects: KObject[], opts: { mode?: ValidationMode } = {}): TranslateResult {
+  const rt = new Runtime({ autoFlush: false, start: false });
+  const p = new Pipeline({ mode: opts.mode ?? 'strict', runtime: rt });
+  loadObjects(p, objects);
+  p.markInputsSynced();
   rt.start();
   rt.flush();
 

@@ -3,18 +3,12 @@
 // attribution feeds the pipeline's ProxyRejections input (so statuses show it), Events and a log line; an ACK of a
 // later version clears it.
 import type { Logger } from '../../shared/log.ts';
-import type { EventSink } from '../kube/events.ts';
+import { watchedKind } from '../kube/watched.ts';
 import type { Pipeline } from '../pipeline.ts';
 import type { Rejection } from '../status/build.ts';
+import type { EventSink } from '../status/events.ts';
 import type { SnapshotCache, TypeUrl } from './cache.ts';
 import type { ProxyStream } from './server.ts';
-
-const API_VERSION: Record<string, string> = {
-  Gateway: 'gateway.networking.k8s.io/v1',
-  HTTPRoute: 'gateway.networking.k8s.io/v1',
-  TrafficPolicy: 'gateway.gwvendor.dev/v1alpha1',
-  GatewayExtension: 'gateway.gwvendor.dev/v1alpha1',
-};
 
 export class RejectionTracker {
   /** `<gateway>|<type>` → the rejection and the resource keys (`Kind/ns/name`) it is attributed to */
@@ -59,7 +53,7 @@ export class RejectionTracker {
       const [kind, ns, name] = t.split('/');
       const obj = this.p.inputFor(kind)?.get(`${ns}/${name}`);
       this.events?.emit(
-        { apiVersion: API_VERSION[kind] ?? 'v1', kind, namespace: ns, name, uid: obj?.metadata?.uid },
+        { apiVersion: watchedKind(kind)?.apiVersion ?? 'v1', kind, namespace: ns, name, uid: obj?.metadata?.uid },
         'Warning',
         'Rejected',
         `proxy ${s.nodeId} rejected ${typeUrl.split('.').pop()} version ${version} (validation is ${ir?.validation ?? 'unknown'}): ${detail}`,

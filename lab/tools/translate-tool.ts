@@ -1,12 +1,12 @@
 // `npm run translate`: Gateway API and policy manifests → per-Gateway IR, xDS and statuses, offline, through the
-// control plane's own pipeline (system/controlplane/translate.ts). The xDS resources go through the same Any
+// control plane's own pipeline (system/controlplane/offline.ts). The xDS resources go through the same Any
 // encoding and decoding as /snapshots/xds, so the two can be compared field for field.
 import { stringify } from 'yaml';
 import type { GatewayIR, ValidationMode } from '../../system/controlplane/ir/types.ts';
 import type { KObject } from '../../system/controlplane/model.ts';
-import { translateObjects } from '../../system/controlplane/translate.ts';
+import { translateObjects } from '../../system/controlplane/offline.ts';
 import { packAny, unpackAny } from '../../system/shared/envoy/protojson.ts';
-import { selectReadable } from './translate-input.ts';
+import { selectReadable } from './translate-tool-input.ts';
 
 export const XDS_TYPES = ['listeners', 'routes', 'clusters', 'endpoints'] as const;
 export type XdsType = (typeof XDS_TYPES)[number];

@@ -1,6 +1,6 @@
 // Status merging: lastTransitionTime kept while a condition's status holds, other controllers' entries kept.
 import { describe, expect, it } from 'vitest';
-import { mergeStatus, withTransitionTimes } from './status-writer.ts';
+import { mergeStatus, withTransitionTimes } from './writer.ts';
 
 const c = (type: string, status: 'True' | 'False', reason = type) => ({
   type,

@@ -1,11 +1,11 @@
-// Snapshot cache (after go-control-plane): one consistent, versioned snapshot per proxy role
-// (`gwvendor-kube-gateway-api~<ns>~<gateway>`). Resources are encoded to Any once, when they change, and those exact
-// bytes are what every proxy of the role receives and what /snapshots/xds decodes.
+// Snapshot cache (after go-control-plane's pkg/cache/v3, which knows nothing of its server): one consistent, versioned
+// snapshot per proxy role (`gwvendor-kube-gateway-api~<ns>~<gateway>`). Resources are encoded to Any once, when they
+// change, and those exact bytes are what every proxy of the role receives (server.ts) and what /snapshots/xds decodes.
 import { isDeepStrictEqual } from 'node:util';
 import { type AnyMessage, packAny } from '../../shared/envoy/protojson.ts';
 import { TYPE_URL } from '../../shared/envoy/protos.ts';
 import type { SnapshotResources } from '../pipeline.ts';
-import type { Json } from './translate.ts';
+import type { Json } from '../xds/translator/envoy.ts';
 
 /** Push order: clusters before their endpoints, listeners before their routes (Envoy's warming rules). */
 export const PUSH_ORDER = [

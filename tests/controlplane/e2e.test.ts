@@ -1,20 +1,28 @@
 // End to end: the embedded API server, the control plane (informers, deployer, statuses, xDS) and a real proxy process
 // started from the bootstrap the deployer wrote (its xDS cluster pointed at this control plane), with sample apps as
 // backends (EndpointSlices point at them). HTTP through the proxy checks each Gateway API behaviour, the policy rules of
-// contract section 7, and both sides of the validation switch. (The test imports lab/ for the API server only.)
+// contract section 7, and both sides of the validation switch. It needs lab/ for the API server, hence this folder
+// outside system/ (what goes into the image).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestLab, type TestLab } from '../../lab/embedded/apiserver/testing.ts';
-import { type ExtAuth, startExtAuth } from '../extauth/server.ts';
-import { type SampleApp, startSampleApp } from '../sampleapp/server.ts';
-import { LogRegistry } from '../shared/log.ts';
-import { ControlPlane } from './controlplane.ts';
-import { freePort, type HttpResult, httpRequest, type ProxyProcess, spawnProxy, until } from './testing.ts';
+import { ControlPlane } from '../../system/controlplane/controlplane.ts';
+import {
+  freePort,
+  type HttpResult,
+  httpRequest,
+  type ProxyProcess,
+  spawnProxy,
+  until,
+} from '../../system/controlplane/testing.ts';
+import { type ExtAuth, startExtAuth } from '../../system/extauth/server.ts';
+import { type SampleApp, startSampleApp } from '../../system/sampleapp/server.ts';
+import { LogRegistry } from '../../system/shared/log.ts';
 
-const MANIFESTS = new URL('../manifests/', import.meta.url).pathname;
+const MANIFESTS = new URL('../../system/manifests/', import.meta.url).pathname;
 const ROLE = 'gwvendor-kube-gateway-api~gwvendor-system~e2e';
 
 let lab: TestLab;
@@ -557,6 +565,39 @@ spec:
     expect(dump).toContain(
       '"merge.TrafficPolicy.gateway.gwvendor.dev":{"headerModifiers":"TrafficPolicy/apps/oldest"}',
     );
+  });
+
+  it('rateLimit.local.percentEnforced 0 counts requests over the limit without refusing them; 100 refuses them (429)', async () => {
+    // kgateway's LocalRateLimitPolicy.percentEnforced → the route's LocalRateLimit filter_enforced (Envoy's
+    // local_ratelimit: a request over the limit counts as rate_limited, and is refused only when enforced).
+    const limited = (enforced: number) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: limited, namespace: apps}
+spec:
+  parentRefs: [{name: e2e, namespace: gwvendor-system}]
+  hostnames: [limited.example.com]
+  rules: [{backendRefs: [{name: v1, port: 8000}]}]
+---
+apiVersion: gateway.gwvendor.dev/v1alpha1
+kind: TrafficPolicy
+metadata: {name: limited, namespace: apps}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: limited}]
+  rateLimit: {local: {tokenBucket: {maxTokens: 1, fillInterval: 1h}, percentEnforced: ${enforced}}}
+`;
+    const rateLimited = async () => {
+      const text = await (await fetch(`${proxy!.adminUrl}/stats?filter=rate_limited`)).text();
+      return Number(/http_local_rate_limiter\.http_local_rate_limit\.rate_limited: (\d+)/.exec(text)?.[1] ?? 0);
+    };
+    await lab.k(['apply', '-f', '-'], limited(0));
+    await eventually('the shadow-mode route', 'limited.example.com', '/get', (x) => x.status === 200);
+    const before = await rateLimited();
+    for (let i = 0; i < 3; i++) expect((await req('limited.example.com', '/get')).status).toBe(200);
+    expect(await rateLimited()).toBeGreaterThanOrEqual(before + 3);
+    await lab.k(['apply', '-f', '-'], limited(100));
+    const refused = await eventually('the enforced route', 'limited.example.com', '/get', (x) => x.status === 429);
+    expect(refused.body).toBe('local_rate_limited');
   });
 
   it('ext auth through a GatewayExtension needs a ReferenceGrant for its Service in another namespace', async () => {
