@@ -130,7 +130,9 @@ export async function labUp(o: UpOptions): Promise<UpResult> {
         async () => {
           await Kube.fromFile(paths.kubeconfig, context).core.listNamespace({ limit: 1 });
         },
-        { hint: `KUBECONFIG=${src} kubectl --context ${context} cluster-info` },
+        {
+          hint: `${resolved.files.length > 1 ? `KUBECONFIG=${src} kubectl` : `kubectl --kubeconfig ${src}`} --context ${context} cluster-info`,
+        },
       );
       break;
     }
