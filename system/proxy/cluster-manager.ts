@@ -10,15 +10,9 @@ import type { StatsStore } from './stats.ts';
 import { Cluster, compileCluster, parseLoadAssignment } from './upstream/cluster.ts';
 import type { ClusterManagerView } from './upstream/types.ts';
 import type { DecodedResource } from './xds/ads-client.ts';
+import { type ErrorState, errorState, sameJson, versionHash } from './xds/resource-state.ts';
 
 type J = Record<string, any>;
-
-export interface ErrorState {
-  failed_configuration: J;
-  last_update_attempt: string;
-  details: string;
-  version_info: string;
-}
 
 export interface DynamicClusterEntry {
   cluster: Cluster;
@@ -134,12 +128,7 @@ export class ClusterManager implements ClusterManagerView {
       } catch (err) {
         const msg = (err as Error).message;
         errors.push(`${r.name}: ${msg}`);
-        this.errors.set(r.name, {
-          failed_configuration: { '@type': TYPE_URL.cluster, ...r.json },
-          last_update_attempt: now,
-          details: msg,
-          version_info: version,
-        });
+        this.errors.set(r.name, errorState(TYPE_URL.cluster, r.json, msg, version, now));
       }
     }
     if (resources.length === 0) this.cds.update_empty.inc();
@@ -286,22 +275,6 @@ export class ClusterManager implements ClusterManagerView {
     for (const c of this.all()) c.destroy();
     for (const e of this.warming.values()) e.cluster.destroy();
   }
-}
-
-export function sameJson(a: unknown, b: unknown): boolean {
-  return a === b || JSON.stringify(a) === JSON.stringify(b);
-}
-
-/** A stable number for a version string (Envoy exports a hash of version_info as the `version` gauge). */
-export function versionHash(v: string): number {
-  let h = 0x811c9dc5;
-  let h2 = 0;
-  for (let i = 0; i < v.length; i++) {
-    h ^= v.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-    h2 = (h2 * 31 + v.charCodeAt(i)) % 2097152;
-  }
-  return h2 * 4294967296 + h;
 }
 
 function cdsStats(s: StatsStore) {

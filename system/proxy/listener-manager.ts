@@ -7,8 +7,7 @@ import type net from 'node:net';
 import { timestampString } from '../shared/envoy/protojson.ts';
 import { TYPE_URL } from '../shared/envoy/protos.ts';
 import { validateJson } from '../shared/envoy/validate.ts';
-import type { ClusterManager, ErrorState } from './cluster-manager.ts';
-import { sameJson } from './cluster-manager.ts';
+import type { ClusterManager } from './cluster-manager.ts';
 import { ConfigError, durationMs } from './config/errors.ts';
 import type { AccessLogSinks } from './http/access-log.ts';
 import { type HcmDeps, HcmRuntime } from './http/hcm.ts';
@@ -16,6 +15,7 @@ import type { Logger, LogRegistry } from './log.ts';
 import type { RouteManager } from './route-manager.ts';
 import type { Counter, Gauge, Histogram, StatsStore } from './stats.ts';
 import type { DecodedResource } from './xds/ads-client.ts';
+import { type ErrorState, errorState, sameJson } from './xds/resource-state.ts';
 
 type J = Record<string, any>;
 
@@ -394,12 +394,7 @@ export class ListenerManager {
     if (resources.length === 0) this.lds.update_empty.inc();
     const fail = (r: DecodedResource, msg: string) => {
       errors.push(`${r.name}: ${msg}`);
-      this.errors.set(r.name, {
-        failed_configuration: { '@type': TYPE_URL.listener, ...r.json },
-        last_update_attempt: now,
-        details: msg,
-        version_info: version,
-      });
+      this.errors.set(r.name, errorState(TYPE_URL.listener, r.json, msg, version, now));
       this.lm.listener_create_failure.inc();
     };
     for (const r of resources) {

@@ -4,13 +4,12 @@
 import { timestampString } from '../shared/envoy/protojson.ts';
 import { TYPE_URL } from '../shared/envoy/protos.ts';
 import { validateJson } from '../shared/envoy/validate.ts';
-import type { ErrorState } from './cluster-manager.ts';
-import { sameJson, versionHash } from './cluster-manager.ts';
 import { compileRouteConfiguration, type RouteTable } from './config/route-table.ts';
 import type { RdsProvider } from './http/hcm.ts';
 import type { Logger, LogRegistry } from './log.ts';
 import type { StatsStore } from './stats.ts';
 import type { DecodedResource } from './xds/ads-client.ts';
+import { type ErrorState, errorState, sameJson, versionHash } from './xds/resource-state.ts';
 
 type J = Record<string, any>;
 
@@ -96,12 +95,7 @@ export class RouteManager {
       } catch (err) {
         const msg = (err as Error).message;
         counter(p, 'update_rejected').inc();
-        p.error = {
-          failed_configuration: { '@type': TYPE_URL.routeConfiguration, ...r.json },
-          last_update_attempt: now,
-          details: msg,
-          version_info: version,
-        };
+        p.error = errorState(TYPE_URL.routeConfiguration, r.json, msg, version, now);
         return `${r.name}: ${msg}`;
       }
     }

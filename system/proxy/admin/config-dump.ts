@@ -5,9 +5,9 @@ import protobuf from 'protobufjs';
 import { canonicalize } from '../../shared/envoy/protojson.ts';
 import { lookupType, TYPE_URL, typeUrlOf } from '../../shared/envoy/protos.ts';
 import { compileRe2, type Re2 } from '../../shared/regex.ts';
-import type { ErrorState } from '../cluster-manager.ts';
 import type { ProxyServer } from '../server.ts';
 import type { Cluster } from '../upstream/cluster.ts';
+import type { ErrorState } from '../xds/resource-state.ts';
 
 type J = Record<string, any>;
 
