@@ -5,13 +5,13 @@ import { readFileSync } from 'node:fs';
 import { timestampString, toGrpcObject } from '../shared/envoy/protojson.ts';
 import { TYPE_URL } from '../shared/envoy/protos.ts';
 import { AdminServer } from './admin/admin.ts';
-import { ClusterManager } from './cluster-manager.ts';
 import { durationMs } from './config/errors.ts';
+import { RouteManager } from './config/route-manager.ts';
 import { type AccessLogSinks, PROCESS_SINKS } from './http/access-log.ts';
-import { ListenerManager } from './listener-manager.ts';
+import { ListenerManager } from './listener/listener-manager.ts';
 import { type Logger, LogRegistry } from './log.ts';
-import { RouteManager } from './route-manager.ts';
 import { StatsStore } from './stats.ts';
+import { ClusterManager } from './upstream/cluster-manager.ts';
 import { AdsClient } from './xds/ads-client.ts';
 
 type J = Record<string, any>;

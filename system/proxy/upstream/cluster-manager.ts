@@ -1,16 +1,16 @@
 // The cluster manager: static clusters from the bootstrap, dynamic ones from CDS (the full set in every response),
 // warming until their first ClusterLoadAssignment (EDS) or DNS answer, and EDS updates. It keeps what config_dump
 // shows: versions, last update times, warming clusters, and the last rejected update per name (error_state).
-import { timestampString } from '../shared/envoy/protojson.ts';
-import { TYPE_URL } from '../shared/envoy/protos.ts';
-import { validateJson } from '../shared/envoy/validate.ts';
-import { ConfigError } from './config/errors.ts';
-import type { Logger, LogRegistry } from './log.ts';
-import type { StatsStore } from './stats.ts';
-import { Cluster, compileCluster, parseLoadAssignment } from './upstream/cluster.ts';
-import type { ClusterManagerView } from './upstream/types.ts';
-import type { DecodedResource } from './xds/ads-client.ts';
-import { type ErrorState, errorState, sameJson, versionHash } from './xds/resource-state.ts';
+import { timestampString } from '../../shared/envoy/protojson.ts';
+import { TYPE_URL } from '../../shared/envoy/protos.ts';
+import { validateJson } from '../../shared/envoy/validate.ts';
+import { ConfigError } from '../config/errors.ts';
+import type { Logger, LogRegistry } from '../log.ts';
+import type { StatsStore } from '../stats.ts';
+import type { DecodedResource } from '../xds/ads-client.ts';
+import { type ErrorState, errorState, sameJson, versionHash } from '../xds/resource-state.ts';
+import { Cluster, compileCluster, parseLoadAssignment } from './cluster.ts';
+import type { ClusterManagerView } from './types.ts';
 
 type J = Record<string, any>;
 

@@ -4,18 +4,18 @@
 // address does not change. Connections get Envoy's connection ids and conn_handler/connection debug lines.
 import http from 'node:http';
 import type net from 'node:net';
-import { timestampString } from '../shared/envoy/protojson.ts';
-import { TYPE_URL } from '../shared/envoy/protos.ts';
-import { validateJson } from '../shared/envoy/validate.ts';
-import type { ClusterManager } from './cluster-manager.ts';
-import { ConfigError, durationMs } from './config/errors.ts';
-import type { AccessLogSinks } from './http/access-log.ts';
-import { type HcmDeps, HcmRuntime } from './http/hcm.ts';
-import type { Logger, LogRegistry } from './log.ts';
-import type { RouteManager } from './route-manager.ts';
-import type { Counter, Gauge, Histogram, StatsStore } from './stats.ts';
-import type { DecodedResource } from './xds/ads-client.ts';
-import { type ErrorState, errorState, sameJson } from './xds/resource-state.ts';
+import { timestampString } from '../../shared/envoy/protojson.ts';
+import { TYPE_URL } from '../../shared/envoy/protos.ts';
+import { validateJson } from '../../shared/envoy/validate.ts';
+import { ConfigError, durationMs } from '../config/errors.ts';
+import type { RouteManager } from '../config/route-manager.ts';
+import type { AccessLogSinks } from '../http/access-log.ts';
+import { type HcmDeps, HcmRuntime } from '../http/hcm.ts';
+import type { Logger, LogRegistry } from '../log.ts';
+import type { Counter, Gauge, Histogram, StatsStore } from '../stats.ts';
+import type { ClusterManager } from '../upstream/cluster-manager.ts';
+import type { DecodedResource } from '../xds/ads-client.ts';
+import { type ErrorState, errorState, sameJson } from '../xds/resource-state.ts';
 
 type J = Record<string, any>;
 

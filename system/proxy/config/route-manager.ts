@@ -1,15 +1,15 @@
 // RDS: one provider per route configuration name, shared by the HCMs that name it. Listeners warm until their
 // provider has a table. A rejected RouteConfiguration leaves the previous table in place and is kept as the
 // provider's error_state for config_dump.
-import { timestampString } from '../shared/envoy/protojson.ts';
-import { TYPE_URL } from '../shared/envoy/protos.ts';
-import { validateJson } from '../shared/envoy/validate.ts';
-import { compileRouteConfiguration, type RouteTable } from './config/route-table.ts';
-import type { RdsProvider } from './http/hcm.ts';
-import type { Logger, LogRegistry } from './log.ts';
-import type { StatsStore } from './stats.ts';
-import type { DecodedResource } from './xds/ads-client.ts';
-import { type ErrorState, errorState, sameJson, versionHash } from './xds/resource-state.ts';
+import { timestampString } from '../../shared/envoy/protojson.ts';
+import { TYPE_URL } from '../../shared/envoy/protos.ts';
+import { validateJson } from '../../shared/envoy/validate.ts';
+import type { RdsProvider } from '../http/hcm.ts';
+import type { Logger, LogRegistry } from '../log.ts';
+import type { StatsStore } from '../stats.ts';
+import type { DecodedResource } from '../xds/ads-client.ts';
+import { type ErrorState, errorState, sameJson, versionHash } from '../xds/resource-state.ts';
+import { compileRouteConfiguration, type RouteTable } from './route-table.ts';
 
 type J = Record<string, any>;
 
