@@ -10,13 +10,13 @@ import { RouteManager } from './config/route-manager.ts';
 import { type AccessLogSinks, PROCESS_SINKS } from './http/access-log.ts';
 import { ListenerManager } from './listener/listener-manager.ts';
 import { type Logger, LogRegistry } from './log.ts';
+import type { CommandLineOptions, ServerInstance, ServerState } from './server-instance.ts';
 import { StatsStore } from './stats.ts';
 import { ClusterManager } from './upstream/cluster-manager.ts';
 import { AdsClient } from './xds/ads-client.ts';
 
 type J = Record<string, any>;
 
-export type ServerState = 'LIVE' | 'DRAINING' | 'PRE_INITIALIZING' | 'INITIALIZING';
 const STATE_NUMBER: Record<ServerState, number> = { LIVE: 0, DRAINING: 1, PRE_INITIALIZING: 2, INITIALIZING: 3 };
 
 const PACKAGE_VERSION: string = (() => {
@@ -29,27 +29,6 @@ const PACKAGE_VERSION: string = (() => {
 
 /** Envoy prints `<sha>/<version>/<status>/<build type>/<ssl>`; this proxy names itself in the same shape. */
 export const PROXY_VERSION = `gwlab/${PACKAGE_VERSION}/Clean/RELEASE/Node-${process.versions.node}`;
-
-export interface CommandLineOptions {
-  configPath: string;
-  configYaml: string;
-  logLevel: string;
-  componentLogLevel: string;
-  logFormat: string;
-  logPath: string;
-  serviceCluster: string;
-  serviceNode: string;
-  serviceZone: string;
-  drainTimeS: number;
-  parentShutdownTimeS: number;
-  disableHotRestart: boolean;
-  concurrency: number;
-  baseId: number;
-  mode: 'Serve' | 'Validate' | 'InitOnly';
-  restartEpoch: number;
-  adminAddressPath: string;
-  args: string[];
-}
 
 export interface ProxyOptions {
   /** The bootstrap as canonical JSON (see bootstrap.ts). */
@@ -69,7 +48,7 @@ function socketAddr(a: J | undefined): { host: string; port: number } | undefine
   return { host: String(sa.address ?? '127.0.0.1'), port: Number(sa.port_value ?? 0) };
 }
 
-export class ProxyServer {
+export class ProxyServer implements ServerInstance {
   readonly bootstrap: J;
   readonly cli: Partial<CommandLineOptions>;
   readonly logs: LogRegistry;

@@ -6,7 +6,7 @@ import type net from 'node:net';
 import { canonicalize } from '../../shared/envoy/protojson.ts';
 import { compileRe2, type Re2 } from '../../shared/regex.ts';
 import { LOG_LEVELS, parseLogLevel } from '../log.ts';
-import type { ProxyServer } from '../server.ts';
+import type { ServerInstance } from '../server-instance.ts';
 import { renderJson, renderPrometheus, renderText, type StatsQuery } from '../stats.ts';
 import { clustersJson, clustersText } from './clusters.ts';
 import { AdminError, configDump } from './config-dump.ts';
@@ -39,11 +39,11 @@ function json(v: unknown, status = 200): Reply {
 }
 
 export class AdminServer {
-  private readonly srv: ProxyServer;
+  private readonly srv: ServerInstance;
   private readonly server: http.Server;
   private readonly handlers: Handler[];
 
-  constructor(srv: ProxyServer) {
+  constructor(srv: ServerInstance) {
     this.srv = srv;
     this.handlers = this.makeHandlers();
     this.server = http.createServer((req, res) => {
