@@ -2,7 +2,8 @@
 // text form (`<cluster>::<host>::<stat>::<value>`) or as envoy.admin.v3.Clusters JSON.
 import { canonicalize } from '../../shared/envoy/protojson.ts';
 import type { ServerInstance } from '../server-instance.ts';
-import type { Cluster, Host } from '../upstream/cluster.ts';
+import type { Cluster } from '../upstream/cluster.ts';
+import type { Host } from '../upstream/host.ts';
 
 type J = Record<string, any>;
 

@@ -5,7 +5,7 @@
 import type { ActiveStream } from '../http/active-stream.ts';
 import type { Logger, LogRegistry } from '../log.ts';
 import type { StatsStore } from '../stats.ts';
-import type { ClusterManagerView } from '../upstream/types.ts';
+import type { ClusterManagerView } from '../upstream/cluster-manager-view.ts';
 
 export type J = Record<string, any>;
 

@@ -10,7 +10,7 @@ import { createFilter } from '../filters/registry.ts';
 import type { FilterContext, HttpFilter } from '../filters/types.ts';
 import type { Logger, LogRegistry } from '../log.ts';
 import type { Counter, Gauge, Histogram, StatsStore } from '../stats.ts';
-import type { ClusterManagerView } from '../upstream/types.ts';
+import type { ClusterManagerView } from '../upstream/cluster-manager-view.ts';
 import { type AccessLogger, type AccessLogSinks, compileAccessLog } from './access-log.ts';
 import { ActiveStream } from './active-stream.ts';
 import type { TargetOptions } from './request-target.ts';

@@ -4,8 +4,9 @@
 import type { Dispatcher } from 'undici';
 import { applyMutations } from '../config/headers.ts';
 import type { RedirectConfig, RetryPolicy, RouteActionConfig, WeightedCluster } from '../config/route-table.ts';
-import type { Cluster, Host } from '../upstream/cluster.ts';
-import type { PendingStream, PoolConnection, PoolFailure } from '../upstream/pool.ts';
+import type { Cluster } from '../upstream/cluster.ts';
+import type { Host } from '../upstream/host.ts';
+import type { ConnPool, PendingStream, PoolConnection, PoolFailure } from '../upstream/pool.ts';
 import { type ActiveStream, RESPONSE_HOP_BY_HOP } from './active-stream.ts';
 import type { HeaderMap } from './stream-info.ts';
 import { sendBuffered } from './upstream-request.ts';
@@ -270,7 +271,8 @@ class UpstreamCall {
     if (this.perTryTimeoutMs > 0) {
       this.tryTimer = setTimeout(() => this.onPerTryTimeout(attempt), this.perTryTimeoutMs);
     }
-    attempt.pending = c.pool(host).newStream(
+    attempt.pool = c.pool(host);
+    attempt.pending = attempt.pool.newStream(
       {
         onReady: (conn) => attempt.onPoolReady(conn),
         onFailure: (reason, detail) => {
@@ -425,7 +427,7 @@ class UpstreamCall {
     if (!this.retryHeld) {
       this.retryHeld = true;
       c.resources.retries++;
-      c.updateCircuitBreakerGauges();
+      c.resources.updateGauges();
     }
     this.attempt?.abandon();
     this.attempt = undefined;
@@ -502,7 +504,7 @@ class UpstreamCall {
     if (this.retryHeld) {
       this.retryHeld = false;
       this.cluster.resources.retries--;
-      this.cluster.updateCircuitBreakerGauges();
+      this.cluster.resources.updateGauges();
     }
   }
 
@@ -531,6 +533,8 @@ export function shadowHost(host: string): string {
 class Attempt implements Dispatcher.DispatchHandler {
   private readonly call: UpstreamCall;
   readonly host: Host;
+  /** The pool the try asked for a connection (a removed host's pool is closed, not replaced). */
+  pool: ConnPool | undefined;
   pending: PendingStream | undefined;
   private conn: PoolConnection | undefined;
   private controller: Dispatcher.DispatchController | undefined;
@@ -615,7 +619,7 @@ class Attempt implements Dispatcher.DispatchHandler {
   abandon(): void {
     if (this.abandoned) return;
     this.abandoned = true;
-    if (this.pending && !this.conn) this.host.pool?.cancel(this.pending);
+    if (this.pending && !this.conn) this.pool?.cancel(this.pending);
     if (this.conn) {
       this.conn.noReuse = true;
       if (this.controller && !this.controller.aborted) this.controller.abort(new Error('upstream request abandoned'));

@@ -9,8 +9,9 @@ import type { Logger, LogRegistry } from '../log.ts';
 import type { StatsStore } from '../stats.ts';
 import type { DecodedResource } from '../xds/ads-client.ts';
 import { type ErrorState, errorState, sameJson, versionHash } from '../xds/resource-state.ts';
-import { Cluster, compileCluster, parseLoadAssignment } from './cluster.ts';
-import type { ClusterManagerView } from './types.ts';
+import { Cluster } from './cluster.ts';
+import { compileCluster, parseLoadAssignment } from './cluster-config.ts';
+import type { ClusterManagerView } from './cluster-manager-view.ts';
 
 type J = Record<string, any>;
 
