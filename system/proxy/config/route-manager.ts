@@ -4,7 +4,6 @@
 import { timestampString } from '../../shared/envoy/protojson.ts';
 import { TYPE_URL } from '../../shared/envoy/protos.ts';
 import { validateJson } from '../../shared/envoy/validate.ts';
-import type { RdsProvider } from '../http/hcm.ts';
 import type { Logger, LogRegistry } from '../log.ts';
 import type { StatsStore } from '../stats.ts';
 import type { DecodedResource } from '../xds/ads-client.ts';
@@ -12,6 +11,14 @@ import { type ErrorState, errorState, sameJson, versionHash } from '../xds/resou
 import { compileRouteConfiguration, type RouteTable } from './route-table.ts';
 
 type J = Record<string, any>;
+
+/** Route configurations delivered by RDS, shared by every HCM that names them. */
+export interface RdsProvider {
+  readonly name: string;
+  table: RouteTable | undefined;
+  /** Resolves when the first RouteConfiguration arrived (listener warming waits for it). */
+  readonly ready: Promise<void>;
+}
 
 export class Provider implements RdsProvider {
   readonly name: string;
