@@ -5,9 +5,9 @@
 // sees it, which http/active-stream.ts implements. A filter stops the chain by answering (sendLocalReply); the
 // terminal filter, the router (filters/router/), answers every request that reaches it.
 import type { CompiledRoute } from '../config/route.ts';
-import type { HeaderMap, ResponseFlag, StreamInfo } from '../http/stream-info.ts';
 import type { Logger, LogRegistry, Tags } from '../log.ts';
 import type { StatsStore } from '../stats.ts';
+import type { HeaderMap, ResponseFlag, StreamInfo } from '../stream-info.ts';
 import type { ClusterManagerView } from '../upstream/cluster-manager-view.ts';
 
 export type J = Record<string, any>;

@@ -8,9 +8,9 @@ import type { CompiledRoute } from '../config/route.ts';
 import { ENABLED, isDisabled } from '../filters/disabled.ts';
 import type { FilterStream, HttpFilter, LocalReplyOptions } from '../filters/filter-api.ts';
 import type { Logger, Tags } from '../log.ts';
+import { type HeaderMap, headerLines, type ResponseFlag, StreamInfo } from '../stream-info.ts';
 import type { HcmConfig } from './hcm-config.ts';
 import { parseRequestTarget, type TargetOptions } from './request-target.ts';
-import { type HeaderMap, headerLines, type ResponseFlag, StreamInfo } from './stream-info.ts';
 
 /** What a stream needs from its connection manager (hcm.ts's HcmRuntime). */
 export interface StreamOwner {

@@ -2,8 +2,8 @@
 // by request mirroring. It goes through the cluster's load balancer, circuit breakers and connection pools, so
 // its connections, stats and debug lines are those of the cluster.
 import type { Dispatcher } from 'undici';
-import type { HeaderMap } from '../http/stream-info.ts';
 import type { Tags } from '../log.ts';
+import type { HeaderMap } from '../stream-info.ts';
 import type { Cluster } from './cluster.ts';
 import type { PoolConnection } from './pool.ts';
 

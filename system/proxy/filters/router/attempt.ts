@@ -2,8 +2,8 @@
 // dispatched on the connection it got (undici's dispatch handler), its response headers and body handed to the
 // router's call as they arrive (with back-pressure from the downstream), and the reset reasons Envoy reports.
 import type { Dispatcher } from 'undici';
-import { type HeaderMap, headerLines } from '../../http/stream-info.ts';
 import type { Logger } from '../../log.ts';
+import { type HeaderMap, headerLines } from '../../stream-info.ts';
 import type { Cluster } from '../../upstream/cluster.ts';
 import type { Host } from '../../upstream/host.ts';
 import type { ConnPool, PendingStream, PoolConnection } from '../../upstream/pool.ts';

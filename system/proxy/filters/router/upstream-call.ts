@@ -6,9 +6,9 @@
 import type { Dispatcher } from 'undici';
 import { applyMutations } from '../../config/headers.ts';
 import type { RetryPolicy, RouteActionConfig, WeightedCluster } from '../../config/route.ts';
-import { type HeaderMap, headerLines } from '../../http/stream-info.ts';
 import type { Logger } from '../../log.ts';
 import type { Counter } from '../../stats.ts';
+import { type HeaderMap, headerLines } from '../../stream-info.ts';
 import { sendBuffered } from '../../upstream/async-client.ts';
 import type { Cluster } from '../../upstream/cluster.ts';
 import type { ClusterManagerView } from '../../upstream/cluster-manager-view.ts';
