@@ -1,3 +1,4 @@
+// Unit tests of Envoy-format application log lines: the default and custom spdlog patterns, levels, source locations.
 import { describe, expect, it } from 'vitest';
 import { compileFormat, LogRegistry, parseLogLevel } from './log.ts';
 

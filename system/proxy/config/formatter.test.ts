@@ -1,3 +1,4 @@
+// Unit tests of the substitution formatter (access log formats, header values) and header mutations using it.
 import { describe, expect, it } from 'vitest';
 import { StreamInfo } from '../stream-info.ts';
 import { compileFormat, compileJsonFormat, DEFAULT_ACCESS_LOG_FORMAT } from './formatter.ts';

@@ -1,3 +1,4 @@
+// Unit tests of the compiled route table: virtual host lookup order, route matches, actions and their Envoy errors.
 import { describe, expect, it } from 'vitest';
 import { canonicalize } from '../../shared/envoy/protojson.ts';
 import type { CompiledRoute, MatchInput } from './route.ts';
