@@ -13,7 +13,7 @@ import type { Logger, LogRegistry } from '../log.ts';
 import type { StatsStore } from '../stats.ts';
 import type { ClusterManager } from '../upstream/cluster-manager.ts';
 import type { DecodedResource } from '../xds/ads-client.ts';
-import { type ErrorState, errorState, sameJson } from '../xds/resource-state.ts';
+import { type ErrorState, errorState, sameJson, WarmingInit } from '../xds/resource-state.ts';
 import { ActiveListener, ConnectionHandler, ListenerSocket } from './active-listener.ts';
 import { compileListener, type ListenerSpec } from './listener-config.ts';
 
@@ -41,8 +41,7 @@ export class ListenerManager {
   private readonly connections: ConnectionHandler;
   private readonly lds: ReturnType<typeof ldsStats>;
   private readonly lm: ReturnType<typeof lmStats>;
-  private ldsInitialized = false;
-  private readonly waiters: Array<() => void> = [];
+  private readonly init: WarmingInit;
   /** Static listeners accept requests only once the server is initialized (Envoy starts workers then). */
   private started = false;
 
@@ -52,6 +51,7 @@ export class ListenerManager {
     this.connections = new ConnectionHandler(deps.logs, deps.connectionIds);
     this.lds = ldsStats(deps.stats);
     this.lm = lmStats(deps.stats);
+    this.init = new WarmingInit(() => this.warming.size > 0, this.lds.init_fetch_timeout);
   }
 
   /** Every listener that serves or will serve traffic, for /listeners (static first, then dynamic, by name). */
@@ -225,7 +225,7 @@ export class ListenerManager {
     this.lds.update_success.inc();
     this.lds.version.set(Number.parseInt(version, 10) || 0);
     this.ldsVersion = version;
-    this.markInitialized();
+    this.init.responseApplied();
     return undefined;
   }
 
@@ -241,7 +241,7 @@ export class ListenerManager {
     if (this.started) l.socket.activate(l);
     this.log.debug(`listener '${l.spec.name}' warmed and activated`);
     this.updateGauges();
-    this.checkInitialized();
+    this.init.check();
   }
 
   private remove(name: string): void {
@@ -276,28 +276,14 @@ export class ListenerManager {
     this.lm.total_listeners_warming.set(this.warming.size);
   }
 
-  private markInitialized(): void {
-    this.ldsInitialized = true;
-    this.checkInitialized();
-  }
-
+  /** The initial fetch timed out or the stream failed: initialization goes on without LDS (Envoy's behaviour). */
   initFetchTimeout(): void {
-    if (this.ldsInitialized) return;
-    this.lds.init_fetch_timeout.inc();
-    this.markInitialized();
-  }
-
-  private checkInitialized(): void {
-    if (!this.ldsInitialized || this.warming.size > 0) return;
-    for (const w of this.waiters.splice(0)) w();
+    this.init.fetchTimedOut();
   }
 
   /** Resolves when LDS delivered (or timed out) and no listener is warming. */
   initialized(): Promise<void> {
-    return new Promise((resolve) => {
-      this.waiters.push(resolve);
-      this.checkInitialized();
-    });
+    return this.init.done();
   }
 
   async close(): Promise<void> {

@@ -8,7 +8,7 @@ import { ConfigError } from '../config/errors.ts';
 import type { Logger, LogRegistry } from '../log.ts';
 import type { StatsStore } from '../stats.ts';
 import type { DecodedResource } from '../xds/ads-client.ts';
-import { type ErrorState, errorState, sameJson, versionHash } from '../xds/resource-state.ts';
+import { type ErrorState, errorState, sameJson, versionHash, WarmingInit } from '../xds/resource-state.ts';
 import { Cluster } from './cluster.ts';
 import { compileCluster, parseLoadAssignment } from './cluster-config.ts';
 import type { ClusterManagerView } from './cluster-manager-view.ts';
@@ -38,13 +38,12 @@ export class ClusterManager implements ClusterManagerView {
   private readonly assignments = new Map<string, J>();
   readonly edsVersions = new Map<string, { version: string; lastUpdated: string }>();
   cdsVersion = '';
-  /** Resolves when the initial CDS response and its clusters are in (Envoy's cluster manager init). */
-  private cdsInitialized = false;
   private readonly deps: ClusterManagerDeps;
   private readonly log: Logger;
   private readonly cds: ReturnType<typeof cdsStats>;
   private readonly cm: ReturnType<typeof cmStats>;
-  private readonly waiters: Array<() => void> = [];
+  /** Done when the initial CDS response and its clusters are in (Envoy's cluster manager init). */
+  private readonly init: WarmingInit;
   private connectionCounter: () => number;
 
   constructor(deps: ClusterManagerDeps) {
@@ -53,6 +52,7 @@ export class ClusterManager implements ClusterManagerView {
     this.connectionCounter = deps.connectionIds;
     this.cds = cdsStats(deps.stats);
     this.cm = cmStats(deps.stats);
+    this.init = new WarmingInit(() => this.warming.size > 0, this.cds.init_fetch_timeout);
   }
 
   nextConnectionId(): number {
@@ -179,7 +179,7 @@ export class ClusterManager implements ClusterManagerView {
     this.cds.update_success.inc();
     this.cds.version.set(versionHash(version));
     this.cdsVersion = version;
-    this.markCdsInitialized();
+    this.init.responseApplied();
     return undefined;
   }
 
@@ -191,7 +191,7 @@ export class ClusterManager implements ClusterManagerView {
     if (old) old.cluster.destroy();
     this.log.info(`warming cluster ${name} complete`);
     this.updateGauges();
-    this.checkInitialized();
+    this.init.check();
   }
 
   /** EDS: assignments by cluster (service) name; a bad one rejects the whole response. */
@@ -239,29 +239,14 @@ export class ClusterManager implements ClusterManagerView {
     this.cm.warming_clusters.set(this.warming.size);
   }
 
-  private markCdsInitialized(): void {
-    this.cdsInitialized = true;
-    this.checkInitialized();
-  }
-
   /** The initial fetch timed out or the stream failed: initialization goes on without CDS (Envoy's behaviour). */
   initFetchTimeout(): void {
-    if (this.cdsInitialized) return;
-    this.cds.init_fetch_timeout.inc();
-    this.markCdsInitialized();
-  }
-
-  private checkInitialized(): void {
-    if (!this.cdsInitialized || this.warming.size > 0) return;
-    for (const w of this.waiters.splice(0)) w();
+    this.init.fetchTimedOut();
   }
 
   /** Resolves when CDS delivered (or timed out) and no cluster is warming. */
   initialized(): Promise<void> {
-    return new Promise((resolve) => {
-      this.waiters.push(resolve);
-      this.checkInitialized();
-    });
+    return this.init.done();
   }
 
   /** A warming cluster whose EDS never came: Envoy gives up waiting after the initial fetch timeout. */

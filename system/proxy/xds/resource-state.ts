@@ -1,6 +1,8 @@
 // Bookkeeping every xDS resource manager shares (clusters, listeners, route configurations): the rejected update
 // kept per resource for config_dump's `error_state` (Envoy's UpdateFailureState), whether an update changes a
-// resource, and the hash of a version_info that Envoy exports as the `version` gauges.
+// resource, the hash of a version_info that Envoy exports as the `version` gauges, and the initialization of a
+// subscription whose resources warm (CDS, LDS).
+import type { Counter } from '../stats.ts';
 
 type J = Record<string, any>;
 
@@ -37,4 +39,48 @@ export function versionHash(v: string): number {
     h2 = (h2 * 31 + v.charCodeAt(i)) % 2097152;
   }
   return h2 * 4294967296 + h;
+}
+
+/**
+ * The initialization of a subscription whose resources warm (Envoy's init target of CDS and LDS): done once its
+ * first response was applied, or its initial fetch timed out (counted in `init_fetch_timeout`), and no resource
+ * is warming any more.
+ */
+export class WarmingInit {
+  private received = false;
+  private readonly waiters: Array<() => void> = [];
+  private readonly warming: () => boolean;
+  private readonly fetchTimeouts: Counter;
+
+  constructor(warming: () => boolean, fetchTimeouts: Counter) {
+    this.warming = warming;
+    this.fetchTimeouts = fetchTimeouts;
+  }
+
+  /** The first response was applied. */
+  responseApplied(): void {
+    this.received = true;
+    this.check();
+  }
+
+  /** The initial fetch timed out or the stream failed: initialization goes on without it (Envoy's behaviour). */
+  fetchTimedOut(): void {
+    if (this.received) return;
+    this.fetchTimeouts.inc();
+    this.responseApplied();
+  }
+
+  /** A resource finished warming (or went): resolves the waiters when it was the last. */
+  check(): void {
+    if (!this.received || this.warming()) return;
+    for (const w of this.waiters.splice(0)) w();
+  }
+
+  /** Resolves when initialization is done. */
+  done(): Promise<void> {
+    return new Promise((resolve) => {
+      this.waiters.push(resolve);
+      this.check();
+    });
+  }
 }
