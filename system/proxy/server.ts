@@ -7,6 +7,7 @@ import { TYPE_URL } from '../shared/envoy/protos.ts';
 import { AdminServer } from './admin/admin.ts';
 import { durationMs } from './config/errors.ts';
 import { RouteManager } from './config/route-manager.ts';
+import { FACTORIES } from './filters/registry.ts';
 import { type AccessLogSinks, PROCESS_SINKS } from './http/access-log.ts';
 import { ListenerManager } from './listener/listener-manager.ts';
 import { type Logger, LogRegistry } from './log.ts';
@@ -148,9 +149,8 @@ export class ProxyServer implements ServerInstance {
     const b = this.bootstrap;
     const log = this.mainLog;
     log.info(`initializing epoch 0 (base id=0, hot restart version=disabled)`);
-    log.info(
-      `statically linked extensions: envoy.filters.http: envoy.filters.http.cors, envoy.filters.http.ext_authz, envoy.filters.http.fault, envoy.filters.http.health_check, envoy.filters.http.local_ratelimit, envoy.filters.http.router`,
-    );
+    const httpFilters = FACTORIES.map((f) => f.canonicalName).sort();
+    log.info(`statically linked extensions: envoy.filters.http: ${httpFilters.join(', ')}`);
     const adminAddr = socketAddr(b.admin?.address);
     if (adminAddr) {
       this.admin = new AdminServer(this);
