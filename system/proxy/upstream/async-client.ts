@@ -3,9 +3,9 @@
 // its connections, stats and debug lines are those of the cluster.
 import type { Dispatcher } from 'undici';
 import type { Tags } from '../log.ts';
-import type { Cluster } from '../upstream/cluster.ts';
-import type { PoolConnection } from '../upstream/pool.ts';
-import type { HeaderMap } from './stream-info.ts';
+import type { HeaderMap } from '../stream-info.ts';
+import type { Cluster } from './cluster.ts';
+import type { PoolConnection } from './pool.ts';
 
 export interface BufferedRequest {
   method: string;

@@ -1,10 +1,9 @@
+// What the data path (connection managers, filters, the router) needs from the cluster manager: a cluster by name
+// and connection ids. cluster-manager.ts implements it; the data path never sees CDS or EDS handling.
 import type { Cluster } from './cluster.ts';
 
-/** What the data path needs from the cluster manager. */
 export interface ClusterManagerView {
   get(name: string): Cluster | undefined;
   /** Next connection id (shared by downstream and upstream connections, as in Envoy). */
   nextConnectionId(): number;
 }
-
-export type HealthStatus = 'UNKNOWN' | 'HEALTHY' | 'UNHEALTHY' | 'DRAINING' | 'TIMEOUT' | 'DEGRADED';

@@ -1,24 +1,19 @@
 // The cluster manager: static clusters from the bootstrap, dynamic ones from CDS (the full set in every response),
 // warming until their first ClusterLoadAssignment (EDS) or DNS answer, and EDS updates. It keeps what config_dump
 // shows: versions, last update times, warming clusters, and the last rejected update per name (error_state).
-import { timestampString } from '../shared/envoy/protojson.ts';
-import { TYPE_URL } from '../shared/envoy/protos.ts';
-import { validateJson } from '../shared/envoy/validate.ts';
-import { ConfigError } from './config/errors.ts';
-import type { Logger, LogRegistry } from './log.ts';
-import type { StatsStore } from './stats.ts';
-import { Cluster, compileCluster, parseLoadAssignment } from './upstream/cluster.ts';
-import type { ClusterManagerView } from './upstream/types.ts';
-import type { DecodedResource } from './xds/ads-client.ts';
+import { timestampString } from '../../shared/envoy/protojson.ts';
+import { TYPE_URL } from '../../shared/envoy/protos.ts';
+import { validateJson } from '../../shared/envoy/validate.ts';
+import { ConfigError } from '../config/errors.ts';
+import type { Logger, LogRegistry } from '../log.ts';
+import type { StatsStore } from '../stats.ts';
+import type { DecodedResource } from '../xds/ads-client.ts';
+import { type ErrorState, errorState, sameJson, versionHash, WarmingInit } from '../xds/resource-state.ts';
+import { Cluster } from './cluster.ts';
+import { compileCluster, parseLoadAssignment } from './cluster-config.ts';
+import type { ClusterManagerView } from './cluster-manager-view.ts';
 
 type J = Record<string, any>;
-
-export interface ErrorState {
-  failed_configuration: J;
-  last_update_attempt: string;
-  details: string;
-  version_info: string;
-}
 
 export interface DynamicClusterEntry {
   cluster: Cluster;
@@ -43,13 +38,12 @@ export class ClusterManager implements ClusterManagerView {
   private readonly assignments = new Map<string, J>();
   readonly edsVersions = new Map<string, { version: string; lastUpdated: string }>();
   cdsVersion = '';
-  /** Resolves when the initial CDS response and its clusters are in (Envoy's cluster manager init). */
-  private cdsInitialized = false;
   private readonly deps: ClusterManagerDeps;
   private readonly log: Logger;
   private readonly cds: ReturnType<typeof cdsStats>;
   private readonly cm: ReturnType<typeof cmStats>;
-  private readonly waiters: Array<() => void> = [];
+  /** Done when the initial CDS response and its clusters are in (Envoy's cluster manager init). */
+  private readonly init: WarmingInit;
   private connectionCounter: () => number;
 
   constructor(deps: ClusterManagerDeps) {
@@ -58,6 +52,7 @@ export class ClusterManager implements ClusterManagerView {
     this.connectionCounter = deps.connectionIds;
     this.cds = cdsStats(deps.stats);
     this.cm = cmStats(deps.stats);
+    this.init = new WarmingInit(() => this.warming.size > 0, this.cds.init_fetch_timeout);
   }
 
   nextConnectionId(): number {
@@ -134,12 +129,7 @@ export class ClusterManager implements ClusterManagerView {
       } catch (err) {
         const msg = (err as Error).message;
         errors.push(`${r.name}: ${msg}`);
-        this.errors.set(r.name, {
-          failed_configuration: { '@type': TYPE_URL.cluster, ...r.json },
-          last_update_attempt: now,
-          details: msg,
-          version_info: version,
-        });
+        this.errors.set(r.name, errorState(TYPE_URL.cluster, r.json, msg, version, now));
       }
     }
     if (resources.length === 0) this.cds.update_empty.inc();
@@ -189,7 +179,7 @@ export class ClusterManager implements ClusterManagerView {
     this.cds.update_success.inc();
     this.cds.version.set(versionHash(version));
     this.cdsVersion = version;
-    this.markCdsInitialized();
+    this.init.responseApplied();
     return undefined;
   }
 
@@ -201,7 +191,7 @@ export class ClusterManager implements ClusterManagerView {
     if (old) old.cluster.destroy();
     this.log.info(`warming cluster ${name} complete`);
     this.updateGauges();
-    this.checkInitialized();
+    this.init.check();
   }
 
   /** EDS: assignments by cluster (service) name; a bad one rejects the whole response. */
@@ -249,29 +239,14 @@ export class ClusterManager implements ClusterManagerView {
     this.cm.warming_clusters.set(this.warming.size);
   }
 
-  private markCdsInitialized(): void {
-    this.cdsInitialized = true;
-    this.checkInitialized();
-  }
-
   /** The initial fetch timed out or the stream failed: initialization goes on without CDS (Envoy's behaviour). */
   initFetchTimeout(): void {
-    if (this.cdsInitialized) return;
-    this.cds.init_fetch_timeout.inc();
-    this.markCdsInitialized();
-  }
-
-  private checkInitialized(): void {
-    if (!this.cdsInitialized || this.warming.size > 0) return;
-    for (const w of this.waiters.splice(0)) w();
+    this.init.fetchTimedOut();
   }
 
   /** Resolves when CDS delivered (or timed out) and no cluster is warming. */
   initialized(): Promise<void> {
-    return new Promise((resolve) => {
-      this.waiters.push(resolve);
-      this.checkInitialized();
-    });
+    return this.init.done();
   }
 
   /** A warming cluster whose EDS never came: Envoy gives up waiting after the initial fetch timeout. */
@@ -286,22 +261,6 @@ export class ClusterManager implements ClusterManagerView {
     for (const c of this.all()) c.destroy();
     for (const e of this.warming.values()) e.cluster.destroy();
   }
-}
-
-export function sameJson(a: unknown, b: unknown): boolean {
-  return a === b || JSON.stringify(a) === JSON.stringify(b);
-}
-
-/** A stable number for a version string (Envoy exports a hash of version_info as the `version` gauge). */
-export function versionHash(v: string): number {
-  let h = 0x811c9dc5;
-  let h2 = 0;
-  for (let i = 0; i < v.length; i++) {
-    h ^= v.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-    h2 = (h2 * 31 + v.charCodeAt(i)) % 2097152;
-  }
-  return h2 * 4294967296 + h;
 }
 
 function cdsStats(s: StatsStore) {

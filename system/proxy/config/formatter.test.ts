@@ -1,7 +1,8 @@
+// Unit tests of the substitution formatter (access log formats, header values) and header mutations using it.
 import { describe, expect, it } from 'vitest';
-import { applyMutations, compileHeaderMutation } from '../config/headers.ts';
+import { StreamInfo } from '../stream-info.ts';
 import { compileFormat, compileJsonFormat, DEFAULT_ACCESS_LOG_FORMAT } from './formatter.ts';
-import { StreamInfo } from './stream-info.ts';
+import { applyMutations, compileHeaderMutation } from './headers.ts';
 
 function info(): StreamInfo {
   const i = new StreamInfo({

@@ -1,18 +1,24 @@
 // RDS: one provider per route configuration name, shared by the HCMs that name it. Listeners warm until their
 // provider has a table. A rejected RouteConfiguration leaves the previous table in place and is kept as the
 // provider's error_state for config_dump.
-import { timestampString } from '../shared/envoy/protojson.ts';
-import { TYPE_URL } from '../shared/envoy/protos.ts';
-import { validateJson } from '../shared/envoy/validate.ts';
-import type { ErrorState } from './cluster-manager.ts';
-import { sameJson, versionHash } from './cluster-manager.ts';
-import { compileRouteConfiguration, type RouteTable } from './config/route-table.ts';
-import type { RdsProvider } from './http/hcm.ts';
-import type { Logger, LogRegistry } from './log.ts';
-import type { StatsStore } from './stats.ts';
-import type { DecodedResource } from './xds/ads-client.ts';
+import { timestampString } from '../../shared/envoy/protojson.ts';
+import { TYPE_URL } from '../../shared/envoy/protos.ts';
+import { validateJson } from '../../shared/envoy/validate.ts';
+import type { Logger, LogRegistry } from '../log.ts';
+import type { StatsStore } from '../stats.ts';
+import type { DecodedResource } from '../xds/ads-client.ts';
+import { type ErrorState, errorState, sameJson, versionHash } from '../xds/resource-state.ts';
+import { compileRouteConfiguration, type RouteTable } from './route-table.ts';
 
 type J = Record<string, any>;
+
+/** Route configurations delivered by RDS, shared by every HCM that names them. */
+export interface RdsProvider {
+  readonly name: string;
+  table: RouteTable | undefined;
+  /** Resolves when the first RouteConfiguration arrived (listener warming waits for it). */
+  readonly ready: Promise<void>;
+}
 
 export class Provider implements RdsProvider {
   readonly name: string;
@@ -96,12 +102,7 @@ export class RouteManager {
       } catch (err) {
         const msg = (err as Error).message;
         counter(p, 'update_rejected').inc();
-        p.error = {
-          failed_configuration: { '@type': TYPE_URL.routeConfiguration, ...r.json },
-          last_update_attempt: now,
-          details: msg,
-          version_info: version,
-        };
+        p.error = errorState(TYPE_URL.routeConfiguration, r.json, msg, version, now);
         return `${r.name}: ${msg}`;
       }
     }

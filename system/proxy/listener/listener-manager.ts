@@ -1,217 +1,23 @@
 // The listener manager: static listeners from the bootstrap and dynamic ones from LDS (the full set in every
 // response). A new or changed listener binds its socket first (so "address in use" rejects the update), then
 // warms until its routes are there (RDS), then takes traffic. A socket is kept across updates of a listener whose
-// address does not change. Connections get Envoy's connection ids and conn_handler/connection debug lines.
-import http from 'node:http';
-import type net from 'node:net';
-import { timestampString } from '../shared/envoy/protojson.ts';
-import { TYPE_URL } from '../shared/envoy/protos.ts';
-import { validateJson } from '../shared/envoy/validate.ts';
-import type { ClusterManager, ErrorState } from './cluster-manager.ts';
-import { sameJson } from './cluster-manager.ts';
-import { ConfigError, durationMs } from './config/errors.ts';
-import type { AccessLogSinks } from './http/access-log.ts';
-import { type HcmDeps, HcmRuntime } from './http/hcm.ts';
-import type { Logger, LogRegistry } from './log.ts';
-import type { RouteManager } from './route-manager.ts';
-import type { Counter, Gauge, Histogram, StatsStore } from './stats.ts';
-import type { DecodedResource } from './xds/ads-client.ts';
+// address does not change. Sockets, active listeners and connections are active-listener.ts's.
+import { timestampString } from '../../shared/envoy/protojson.ts';
+import { TYPE_URL } from '../../shared/envoy/protos.ts';
+import { validateJson } from '../../shared/envoy/validate.ts';
+import { ConfigError } from '../config/errors.ts';
+import type { RouteManager } from '../config/route-manager.ts';
+import type { AccessLogSinks } from '../http/access-log.ts';
+import { type HcmDeps, HcmRuntime } from '../http/hcm.ts';
+import type { Logger, LogRegistry } from '../log.ts';
+import type { StatsStore } from '../stats.ts';
+import type { ClusterManager } from '../upstream/cluster-manager.ts';
+import type { DecodedResource } from '../xds/ads-client.ts';
+import { type ErrorState, errorState, sameJson, WarmingInit } from '../xds/resource-state.ts';
+import { ActiveListener, ConnectionHandler, ListenerSocket } from './active-listener.ts';
+import { compileListener, type ListenerSpec } from './listener-config.ts';
 
 type J = Record<string, any>;
-
-const HCM_TYPE = 'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
-
-export interface ListenerSpec {
-  name: string;
-  address: string;
-  port: number;
-  hcm: J;
-  idleTimeoutMs: number;
-  statPrefix: string | undefined;
-  json: J;
-}
-
-function typeName(any: J | undefined): string {
-  const url = String(any?.['@type'] ?? '');
-  return url.slice(url.lastIndexOf('/') + 1);
-}
-
-/** Validates a Listener (canonical JSON) down to its HTTP connection manager config. */
-export function compileListener(l: J): ListenerSpec {
-  const name = String(l.name ?? '');
-  const sa = l.address?.socket_address;
-  if (!sa) {
-    throw new ConfigError(
-      l.address?.pipe
-        ? `listener ${name}: unix domain socket listeners are not supported`
-        : `listener ${name}: address.socket_address is required`,
-    );
-  }
-  if (sa.protocol === 'UDP' || l.udp_listener_config)
-    throw new ConfigError(`listener ${name}: UDP listeners are not supported`);
-  if (l.internal_listener) throw new ConfigError(`listener ${name}: internal listeners are not supported`);
-  if (l.use_original_dst === true) throw new ConfigError(`listener ${name}: use_original_dst is not supported`);
-  const chains = (l.filter_chains ?? []) as J[];
-  const chain =
-    chains.find((c) => !c.filter_chain_match || Object.keys(c.filter_chain_match).length === 0) ??
-    l.default_filter_chain ??
-    chains[0];
-  if (!chain) throw new ConfigError(`error adding listener '${name}': no filter chains specified`);
-  if (chain.transport_socket && !typeName(chain.transport_socket.typed_config).endsWith('RawBuffer')) {
-    throw new ConfigError(
-      `listener ${name}: transport_socket ${chain.transport_socket.name ?? ''}: TLS listeners are not supported`,
-    );
-  }
-  const filters = (chain.filters ?? []) as J[];
-  let hcm: J | undefined;
-  for (const f of filters) {
-    const t = typeName(f.typed_config);
-    if (t === HCM_TYPE && !hcm) {
-      hcm = f.typed_config;
-      continue;
-    }
-    throw new ConfigError(
-      `Didn't find a registered implementation for '${f.name ?? ''}' with type URL: '${t || '<none>'}'`,
-    );
-  }
-  if (!hcm) throw new ConfigError(`listener ${name}: the filter chain has no http_connection_manager`);
-  const address = String(sa.address ?? '');
-  if (!address)
-    throw new ConfigError(
-      `listener ${name}: address.socket_address.address: value length must be at least 1 characters`,
-    );
-  return {
-    name,
-    address,
-    port: Number(sa.port_value ?? 0),
-    hcm,
-    idleTimeoutMs: durationMs(hcm.common_http_protocol_options?.idle_timeout) ?? 3_600_000,
-    statPrefix: l.stat_prefix || undefined,
-    json: l,
-  };
-}
-
-/** A listening socket; kept while listeners with its address come and go. */
-class ListenerSocket {
-  readonly server: http.Server;
-  readonly address: string;
-  port: number;
-  current: ActiveListener | undefined;
-  private readonly queued: Array<() => void> = [];
-  readonly connections = new Set<net.Socket>();
-
-  constructor(
-    address: string,
-    port: number,
-    handler: (sock: ListenerSocket, req: http.IncomingMessage, res: http.ServerResponse) => void,
-  ) {
-    this.address = address;
-    this.port = port;
-    // Host is checked by the connection manager, as in Envoy (an absolute-form URI supplies it).
-    const opts = { keepAliveTimeout: 0, requestTimeout: 0, headersTimeout: 60_000, requireHostHeader: false };
-    this.server = http.createServer(opts, (req, res) => handler(this, req, res));
-    // CONNECT: Node hands over the socket; the connection manager answers on it and the connection closes after.
-    this.server.on('connect', (req: http.IncomingMessage, socket: net.Socket) => {
-      const res = new http.ServerResponse(req);
-      res.shouldKeepAlive = false;
-      res.assignSocket(socket);
-      res.once('finish', () => socket.end());
-      handler(this, req, res);
-    });
-  }
-
-  get key(): string {
-    return `${this.address}:${this.port}`;
-  }
-
-  listen(): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const onError = (err: NodeJS.ErrnoException) => {
-        reject(new ConfigError(`cannot bind '${this.address}:${this.port}': ${errnoText(err)}`));
-      };
-      this.server.once('error', onError);
-      this.server.listen({ host: this.address, port: this.port, exclusive: true }, () => {
-        this.server.off('error', onError);
-        this.port = (this.server.address() as net.AddressInfo).port;
-        resolve();
-      });
-    });
-  }
-
-  /** Requests that arrive before the listener is warm wait here, like connections in a backlog. */
-  whenActive(f: () => void): void {
-    if (this.current) f();
-    else this.queued.push(f);
-  }
-
-  activate(l: ActiveListener): void {
-    this.current = l;
-    for (const f of this.queued.splice(0)) f();
-  }
-
-  /** Stops accepting; idle connections close now, busy ones after their response (draining). */
-  closed = false;
-  close(): void {
-    this.closed = true;
-    this.server.close();
-    this.server.closeIdleConnections();
-  }
-}
-
-function errnoText(err: NodeJS.ErrnoException): string {
-  switch (err.code) {
-    case 'EADDRINUSE':
-      return 'Address already in use';
-    case 'EACCES':
-      return 'Permission denied';
-    case 'EADDRNOTAVAIL':
-      return 'Cannot assign requested address';
-    default:
-      return err.message;
-  }
-}
-
-interface ListenerStats {
-  downstream_cx_total: Counter;
-  downstream_cx_active: Gauge;
-  downstream_cx_destroy: Counter;
-  downstream_cx_length_ms: Histogram;
-}
-
-export class ActiveListener {
-  readonly spec: ListenerSpec;
-  readonly hcm: HcmRuntime;
-  readonly socket: ListenerSocket;
-  readonly versionInfo: string;
-  readonly lastUpdated: string;
-  readonly addedViaApi: boolean;
-  readonly stats: ListenerStats;
-  readonly statPrefix: string;
-
-  constructor(
-    spec: ListenerSpec,
-    hcm: HcmRuntime,
-    socket: ListenerSocket,
-    version: string,
-    addedViaApi: boolean,
-    statPrefix: string,
-    stats: StatsStore,
-  ) {
-    this.spec = spec;
-    this.hcm = hcm;
-    this.socket = socket;
-    this.versionInfo = version;
-    this.lastUpdated = timestampString(Date.now());
-    this.addedViaApi = addedViaApi;
-    this.statPrefix = statPrefix;
-    this.stats = {
-      downstream_cx_total: stats.counter(statPrefix + 'downstream_cx_total'),
-      downstream_cx_active: stats.gauge(statPrefix + 'downstream_cx_active'),
-      downstream_cx_destroy: stats.counter(statPrefix + 'downstream_cx_destroy'),
-      downstream_cx_length_ms: stats.histogram(statPrefix + 'downstream_cx_length_ms'),
-    };
-  }
-}
 
 export interface ListenerManagerDeps {
   stats: StatsStore;
@@ -232,22 +38,20 @@ export class ListenerManager {
   ldsVersion = '';
   private readonly deps: ListenerManagerDeps;
   private readonly log: Logger;
-  private readonly connHandlerLog: Logger;
-  private readonly connectionLog: Logger;
+  private readonly connections: ConnectionHandler;
   private readonly lds: ReturnType<typeof ldsStats>;
   private readonly lm: ReturnType<typeof lmStats>;
-  private ldsInitialized = false;
-  private readonly waiters: Array<() => void> = [];
+  private readonly init: WarmingInit;
   /** Static listeners accept requests only once the server is initialized (Envoy starts workers then). */
   private started = false;
 
   constructor(deps: ListenerManagerDeps) {
     this.deps = deps;
     this.log = deps.logs.logger('config');
-    this.connHandlerLog = deps.logs.logger('conn_handler');
-    this.connectionLog = deps.logs.logger('connection');
+    this.connections = new ConnectionHandler(deps.logs, deps.connectionIds);
     this.lds = ldsStats(deps.stats);
     this.lm = lmStats(deps.stats);
+    this.init = new WarmingInit(() => this.warming.size > 0, this.lds.init_fetch_timeout);
   }
 
   /** Every listener that serves or will serve traffic, for /listeners (static first, then dynamic, by name). */
@@ -294,58 +98,11 @@ export class ListenerManager {
       }
       return existing;
     }
-    const sock = new ListenerSocket(spec.address, spec.port, (s, req, res) => this.onRequest(s, req, res));
-    sock.server.on('connection', (c: net.Socket) => this.onConnection(sock, c));
+    const sock = new ListenerSocket(spec.address, spec.port, this.connections);
     await sock.listen();
     this.sockets.set(`${sock.address}:${sock.port}`, sock);
     if (spec.port !== 0) this.sockets.set(key, sock);
     return sock;
-  }
-
-  private onConnection(sock: ListenerSocket, c: net.Socket): void {
-    const id = this.deps.connectionIds();
-    (c as net.Socket & { gwlabConnId?: number }).gwlabConnId = id;
-    const opened = performance.now();
-    sock.connections.add(c);
-    c.setNoDelay(true);
-    const tags = { ConnectionId: id };
-    if (this.connHandlerLog.on('debug')) {
-      this.connHandlerLog.debug(`new connection from ${c.remoteAddress}:${c.remotePort}`, tags);
-    }
-    const l = sock.current;
-    const idle = l?.spec.idleTimeoutMs ?? 3_600_000;
-    if (idle > 0) {
-      c.setTimeout(idle, () => {
-        this.connectionLog.debug('idle timeout', tags);
-        c.destroy();
-      });
-    }
-    l?.stats.downstream_cx_total.inc();
-    l?.stats.downstream_cx_active.add(1);
-    l?.hcm.onNewConnection();
-    let remoteClosed = false;
-    c.once('end', () => {
-      remoteClosed = true;
-    });
-    c.once('close', () => {
-      sock.connections.delete(c);
-      const len = performance.now() - opened;
-      if (remoteClosed) this.connectionLog.debug('remote close', tags);
-      this.connectionLog.debug(`closing socket: ${remoteClosed ? 0 : 1}`, tags);
-      this.connHandlerLog.debug('adding to cleanup list', tags);
-      if (l) {
-        l.stats.downstream_cx_active.sub(1);
-        l.stats.downstream_cx_destroy.inc();
-        l.stats.downstream_cx_length_ms.record(len);
-        l.hcm.onConnectionClosed(len, remoteClosed);
-      }
-    });
-  }
-
-  private onRequest(sock: ListenerSocket, req: http.IncomingMessage, res: http.ServerResponse): void {
-    const id = (req.socket as net.Socket & { gwlabConnId?: number }).gwlabConnId ?? 0;
-    if (sock.closed) res.shouldKeepAlive = false;
-    sock.whenActive(() => sock.current!.hcm.handle(req, res, id));
   }
 
   /** Bootstrap static listeners: bound now (a failure stops startup), serving once the server is live. */
@@ -394,12 +151,7 @@ export class ListenerManager {
     if (resources.length === 0) this.lds.update_empty.inc();
     const fail = (r: DecodedResource, msg: string) => {
       errors.push(`${r.name}: ${msg}`);
-      this.errors.set(r.name, {
-        failed_configuration: { '@type': TYPE_URL.listener, ...r.json },
-        last_update_attempt: now,
-        details: msg,
-        version_info: version,
-      });
+      this.errors.set(r.name, errorState(TYPE_URL.listener, r.json, msg, version, now));
       this.lm.listener_create_failure.inc();
     };
     for (const r of resources) {
@@ -473,7 +225,7 @@ export class ListenerManager {
     this.lds.update_success.inc();
     this.lds.version.set(Number.parseInt(version, 10) || 0);
     this.ldsVersion = version;
-    this.markInitialized();
+    this.init.responseApplied();
     return undefined;
   }
 
@@ -489,7 +241,7 @@ export class ListenerManager {
     if (this.started) l.socket.activate(l);
     this.log.debug(`listener '${l.spec.name}' warmed and activated`);
     this.updateGauges();
-    this.checkInitialized();
+    this.init.check();
   }
 
   private remove(name: string): void {
@@ -524,28 +276,14 @@ export class ListenerManager {
     this.lm.total_listeners_warming.set(this.warming.size);
   }
 
-  private markInitialized(): void {
-    this.ldsInitialized = true;
-    this.checkInitialized();
-  }
-
+  /** The initial fetch timed out or the stream failed: initialization goes on without LDS (Envoy's behaviour). */
   initFetchTimeout(): void {
-    if (this.ldsInitialized) return;
-    this.lds.init_fetch_timeout.inc();
-    this.markInitialized();
-  }
-
-  private checkInitialized(): void {
-    if (!this.ldsInitialized || this.warming.size > 0) return;
-    for (const w of this.waiters.splice(0)) w();
+    this.init.fetchTimedOut();
   }
 
   /** Resolves when LDS delivered (or timed out) and no listener is warming. */
   initialized(): Promise<void> {
-    return new Promise((resolve) => {
-      this.waiters.push(resolve);
-      this.checkInitialized();
-    });
+    return this.init.done();
   }
 
   async close(): Promise<void> {

@@ -1,8 +1,8 @@
 // Envoy's substitution formatter: `%COMMAND(arg):maxlen%` operators, used by access logs and by header values
 // (request_headers_to_add: "%DOWNSTREAM_REMOTE_ADDRESS%"). Unknown operators are configuration errors, as in Envoy.
 import { hostname } from 'node:os';
-import { ConfigError } from '../config/errors.ts';
-import type { StreamInfo } from './stream-info.ts';
+import type { StreamInfo } from '../stream-info.ts';
+import { ConfigError } from './errors.ts';
 
 export type Formatter = (info: StreamInfo) => string;
 type Piece = string | ((info: StreamInfo) => string | undefined);

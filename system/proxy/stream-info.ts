@@ -1,8 +1,21 @@
-// What one downstream request went through, for access logs, header formatters and stats (Envoy's StreamInfo).
+// What one downstream request went through, for access logs, header formatters and stats (Envoy's StreamInfo),
+// and the header map type with its debug rendering.
 import type { IncomingHttpHeaders } from 'node:http';
 
 export type HeaderValue = string | string[] | undefined;
 export type HeaderMap = Record<string, HeaderValue>;
+
+/** Headers as Envoy's debug lines print them: `':status', '200'` then `'name', 'value'`, one a line. */
+export function headerLines(status: number | undefined, h: HeaderMap, pseudo: Array<[string, string]> = []): string {
+  const lines = pseudo.map(([k, v]) => `'${k}', '${v}'`);
+  if (status !== undefined) lines.unshift(`':status', '${status}'`);
+  for (const k in h) {
+    const v = h[k];
+    if (v === undefined) continue;
+    for (const one of Array.isArray(v) ? v : [v]) lines.push(`'${k}', '${one}'`);
+  }
+  return lines.join('\n');
+}
 
 /** Envoy's response flags, in the order Envoy prints them (comma-separated). */
 export const RESPONSE_FLAG_ORDER = [
