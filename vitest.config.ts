@@ -1,6 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects: fast unit/integration tests next to the code, and the scenario suite (which shares one embedded lab).
+// Two projects: unit and integration tests (next to the code; in tests/ those that span parts, e.g. system/ with lab/),
+// and the scenario suite (which shares one embedded lab).
 export default defineConfig({
   test: {
     pool: 'forks',
@@ -11,7 +12,13 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['system/**/*.test.ts', 'lab/**/*.test.ts', 'scripts/**/*.test.ts', 'bench/**/*.test.ts'],
+          include: [
+            'system/**/*.test.ts',
+            'lab/**/*.test.ts',
+            'scripts/**/*.test.ts',
+            'bench/**/*.test.ts',
+            'tests/**/*.test.ts',
+          ],
           pool: 'forks',
           // The default on 2 cores is one worker; many files mostly wait (servers, informers, timers), so three run
           // side by side: 265 s → 99 s for the unit project on this machine.

@@ -9,14 +9,16 @@
 // Writes reports/bench/controlplane.json and controlplane.md. The machine is shared: the load average is recorded
 // beside the figures.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
+import { repoRoot as root } from './shared/paths.ts';
+import { progress, reportJson, writeReports } from './shared/reports.ts';
+import { percentile as pct, round1 as r1 } from './shared/stats.ts';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const GATEWAYS = 10;
 const ROUTES = Number(process.env.BENCH_ROUTES ?? 1000);
 const RULES = 5;
@@ -24,13 +26,7 @@ const SERVICES = 50;
 const EDITS = 100;
 const PUSHES = 20;
 const TARGETS = { fullTranslationMs: 1000, incrementalP50Ms: 50, pushMs: 100, rssMb: 300 };
-const step = (s: string) => process.stderr.write(`[bench:controlplane] ${s}\n`);
-
-function pct(a: number[], p: number): number {
-  const s = [...a].sort((x, y) => x - y);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
-}
-const r1 = (n: number) => Math.round(n * 10) / 10;
+const step = progress('controlplane');
 
 // ---- the control plane process -------------------------------------------------------------------------------
 
@@ -302,10 +298,8 @@ async function adsClient(
   };
 }
 
-async function parent(): Promise<void> {
-  const load0 = loadavg();
-  const { adsService } = await import('../system/shared/envoy/protos.ts');
-  const svc = adsService();
+/** The full translation's times, from a process of its own (translateChild). */
+async function translationRuns(): Promise<{ translationMs: number[] }> {
   step(`translation process: ${ROUTES} HTTPRoutes × ${RULES} rules over ${GATEWAYS} Gateways`);
   const tr = spawn(process.execPath, [fileURLToPath(import.meta.url), '--translate'], {
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -318,7 +312,38 @@ async function parent(): Promise<void> {
   await new Promise<void>((resolve, reject) =>
     tr.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`translation process exited ${code}`)))),
   );
-  const translated = JSON.parse(trOut.trim().split('\n').pop()!);
+  return JSON.parse(trOut.trim().split('\n').pop()!);
+}
+
+/**
+ * ms from `push()` (which makes the control plane change something and resolves with the new version, if it has one)
+ * until every client has received a response of `type` (of that version) after the ones it had; `what` on timeout.
+ */
+async function pushTime(
+  clients: Client[],
+  type: string,
+  push: () => Promise<string | undefined>,
+  what: string,
+): Promise<number> {
+  const before = clients.map((c) => c.received.length);
+  const t0 = performance.now();
+  const version = await push();
+  const got = (x: Client['received'][number]) =>
+    x.type.endsWith(type) && (version === undefined || x.version === version);
+  const deadline = Date.now() + 10_000;
+  while (clients.some((c, i) => !c.received.slice(before[i]).some(got))) {
+    if (Date.now() > deadline) throw new Error(what);
+    await new Promise((r) => setImmediate(r));
+  }
+  const last = Math.max(...clients.map((c, i) => c.received.slice(before[i]).find((x) => x.type.endsWith(type))!.at));
+  return last - t0;
+}
+
+async function parent(): Promise<void> {
+  const load0 = loadavg();
+  const { adsService } = await import('../system/shared/envoy/protos.ts');
+  const svc = adsService();
+  const translated = await translationRuns();
   step(`full translation: ${translated.translationMs.map(r1).join(', ')} ms`);
   step('control plane process');
   const cpFlags =
@@ -359,27 +384,12 @@ async function parent(): Promise<void> {
     for (let i = 0; i < 10; i++) same.push(await adsClient(ready.xdsPort, `gw-0-${i}.infra`, role0, svc));
     const rdsPush: number[] = [];
     for (let k = 0; k < PUSHES; k++) {
-      const before = same.map((c) => c.received.length);
-      const t0 = performance.now();
-      cmd({ type: 'edit-route', route: (k * 10) % ROUTES, role: role0 }); // routes r % 10 == 0 belong to gw-0
-      const { version } = await next('edited');
-      const deadline = Date.now() + 10_000;
-      while (
-        same.some(
-          (c, i) =>
-            !c.received
-              .slice(before[i])
-              .some((x) => x.type.endsWith('RouteConfiguration') && x.version === String(version)),
-        )
-      ) {
-        if (Date.now() > deadline)
-          throw new Error('route edit: not every proxy got the new RouteConfiguration within 10 s');
-        await new Promise((r) => setImmediate(r));
-      }
-      const last = Math.max(
-        ...same.map((c, i) => c.received.slice(before[i]).find((x) => x.type.endsWith('RouteConfiguration'))!.at),
-      );
-      rdsPush.push(last - t0);
+      const editRoute = async () => {
+        cmd({ type: 'edit-route', route: (k * 10) % ROUTES, role: role0 }); // routes r % 10 == 0 belong to gw-0
+        return String((await next('edited')).version);
+      };
+      const what = 'route edit: not every proxy got the new RouteConfiguration within 10 s';
+      rdsPush.push(await pushTime(same, 'RouteConfiguration', editRoute, what));
     }
     step(`route edit → 10 proxies of one Gateway: p50 ${r1(pct(rdsPush, 50))} ms, max ${r1(Math.max(...rdsPush))} ms`);
 
@@ -389,21 +399,13 @@ async function parent(): Promise<void> {
       spread.push(await adsClient(ready.xdsPort, `gw-${g}-x.infra`, `gwvendor-kube-gateway-api~infra~gw-${g}`, svc));
     const edsPush: number[] = [];
     for (let k = 0; k < PUSHES; k++) {
-      const before = spread.map((c) => c.received.length);
-      const t0 = performance.now();
-      cmd({ type: 'edit-endpoints' });
-      await next('edited');
-      const deadline = Date.now() + 10_000;
-      while (
-        spread.some((c, i) => !c.received.slice(before[i]).some((x) => x.type.endsWith('ClusterLoadAssignment')))
-      ) {
-        if (Date.now() > deadline) throw new Error('endpoint change: not every proxy got new endpoints within 10 s');
-        await new Promise((r) => setImmediate(r));
-      }
-      const last = Math.max(
-        ...spread.map((c, i) => c.received.slice(before[i]).find((x) => x.type.endsWith('ClusterLoadAssignment'))!.at),
-      );
-      edsPush.push(last - t0);
+      const editEndpoints = async () => {
+        cmd({ type: 'edit-endpoints' });
+        await next('edited');
+        return undefined;
+      };
+      const what = 'endpoint change: not every proxy got new endpoints within 10 s';
+      edsPush.push(await pushTime(spread, 'ClusterLoadAssignment', editEndpoints, what));
     }
     step(
       `endpoint change → one proxy on each of 10 Gateways: p50 ${r1(pct(edsPush, 50))} ms, max ${r1(Math.max(...edsPush))} ms`,
@@ -448,35 +450,52 @@ async function parent(): Promise<void> {
       rssMb: { value: r1(rss.rssMb), peak: r1(rss.peakRssMb), heapUsedMb: r1(rss.heapUsedMb), target: TARGETS.rssMb },
       controlPlaneNodeFlags: cpFlags,
     };
-    const dir = join(root, 'reports', 'bench');
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'controlplane.json'), JSON.stringify(result, null, 2) + '\n');
-    const ok = (v: number, t: number) => (v <= t ? 'ok' : 'MISSED');
-    const md = [
-      `# bench:controlplane (${result.date})`,
-      '',
-      `Node ${result.node}, ${result.cpus} CPUs, load average before ${result.loadavg.before.join(' ')}, after ${result.loadavg.after.join(' ')} (shared machine).`,
-      `Scale: ${GATEWAYS} Gateways, ${ROUTES} HTTPRoutes × ${RULES} rules (${ready.xdsRoutes} xDS routes), ${SERVICES} Services.`,
-      '',
-      '| measure | value | target | |',
-      '|---|---|---|---|',
-      `| full translation (resources → IR → xDS JSON), median of 3 | ${result.fullTranslationMs.median} ms | < ${TARGETS.fullTranslationMs} ms | ${ok(result.fullTranslationMs.median, TARGETS.fullTranslationMs)} |`,
-      `| full translation + snapshots encoded (first sync) | ${result.fullTranslationWithSnapshotsMs} ms | | |`,
-      `| one-route update → new snapshot, p50 (p95) | ${result.incrementalMs.p50} (${result.incrementalMs.p95}) ms | p50 < ${TARGETS.incrementalP50Ms} ms | ${ok(result.incrementalMs.p50, TARGETS.incrementalP50Ms)} |`,
-      `| route edit → 10 proxies of one Gateway, p50 (max) | ${result.push10ProxiesOneGatewayMs.p50} (${result.push10ProxiesOneGatewayMs.max}) ms | < ${TARGETS.pushMs} ms | ${ok(result.push10ProxiesOneGatewayMs.p50, TARGETS.pushMs)} |`,
-      `| endpoint change → 1 proxy on each of 10 Gateways, p50 (max) | ${result.push10GatewaysMs.p50} (${result.push10GatewaysMs.max}) ms | < ${TARGETS.pushMs} ms | ${ok(result.push10GatewaysMs.p50, TARGETS.pushMs)} |`,
-      `| control plane RSS, 20 proxies connected, idle after the runs (peak during them) | ${result.rssMb.value} (${result.rssMb.peak}) MB | < ${TARGETS.rssMb} MB | ${ok(result.rssMb.value, TARGETS.rssMb)} |`,
-      '',
-      `The control plane process ran with the Node flags of its Deployment (NODE_OPTIONS in system/manifests/install/gwvendor.yaml): \`${cpFlags.join(' ') || '(none)'}\`.`,
-      '',
-      `Gateway recomputations per route edit: ${result.gatewayRecomputationsPerEdit}.`,
-      '',
-    ].join('\n');
-    writeFileSync(join(dir, 'controlplane.md'), md);
+    const md = controlplaneMarkdown(result);
+    writeReports({ 'controlplane.json': reportJson(result), 'controlplane.md': md });
     process.stdout.write(md);
   } finally {
     if (cpProc.exitCode === null) cpProc.kill('SIGTERM');
   }
+}
+
+/** controlplane.md, from the figures of controlplane.json. */
+function controlplaneMarkdown(result: {
+  date: string;
+  node: string;
+  cpus: number;
+  loadavg: { before: number[]; after: number[] };
+  scale: { xdsRoutes: number };
+  fullTranslationMs: { median: number };
+  fullTranslationWithSnapshotsMs: number;
+  incrementalMs: { p50: number; p95: number };
+  gatewayRecomputationsPerEdit: number;
+  push10ProxiesOneGatewayMs: { p50: number; max: number };
+  push10GatewaysMs: { p50: number; max: number };
+  rssMb: { value: number; peak: number };
+  controlPlaneNodeFlags: string[];
+}): string {
+  const ok = (v: number, t: number) => (v <= t ? 'ok' : 'MISSED');
+  const cpFlags = result.controlPlaneNodeFlags;
+  return [
+    `# bench:controlplane (${result.date})`,
+    '',
+    `Node ${result.node}, ${result.cpus} CPUs, load average before ${result.loadavg.before.join(' ')}, after ${result.loadavg.after.join(' ')} (shared machine).`,
+    `Scale: ${GATEWAYS} Gateways, ${ROUTES} HTTPRoutes × ${RULES} rules (${result.scale.xdsRoutes} xDS routes), ${SERVICES} Services.`,
+    '',
+    '| measure | value | target | |',
+    '|---|---|---|---|',
+    `| full translation (resources → IR → xDS JSON), median of 3 | ${result.fullTranslationMs.median} ms | < ${TARGETS.fullTranslationMs} ms | ${ok(result.fullTranslationMs.median, TARGETS.fullTranslationMs)} |`,
+    `| full translation + snapshots encoded (first sync) | ${result.fullTranslationWithSnapshotsMs} ms | | |`,
+    `| one-route update → new snapshot, p50 (p95) | ${result.incrementalMs.p50} (${result.incrementalMs.p95}) ms | p50 < ${TARGETS.incrementalP50Ms} ms | ${ok(result.incrementalMs.p50, TARGETS.incrementalP50Ms)} |`,
+    `| route edit → 10 proxies of one Gateway, p50 (max) | ${result.push10ProxiesOneGatewayMs.p50} (${result.push10ProxiesOneGatewayMs.max}) ms | < ${TARGETS.pushMs} ms | ${ok(result.push10ProxiesOneGatewayMs.p50, TARGETS.pushMs)} |`,
+    `| endpoint change → 1 proxy on each of 10 Gateways, p50 (max) | ${result.push10GatewaysMs.p50} (${result.push10GatewaysMs.max}) ms | < ${TARGETS.pushMs} ms | ${ok(result.push10GatewaysMs.p50, TARGETS.pushMs)} |`,
+    `| control plane RSS, 20 proxies connected, idle after the runs (peak during them) | ${result.rssMb.value} (${result.rssMb.peak}) MB | < ${TARGETS.rssMb} MB | ${ok(result.rssMb.value, TARGETS.rssMb)} |`,
+    '',
+    `The control plane process ran with the Node flags of its Deployment (NODE_OPTIONS in system/manifests/install/gwvendor.yaml): \`${cpFlags.join(' ') || '(none)'}\`.`,
+    '',
+    `Gateway recomputations per route edit: ${result.gatewayRecomputationsPerEdit}.`,
+    '',
+  ].join('\n');
 }
 
 if (process.argv.includes('--child')) await child();

@@ -4,11 +4,9 @@
 //     trials, each with a new hostname (targets: p50 < 1 s, p99 < 3 s);
 //   - the scenario suite's wall time (`npm run scenarios`), unless --no-suite.
 // Writes reports/bench/lab.json and lab.md, with the load average beside the figures (the machine is shared).
-import { execFile, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { execFile } from 'node:child_process';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
 import { minimist } from 'zx';
 import { labDown } from '../lab/lifecycle.ts';
 import { Progress } from '../lab/progress.ts';
@@ -16,39 +14,22 @@ import { readLabRecord } from '../lab/state.ts';
 import { send } from '../lab/toolkit/http.ts';
 import { Kube } from '../lab/toolkit/kube.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
+import { repoRoot } from './shared/paths.ts';
+import { removeTempDir, runNodeTimed, tempDir } from './shared/processes.ts';
+import { progress, reportJson, writeReports } from './shared/reports.ts';
+import { nearestRank } from './shared/stats.ts';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = minimist(process.argv.slice(2), { boolean: ['suite'], default: { suite: true, runs: 3, trials: 20 } });
 const RUNS = Number(args.runs);
 const TRIALS = Number(args.trials);
 const TARGETS = { labUpMs: 10_000, routeP50Ms: 1_000, routeP99Ms: 3_000 };
-const log = (s: string) => process.stderr.write(`[bench:lab] ${s}\n`);
-const home = mkdtempSync(join(tmpdir(), 'gwlab-bench-lab-'));
+const log = progress('lab');
+const home = tempDir('gwlab-bench-lab-');
 const NAME = 'bench';
 
-function pct(a: number[], p: number): number {
-  const s = [...a].sort((x, y) => x - y);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
-}
-
-function runNode(
-  script: string,
-  argv: string[],
-  env: NodeJS.ProcessEnv = {},
-): Promise<{ code: number; out: string; ms: number }> {
-  const t0 = performance.now();
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(root, script), ...argv], {
-      cwd: root,
-      env: { ...process.env, GWLAB_HOME: home, FORCE_COLOR: '0', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    child.on('exit', (code) => resolve({ code: code ?? 1, out, ms: performance.now() - t0 }));
-  });
-}
+/** Runs a script of the repository as a user would, in this bench's lab home (GWLAB_HOME), and times it. */
+const runNode = (script: string, argv: string[], env: NodeJS.ProcessEnv = {}) =>
+  runNodeTimed([join(repoRoot, script), ...argv], { cwd: repoRoot, env: { GWLAB_HOME: home, ...env } });
 
 function kubectlApply(kubeconfig: string, context: string, yaml: string): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -125,7 +106,9 @@ spec:
     );
     routeMs.push(performance.now() - t0);
   }
-  log(`route apply → first 200: p50 ${Math.round(pct(routeMs, 50))} ms, p99 ${Math.round(pct(routeMs, 99))} ms`);
+  log(
+    `route apply → first 200: p50 ${Math.round(nearestRank(routeMs, 50))} ms, p99 ${Math.round(nearestRank(routeMs, 99))} ms`,
+  );
   await labDown({ name: NAME, home, progress: new Progress({ quiet: true }) });
 
   // ---- the scenario suite -------------------------------------------------------------------------------------
@@ -141,11 +124,11 @@ spec:
   const result = {
     date: new Date().toISOString(),
     machine: { cpus: cpus().length, loadavgBefore: load0, loadavgAfter: loadavg() },
-    labUpMs: { runs: labUp.map(Math.round), p50: Math.round(pct(labUp, 50)), target: TARGETS.labUpMs },
+    labUpMs: { runs: labUp.map(Math.round), p50: Math.round(nearestRank(labUp, 50)), target: TARGETS.labUpMs },
     routeToFirst200Ms: {
       trials: routeMs.map(Math.round),
-      p50: Math.round(pct(routeMs, 50)),
-      p99: Math.round(pct(routeMs, 99)),
+      p50: Math.round(nearestRank(routeMs, 50)),
+      p99: Math.round(nearestRank(routeMs, 99)),
       targets: { p50: TARGETS.routeP50Ms, p99: TARGETS.routeP99Ms },
     },
     scenarioSuite: suite ? { wallMs: Math.round(suite.ms), result: suite.line } : 'skipped (--no-suite)',
@@ -162,10 +145,7 @@ Machine: ${result.machine.cpus} cores, load average ${load0.map((l) => l.toFixed
 | HTTPRoute apply → first 200, p99 of ${TRIALS} | ${result.routeToFirst200Ms.p99} ms | < ${TARGETS.routeP99Ms} ms | ${ok(result.routeToFirst200Ms.p99, TARGETS.routeP99Ms)} |
 | scenario suite wall time | ${suite ? `${Math.round(suite.ms / 1000)} s (${suite.line})` : 'skipped'} | | |
 `;
-  const dir = join(root, 'reports', 'bench');
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'lab.json'), JSON.stringify(result, null, 2) + '\n');
-  writeFileSync(join(dir, 'lab.md'), md);
+  writeReports({ 'lab.json': reportJson(result), 'lab.md': md });
   process.stdout.write(md);
 }
 
@@ -173,5 +153,5 @@ try {
   await main();
 } finally {
   await labDown({ name: NAME, home, progress: new Progress({ quiet: true }) }).catch(() => undefined);
-  rmSync(home, { recursive: true, force: true });
+  removeTempDir(home);
 }

@@ -4,19 +4,20 @@
 // route-pair; then each command runs as a user runs it (its own Node process, end to end, port-forwards included):
 // explain of a route, of a Gateway and of a policy, lab:status -A and lab:bundle. Writes reports/bench/tools.json
 // and tools.md with the load average beside the figures (the machine is shared).
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { statSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
 import { minimist } from 'zx';
 import { readManifest } from '../lab/install.ts';
 import { labDown, labUp } from '../lab/lifecycle.ts';
 import { Progress } from '../lab/progress.ts';
 import { Kube } from '../lab/toolkit/kube.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
+import { repoRoot } from './shared/paths.ts';
+import { removeTempDir, runNodeTimed, tempDir } from './shared/processes.ts';
+import { progress, reportJson, writeReports } from './shared/reports.ts';
+import { nearestRank } from './shared/stats.ts';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = minimist(process.argv.slice(2), { default: { runs: 5, gateways: 10, routes: 100 } });
 const RUNS = Number(args.runs);
 const GATEWAYS = Number(args.gateways);
@@ -24,14 +25,9 @@ const ROUTES = Number(args.routes);
 const TARGET_MS = 5_000;
 const NS = 'bench-tools';
 const NAME = 'benchtools';
-const home = mkdtempSync(join(tmpdir(), 'gwlab-bench-tools-'));
-const out = mkdtempSync(join(tmpdir(), 'gwlab-bench-tools-out-'));
-const log = (s: string) => process.stderr.write(`[bench:tools] ${s}\n`);
-
-function pct(a: number[], p: number): number {
-  const s = [...a].sort((x, y) => x - y);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
-}
+const home = tempDir('gwlab-bench-tools-');
+const out = tempDir('gwlab-bench-tools-out-');
+const log = progress('tools');
 
 function resources(): string {
   const docs: string[] = [`apiVersion: v1\nkind: Namespace\nmetadata: {name: ${NS}}`];
@@ -73,24 +69,15 @@ spec:
   return docs.join('\n---\n');
 }
 
-function runTool(
-  script: string,
-  argv: string[],
-  kubeconfig: string,
-  context: string,
-): Promise<{ code: number; ms: number; out: string }> {
-  const t0 = performance.now();
-  return new Promise((resolve) => {
-    const child = spawn(
-      process.execPath,
-      [join(root, 'scripts', `${script}.ts`), ...argv, `--kubeconfig=${kubeconfig}`, `--context=${context}`],
-      { cwd: out, env: { ...process.env, FORCE_COLOR: '0' }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let text = '';
-    child.stdout.on('data', (d) => (text += d));
-    child.stderr.on('data', (d) => (text += d));
-    child.on('exit', (code) => resolve({ code: code ?? 1, ms: performance.now() - t0, out: text }));
-  });
+/** Runs `scripts/<script>.ts` as a user runs it, against the bench's lab, in the output folder; times it. */
+function runTool(script: string, argv: string[], kubeconfig: string, context: string) {
+  const args = [
+    join(repoRoot, 'scripts', `${script}.ts`),
+    ...argv,
+    `--kubeconfig=${kubeconfig}`,
+    `--context=${context}`,
+  ];
+  return runNodeTimed(args, { cwd: out });
 }
 
 async function main(): Promise<void> {
@@ -155,13 +142,13 @@ async function main(): Promise<void> {
       results.push({
         label: c.label,
         runs,
-        p50: pct(runs, 50),
+        p50: nearestRank(runs, 50),
         max: Math.max(...runs),
         exitCodes: codes,
         ...(note ? { note } : {}),
       });
       log(
-        `${c.label}: p50 ${Math.round(pct(runs, 50))} ms, max ${Math.round(Math.max(...runs))} ms, exit ${[...new Set(codes)].join('/')}`,
+        `${c.label}: p50 ${Math.round(nearestRank(runs, 50))} ms, max ${Math.round(Math.max(...runs))} ms, exit ${[...new Set(codes)].join('/')}`,
       );
       if (codes.some((x) => x > 1)) log(`${c.label} failed:\n${last.slice(-2000)}`);
     }
@@ -179,8 +166,6 @@ async function main(): Promise<void> {
         meetsTarget: r.max < TARGET_MS,
       })),
     };
-    mkdirSync(join(root, 'reports', 'bench'), { recursive: true });
-    writeFileSync(join(root, 'reports', 'bench', 'tools.json'), `${JSON.stringify(report, null, 2)}\n`);
     const md = [
       `# bench:tools — ${report.when}`,
       '',
@@ -193,13 +178,13 @@ async function main(): Promise<void> {
           `| ${r.label}${r.note ? ` (${r.note})` : ''} | ${r.p50} | ${r.max} | ${r.meetsTarget ? `< ${TARGET_MS} ✓` : `< ${TARGET_MS} ✗`} | ${[...new Set(r.exitCodes)].join('/')} |`,
       ),
     ].join('\n');
-    writeFileSync(join(root, 'reports', 'bench', 'tools.md'), `${md}\n`);
+    writeReports({ 'tools.json': reportJson(report), 'tools.md': `${md}\n` });
     process.stdout.write(`${md}\n`);
     if (report.results.some((r) => r.exitCodes.some((c) => c > 1))) process.exitCode = 1;
   } finally {
     await labDown({ name: NAME, home, progress: new Progress({ quiet: true }) });
-    rmSync(home, { recursive: true, force: true });
-    rmSync(out, { recursive: true, force: true });
+    removeTempDir(home);
+    removeTempDir(out);
   }
 }
 

@@ -1,7 +1,7 @@
 // lab:up / lab:down on every backend. The cluster part differs per backend; the install step is shared.
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { SYSTEM_IMAGE } from '../system/image.ts';
 import { requireContainerTools } from './backends/docker.ts';
@@ -13,6 +13,7 @@ import { installSystem, REPO_ROOT, type Validation } from './install.ts';
 import type { Progress } from './progress.ts';
 import { type LabRecord, labPaths, readLabRecord, writeLabRecord } from './state.ts';
 import { Kube } from './toolkit/kube.ts';
+import { kubeconfigOfContext, type ResolvedKubeconfig, resolveKubeconfig } from './toolkit/kubeconfig.ts';
 
 export type Backend = LabRecord['backend'];
 export const BACKENDS: Backend[] = ['embedded', 'kind', 'k3s', 'existing'];
@@ -111,30 +112,27 @@ export async function labUp(o: UpOptions): Promise<UpResult> {
       break;
     }
     case 'existing': {
-      const src = o.kubeconfig ?? process.env.KUBECONFIG?.split(':')[0] ?? join(homedir(), '.kube', 'config');
-      if (!existsSync(src))
-        throw new Error(`--cluster existing: kubeconfig ${src} does not exist; pass --kubeconfig <file>`);
-      const kc = new KubeConfig();
-      kc.loadFromFile(src);
-      const context = o.context ?? kc.getCurrentContext();
-      if (!kc.getContextObject(context)) {
-        throw new Error(
-          `--cluster existing: context ${context} is not in ${src}; contexts: ${kc
-            .getContexts()
-            .map((c) => c.name)
-            .join(', ')}`,
-        );
+      // kubectl's rules (--kubeconfig > KUBECONFIG merged > ~/.kube/config, --context), as every tool applies them.
+      let resolved: ResolvedKubeconfig;
+      try {
+        resolved = resolveKubeconfig({ kubeconfig: o.kubeconfig, context: o.context, home: o.home, kubectlOnly: true });
+      } catch (err) {
+        throw new Error(`--cluster existing: ${(err as Error).message}`);
       }
+      const context = resolved.context;
+      const src = resolved.files.join(delimiter);
       mkdirSync(paths.root, { recursive: true });
-      // A private copy, so that a later edit of the user's file does not move the lab to another cluster.
-      copyFileSync(src, paths.kubeconfig);
+      // A private copy of that one context, so that a later edit of the user's files does not move the lab.
+      writeFileSync(paths.kubeconfig, kubeconfigOfContext(resolved), { mode: 0o600 });
       record = { name: o.name, index: -1, backend: 'existing', kubeconfig: paths.kubeconfig, context, source: src };
       await p.step(
         `reach the cluster (context ${context})`,
         async () => {
           await Kube.fromFile(paths.kubeconfig, context).core.listNamespace({ limit: 1 });
         },
-        { hint: `kubectl --kubeconfig ${src} --context ${context} cluster-info` },
+        {
+          hint: `${resolved.files.length > 1 ? `KUBECONFIG=${src} kubectl` : `kubectl --kubeconfig ${src}`} --context ${context} cluster-info`,
+        },
       );
       break;
     }

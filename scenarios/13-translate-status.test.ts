@@ -7,6 +7,7 @@ import { expectHttpEventually } from '../lab/toolkit/http.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
 import { withControlPlaneAdmin } from '../lab/tools/proxies.ts';
 import type { StatusReport } from '../lab/tools/status.ts';
+import { WATCHED } from '../system/controlplane/kube/watched.ts';
 import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
 import { gatewayUrl, namespaceWithGateway, sampleBackend } from './support/gateway.ts';
 import { uniqueName, useLab } from './support/lab.ts';
@@ -23,21 +24,11 @@ artifactNamespaces(ns, nsBad);
 
 const XDS_TYPES = ['listeners', 'routes', 'clusters', 'endpoints'] as const;
 
-/** Everything the control plane watches (system/controlplane/kube/informers.ts), as kubectl resource names. */
-const READ_BACK = [
-  'gatewayclasses.gateway.networking.k8s.io',
-  'gateways.gateway.networking.k8s.io',
-  'httproutes.gateway.networking.k8s.io',
-  'referencegrants.gateway.networking.k8s.io',
-  'gatewayparameters.gateway.gwvendor.dev',
-  'trafficpolicies.gateway.gwvendor.dev',
-  'gatewayextensions.gateway.gwvendor.dev',
-  'namespaces',
-  'services',
-  'endpointslices.discovery.k8s.io',
-  // All of them: the tool, not the test, narrows them to the proxies' (labelled) ones, as the informer does.
-  'deployments.apps',
-];
+/**
+ * Everything the control plane watches (system/controlplane/kube/watched.ts), as kubectl resource names. All
+ * Deployments are read: the tool, not the test, narrows them to the proxies' (labelled) ones, as the informer does.
+ */
+const READ_BACK = WATCHED.map((w) => w.resource);
 
 /** /snapshots/xds's entry for our role once its one proxy has ACKed every type at the snapshot's versions. */
 async function ackedSnapshot(): Promise<Record<string, any>> {

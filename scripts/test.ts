@@ -59,6 +59,8 @@ const results = runs
   .map((f) => JSON.parse(readFileSync(f, 'utf8')));
 let passed = 0;
 let failed = 0;
+/** Full names of the tests vitest skipped: printed, so "nothing skipped" is visible at the end of every run. */
+let skipped: string[] = [];
 if (results.length === runs.length) {
   const merged = {
     ...results[0],
@@ -71,6 +73,12 @@ if (results.length === runs.length) {
   };
   writeFileSync(join(outDir, 'vitest.json'), JSON.stringify(merged));
   passed = merged.numPassedTests;
+  skipped = merged.testResults.flatMap(
+    (f: { name: string; assertionResults?: { status: string; fullName: string }[] }) =>
+      (f.assertionResults ?? [])
+        .filter((a) => a.status === 'skipped' || a.status === 'pending' || a.status === 'todo')
+        .map((a) => `${f.name.slice(root.length + 1)} > ${a.fullName}`),
+  );
   // A file that failed without a failed test (it did not load, or a hook failed) counts once; numFailedTestSuites
   // would count every describe block around a failed test as well.
   const brokenFiles = merged.testResults.filter(
@@ -96,6 +104,7 @@ writeFileSync(
   join(outDir, 'junit.xml'),
   `<?xml version="1.0" encoding="UTF-8" ?>\n<testsuites name="gwlab" tests="${passed + failed}" failures="${failed}">${suites}</testsuites>\n`,
 );
+if (skipped.length) console.log(`\n${skipped.length} skipped:\n${skipped.map((t) => `  ${t}`).join('\n')}`);
 console.log(`\nreports: ${outDir} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(codes.every((c) => c === 0) && failed === 0 ? 0 : 1);

@@ -1,8 +1,8 @@
 // npm run translate -- -f <file|dir|-> [-f ...] [--validation strict|off] [-o yaml|json] [--gateway <ns>/<name>]
 //   [--only ir|xds|status]
-// Offline: no cluster is read. The logic is lab/tools/translate.ts.
-import { renderTranslation, SECTIONS, type Section, translate } from '../lab/tools/translate.ts';
-import { parseSources, readSources } from '../lab/tools/translate-input.ts';
+// Offline: no cluster is read. The logic is lab/tools/translate-tool.ts (input: translate-tool-input.ts).
+import { renderTranslation, SECTIONS, type Section, translate } from '../lab/tools/translate-tool.ts';
+import { parseSources, readSources } from '../lab/tools/translate-tool-input.ts';
 import { parseFlags, run } from './cli.ts';
 
 const USAGE = `usage: npm run translate -- -f <file|dir|-> [-f ...] [--validation strict|off] [-o yaml|json]

@@ -1,5 +1,6 @@
+// The HTML run summary (html.ts): every test with status, timing, failure and artifacts; and its duration format.
 import { describe, expect, it } from 'vitest';
-import { renderHtmlSummary } from './html.ts';
+import { formatDuration, renderHtmlSummary } from './html.ts';
 
 describe('HTML summary', () => {
   it('lists every test with status, timing, escaped failure and artifact link', () => {
@@ -46,5 +47,14 @@ describe('HTML summary', () => {
     expect(html).toContain('1.2 s');
     expect(html).toContain('3.5 s');
     expect(html).not.toMatch(/<link|<script src/);
+  });
+});
+
+describe('formatDuration', () => {
+  it('rounds to whole seconds before splitting minutes and seconds (never "1 min 60 s")', () => {
+    expect(formatDuration(950)).toBe('950 ms');
+    expect(formatDuration(59_940)).toBe('59.9 s');
+    expect(formatDuration(119_900)).toBe('2 min 0 s');
+    expect(formatDuration(125_400)).toBe('2 min 5 s');
   });
 });

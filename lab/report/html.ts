@@ -36,8 +36,9 @@ export interface SummaryOptions {
   artifacts?: Record<string, string>;
 }
 
-const esc = (s: string) =>
+export const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const esc = escapeHtml;
 
 // ANSI colour codes from assertion messages would show as garbage in a browser.
 const stripAnsi = (s: string) => s.replace(/\u001b\[[0-9;]*m/g, '');
@@ -45,7 +46,8 @@ const stripAnsi = (s: string) => s.replace(/\u001b\[[0-9;]*m/g, '');
 export function formatDuration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+  const s = Math.round(ms / 1000); // rounded first: 119.9 s is 2 min 0 s, not 1 min 60 s
+  return `${Math.floor(s / 60)} min ${s % 60} s`;
 }
 
 export function renderHtmlSummary(report: VitestJson, opts: SummaryOptions): string {

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeLabRecord } from '../state.ts';
-import { resolveKubeconfig } from './kubeconfig.ts';
+import { kubeconfigOfContext, resolveKubeconfig } from './kubeconfig.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'gwlab-kubeconfig-test-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -172,5 +172,29 @@ describe('resolveKubeconfig: the labs', () => {
     expect(r.source).toBe('KUBECONFIG');
     expect(r.rec?.name).toBe('me');
     expect(resolveKubeconfig({ home, env: { KUBECONFIG: b, HOME: userHome } }).rec).toBeUndefined();
+  });
+});
+
+describe('lab:up --cluster existing: kubectl rules alone, one context kept', () => {
+  it('skips the default lab (kubectlOnly) and copies only the chosen context, which kubectl reads back', () => {
+    const env = { HOME: userHome };
+    // With a default lab present and nothing else set, the tools use the lab; `existing` must not (it is not a lab).
+    expect(() => resolveKubeconfig({ home, env, kubectlOnly: true })).toThrow(/no cluster to talk to/);
+
+    const r = resolveKubeconfig({
+      home,
+      env: { ...env, KUBECONFIG: `${a}:${b}` },
+      context: 'ctx-b',
+      kubectlOnly: true,
+    });
+    const copy = join(tmp, 'existing-copy.json');
+    writeFileSync(copy, kubeconfigOfContext(r));
+    const view = JSON.parse(
+      execFileSync('kubectl', ['config', 'view', '--raw', '-o', 'json', `--kubeconfig=${copy}`], { encoding: 'utf8' }),
+    );
+    expect(view['current-context']).toBe('ctx-b');
+    expect(view.contexts.map((c: { name: string }) => c.name)).toEqual(['ctx-b']);
+    expect(view.clusters).toEqual([{ name: 'ctx-b', cluster: { server: 'https://127.0.0.1:1002' } }]);
+    expect(view.users).toEqual([{ name: 'ctx-b', user: { token: 't-ctx-b' } }]);
   });
 });

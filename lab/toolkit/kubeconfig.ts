@@ -29,6 +29,8 @@ export interface KubeconfigFlags {
   home: string;
   /** The environment (KUBECONFIG, HOME). */
   env?: NodeJS.ProcessEnv;
+  /** kubectl's rules alone, without the default-lab step (`lab:up --cluster existing` picks a cluster that is not a lab). */
+  kubectlOnly?: boolean;
 }
 
 export type KubeconfigSource = '--kubeconfig' | '--name' | 'KUBECONFIG' | 'default lab' | '~/.kube/config';
@@ -128,7 +130,7 @@ export function resolveKubeconfig(f: KubeconfigFlags): ResolvedKubeconfig {
       .filter(Boolean)
       .map((p) => resolve(p));
     source = 'KUBECONFIG';
-  } else if (readLabRecord(DEFAULT_LAB_NAME, f.home)) {
+  } else if (!f.kubectlOnly && readLabRecord(DEFAULT_LAB_NAME, f.home)) {
     const lab = labKubeconfig(DEFAULT_LAB_NAME, f.home);
     files = [lab.file];
     context ??= lab.context;
@@ -165,6 +167,21 @@ export function resolveKubeconfig(f: KubeconfigFlags): ResolvedKubeconfig {
   }
   rec ??= labOf(f.home, ctx, kc.getCurrentCluster()?.server);
   return { kc, files: loaded, context: ctx, source, ...(rec ? { rec } : {}) };
+}
+
+/**
+ * A kubeconfig holding only the resolved context, its cluster and its user (paths made absolute by the loader), as
+ * JSON (which is YAML): the private copy an `existing` lab keeps, so a later edit of the user's files does not move the
+ * lab to another cluster, and credentials of unrelated contexts are not copied.
+ */
+export function kubeconfigOfContext(r: ResolvedKubeconfig): string {
+  const ctx = r.kc.getContextObject(r.context)!;
+  const cluster = r.kc.getCluster(ctx.cluster);
+  const user = r.kc.getUser(ctx.user);
+  if (!cluster) throw new Error(`context ${r.context} names cluster ${ctx.cluster}, which no kubeconfig file defines`);
+  const only = new KubeConfig();
+  only.loadFromOptions({ clusters: [cluster], users: user ? [user] : [], contexts: [ctx], currentContext: r.context });
+  return only.exportConfig();
 }
 
 /** One line for people: where the cluster came from. */

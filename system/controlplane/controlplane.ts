@@ -1,5 +1,6 @@
-// The control plane assembled from its rooms: informers → pipeline (krt collections, IR, xDS, statuses) → snapshot
-// cache → ADS server; the status writer, the deployer, Events and the admin server hang off the pipeline. Without a
+// The control plane assembled from its rooms: informers (kube/) → pipeline (krt collections, IR, xDS, statuses) →
+// snapshot cache → ADS server (serve/); the status writer and Events (status/), the deployer and the admin server hang
+// off the pipeline. Without a
 // KubeConfig it runs offline: the caller feeds the pipeline's inputs (tests, the translate tool, benchmarks).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,14 +13,14 @@ import { Deployer, kubeApplier, type ObjectApplier } from './deployer/deployer.t
 import type { DeployerSettings } from './deployer/objects.ts';
 import type { ValidationMode } from './ir/types.ts';
 import { Runtime } from './krt/collection.ts';
-import { EventRecorder, type EventSink } from './kube/events.ts';
 import { type InformerSet, startInformers } from './kube/informers.ts';
-import { kubeStatusPatcher, type StatusPatcher, StatusWriter } from './kube/status-writer.ts';
 import { Metrics } from './metrics.ts';
 import { Pipeline } from './pipeline.ts';
-import { SnapshotCache } from './xds/cache.ts';
-import { RejectionTracker } from './xds/feedback.ts';
-import { AdsServer } from './xds/server.ts';
+import { SnapshotCache } from './serve/cache.ts';
+import { RejectionTracker } from './serve/feedback.ts';
+import { AdsServer } from './serve/server.ts';
+import { EventRecorder, type EventSink } from './status/events.ts';
+import { kubeStatusPatcher, type StatusPatcher, StatusWriter } from './status/writer.ts';
 
 export const COMPONENTS = [
   'controlplane',
@@ -224,22 +225,7 @@ export class ControlPlane {
   startSync(): void {
     if (this.startedSync) return;
     this.startedSync = true;
-    for (const kind of [
-      'GatewayClass',
-      'Gateway',
-      'HTTPRoute',
-      'ReferenceGrant',
-      'Namespace',
-      'Service',
-      'EndpointSlice',
-      'Deployment',
-      'GatewayParameters',
-      'TrafficPolicy',
-      'GatewayExtension',
-    ]) {
-      this.pipeline.inputFor(kind)!.markSynced();
-    }
-    this.pipeline.rejections.markSynced();
+    this.pipeline.markInputsSynced();
     const t0 = performance.now();
     this.pipeline.rt.start();
     this.pipeline.rt.flush();

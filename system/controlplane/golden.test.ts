@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { packAny, unpackAny } from '../shared/envoy/protojson.ts';
-import { translateYaml } from './translate.ts';
+import { translateYaml } from './offline.ts';
 
 const DIR = new URL('./testdata/', import.meta.url).pathname;
 const UPDATE = process.env.UPDATE_GOLDEN === '1';

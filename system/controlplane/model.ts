@@ -235,7 +235,13 @@ export interface TrafficPolicySpec {
     allowCredentials?: boolean;
   };
   headerModifiers?: { request?: HeaderFilter; response?: HeaderFilter };
-  rateLimit?: { local?: { tokenBucket: { maxTokens: number; tokensPerFill?: number; fillInterval: string } } };
+  rateLimit?: {
+    local?: {
+      tokenBucket: { maxTokens: number; tokensPerFill?: number; fillInterval: string };
+      percentEnabled?: number;
+      percentEnforced?: number;
+    };
+  };
   extAuth?: { extensionRef?: { name: string }; disable?: boolean };
   urlRewrite?: { hostname?: string; pathRegex?: { pattern: string; substitution: string } };
   faultInjection?: {

@@ -1,5 +1,7 @@
-// The control plane's declarative state: input collections (fed by informers, or by YAML in tests and the translate
-// tool) and the collections derived from them, stage by stage:
+// The control plane's declarative state, and the one place its stages meet: an input collection per watched kind
+// (kube/watched.ts; fed by informers, or by YAML in tests and the translate tool) and the collections derived from
+// them by the stages (ir/, xds/translator/, status/build.ts), in order: deriveResources → deriveGateways →
+// deriveSnapshots → deriveStatuses:
 //   HTTPRoutes → Routes (resolved) ─┐
 //   TrafficPolicies → Policies ─────┼→ Gateways (IR + reports) → Xds (Listeners, Routes, Clusters) ─┐
 //   GatewayExtensions → Extensions ─┘        │                    ServiceEndpoints → Endpoints ──────┴→ Snapshots
@@ -13,6 +15,7 @@ import { buildPolicyInfo, type PolicyInfo, policyTargetKeys } from './ir/policie
 import { buildRouteInfo, type RouteInfo, type RouteWorld, routeGatewayKeys } from './ir/routes.ts';
 import type { ValidationMode } from './ir/types.ts';
 import { type Collection, type Ctx, derive, InputCollection, Runtime } from './krt/collection.ts';
+import { WATCHED, type WatchedKindName } from './kube/watched.ts';
 import {
   CONTROLLER_NAME,
   type Deployment,
@@ -37,8 +40,11 @@ import {
   type Rejection,
   routeParents,
   type StatusCondition,
+  type StatusUpdate,
 } from './status/build.ts';
-import { type Json, translateEndpoints, translateGateway, type XdsResources } from './xds/translate.ts';
+import { translateEndpoints } from './xds/translator/cluster.ts';
+import type { Json } from './xds/translator/envoy.ts';
+import { translateGateway, type XdsResources } from './xds/translator/gateway.ts';
 
 /** The resources of one Gateway's snapshot, in canonical proto JSON, keyed by proxy role. */
 export interface SnapshotResources {
@@ -48,16 +54,6 @@ export interface SnapshotResources {
   routes: Json[];
   clusters: Json[];
   endpoints: Json[];
-}
-
-export interface StatusUpdate {
-  /** Which API object: `<resource>/<ns>/<name>` (cluster-scoped: `<resource>/<name>`). */
-  key: string;
-  resource: 'gatewayclasses' | 'gateways' | 'httproutes' | 'trafficpolicies' | 'gatewayextensions';
-  namespace?: string;
-  name: string;
-  /** The status we own (for routes and policies: our entries only; the writer keeps other controllers'). */
-  status: Record<string, unknown>;
 }
 
 /** A proxy's rejection attributed to one resource (`<Kind>/<ns>/<name>`). */
@@ -113,6 +109,8 @@ export class Pipeline {
   readonly mode: ValidationMode;
   readonly controllerName: string;
 
+  /** The input collection of each watched kind, in the table's order. */
+  private readonly inputs = new Map<string, InputCollection<any>>();
   readonly gatewayClasses: InputCollection<GatewayClass>;
   readonly gatewaysIn: InputCollection<Gateway>;
   readonly httpRoutes: InputCollection<HTTPRoute>;
@@ -147,206 +145,53 @@ export class Pipeline {
     this.controllerName = opts.controllerName ?? CONTROLLER_NAME;
     const controllerName = this.controllerName;
     const mode = opts.mode;
-    const input = <T extends { metadata: KObject['metadata'] }>(name: string) =>
-      new InputCollection<T>(rt, name, keyOf, stripNoise);
-
-    this.gatewayClasses = input<GatewayClass>('GatewayClasses');
-    this.gatewaysIn = input<Gateway>('Gateways');
-    this.httpRoutes = input<HTTPRoute>('HTTPRoutes');
-    this.referenceGrants = input<ReferenceGrant>('ReferenceGrants');
-    this.namespaces = input<Namespace>('Namespaces');
-    this.services = input<Service>('Services');
-    this.endpointSlices = input<EndpointSlice>('EndpointSlices');
-    this.deployments = input<Deployment>('ProxyDeployments');
-    this.gatewayParameters = new InputCollection<GatewayParameters>(
-      rt,
-      'GatewayParameters',
-      keyOf,
-      redactGatewayParameters,
-    );
-    this.trafficPolicies = input<TrafficPolicy>('TrafficPolicies');
-    this.gatewayExtensions = input<GatewayExtension>('GatewayExtensions');
+    // One input collection per watched kind (kube/watched.ts); GatewayParameters are shown redacted.
+    for (const w of WATCHED) {
+      const show = w.kind === 'GatewayParameters' ? redactGatewayParameters : stripNoise;
+      this.inputs.set(w.kind, new InputCollection<any>(rt, w.collection, keyOf, show));
+    }
+    const input = <T>(kind: WatchedKindName) => this.inputs.get(kind) as InputCollection<T>;
+    this.gatewayClasses = input<GatewayClass>('GatewayClass');
+    this.gatewaysIn = input<Gateway>('Gateway');
+    this.httpRoutes = input<HTTPRoute>('HTTPRoute');
+    this.referenceGrants = input<ReferenceGrant>('ReferenceGrant');
+    this.namespaces = input<Namespace>('Namespace');
+    this.services = input<Service>('Service');
+    this.endpointSlices = input<EndpointSlice>('EndpointSlice');
+    this.deployments = input<Deployment>('Deployment');
+    this.gatewayParameters = input<GatewayParameters>('GatewayParameters');
+    this.trafficPolicies = input<TrafficPolicy>('TrafficPolicy');
+    this.gatewayExtensions = input<GatewayExtension>('GatewayExtension');
     this.rejections = new InputCollection<RejectionRecord>(rt, 'ProxyRejections', (r) => r.key);
 
-    const grantsByNs = this.referenceGrants.index('namespace', (g) => [g.metadata.namespace ?? 'default']);
-    const slicesByService = this.endpointSlices.index('service', (s) => {
-      const svc = s.metadata.labels?.[SERVICE_NAME_LABEL];
-      return svc ? [`${s.metadata.namespace}/${svc}`] : [];
-    });
-    const routeWorld = (ctx: Ctx): RouteWorld => ({
-      service: (ns, name) => ctx.fetch(this.services, `${ns}/${name}`),
-      referenceGrants: (ns) => ctx.fetchIndex(grantsByNs, ns),
-    });
-
-    this.routes = derive(rt, 'Routes', this.httpRoutes, (ctx, r) => buildRouteInfo(r, routeWorld(ctx), mode));
-    const routesByGateway = this.httpRoutes.index('parentGateway', routeGatewayKeys);
-    this.extensions = derive(rt, 'Extensions', this.gatewayExtensions, (ctx, e) =>
-      buildExtensionInfo(e, routeWorld(ctx)),
-    );
-    this.policies = derive(rt, 'Policies', this.trafficPolicies, (ctx, p) =>
-      buildPolicyInfo(p, { extension: (ns, name) => ctx.fetch(this.extensions, `${ns}/${name}`) }, mode),
-    );
-    const policiesByTarget = this.trafficPolicies.index('target', policyTargetKeys);
-    this.serviceEndpoints = derive(rt, 'ServiceEndpoints', this.services, (ctx, s) =>
-      buildServiceEndpoints(s, ctx.fetchIndex(slicesByService, keyOf(s))),
-    );
-
-    const policyInfos = (ctx: Ctx, indexKey: string) =>
-      ctx
-        .fetchIndex(policiesByTarget, indexKey)
-        .map((p) => ctx.fetch(this.policies, keyOf(p)))
-        .filter((p): p is PolicyInfo => !!p);
-
-    this.gateways = derive(rt, 'Gateways', this.gatewaysIn, (ctx, gw) => {
-      const cls = ctx.fetch(this.gatewayClasses, gw.spec?.gatewayClassName ?? '');
-      if (!isOurGateway(gw, cls, controllerName)) return undefined;
-      const world: GatewayWorld = {
-        gatewayClass: (name) => ctx.fetch(this.gatewayClasses, name),
-        gatewayParameters: (ns, name) => ctx.fetch(this.gatewayParameters, `${ns}/${name}`),
-        routes: (gwKey) =>
-          ctx
-            .fetchIndex(routesByGateway, gwKey)
-            .map((r) => ctx.fetch(this.routes, keyOf(r)))
-            .filter((r): r is RouteInfo => !!r),
-        namespace: (name) => ctx.fetch(this.namespaces, name),
-        policiesTargeting: (kind, ns, name) => policyInfos(ctx, `${kind}/${ns}/${name}`),
-        policiesSelecting: (kind, ns) => policyInfos(ctx, `selector/${kind}/${ns}`),
-      };
-      const t0 = performance.now();
-      const result = buildGateway(gw, world, { mode });
-      opts.observe?.('gateway', (performance.now() - t0) / 1000);
-      return result;
-    });
-    // Per (Gateway, route) and (Gateway, policy) reports, so a Gateway recomputation only re-derives the statuses of
-    // the routes and policies whose report changed.
-    const routeReports = derive(
-      rt,
-      'RouteReports',
-      this.gateways,
-      (_ctx, g) =>
-        Object.entries(g.reports.routes).map(([route, report]) => ({
-          key: `${g.key}|${route}`,
-          route,
-          gateway: g.reports.gateway,
-          report,
-        })),
-      { keyOf: (o) => o.key },
-    );
-    const routeReportsByRoute = routeReports.index('route', (o) => [o.route]);
-    const policyReports = derive(
-      rt,
-      'PolicyReports',
-      this.gateways,
-      (_ctx, g) =>
-        Object.entries(g.reports.policies).map(([policy, report]) => ({
-          key: `${g.key}|${policy}`,
-          policy,
-          gateway: g.reports.gateway,
-          report,
-        })),
-      { keyOf: (o) => o.key },
-    );
-    const policyReportsByPolicy = policyReports.index('policy', (o) => [o.policy]);
-
-    this.xds = derive(rt, 'Xds', this.gateways, (_ctx, g) => {
-      if (!g.ir) return undefined;
-      const t0 = performance.now();
-      const out = { gateway: g.key, role: g.ir.role, ...translateGateway(g.ir) };
-      opts.observe?.('xds', (performance.now() - t0) / 1000);
-      return out;
-    });
-    this.endpoints = derive(rt, 'Endpoints', this.gateways, (ctx, g) => {
-      if (!g.ir) return undefined;
-      const endpoints = g.ir.clusters.map((c) => {
-        const se = ctx.fetch(this.serviceEndpoints, `${c.namespace}/${c.service}`);
-        return translateEndpoints(c.name, se?.ports[String(c.port)] ?? []);
-      });
-      return { gateway: g.key, endpoints };
-    });
-    this.snapshots = derive(rt, 'Snapshots', this.xds, (ctx, x, key) => ({
-      gateway: x.gateway,
-      role: x.role,
-      listeners: x.listeners,
-      routes: x.routes,
-      clusters: x.clusters,
-      endpoints: ctx.fetch(this.endpoints, key)?.endpoints ?? [],
-    }));
-
-    // ---- statuses ------------------------------------------------------------------------------------------
-    const rejectionsOf = (ctx: Ctx, key: string) => ctx.fetch(this.rejections, key)?.rejections ?? [];
-    this.gatewayClassStatuses = derive(rt, 'GatewayClassStatuses', this.gatewayClasses, (_ctx, c) => {
-      if (c.spec?.controllerName !== controllerName) return undefined;
-      return {
-        key: `gatewayclasses/${c.metadata.name}`,
-        resource: 'gatewayclasses' as const,
-        name: c.metadata.name,
-        status: gatewayClassStatus(c.metadata.generation ?? 1, controllerName),
-      };
-    });
-    this.gatewayStatuses = derive(rt, 'GatewayStatuses', this.gateways, (ctx, g) => {
-      const [ns, name] = g.key.split('/');
-      const rej = rejectionsOf(ctx, `Gateway/${g.key}`);
-      return {
-        key: `gateways/${g.key}`,
-        resource: 'gateways' as const,
-        namespace: ns,
-        name,
-        status: gatewayStatus(g.reports, {
-          service: ctx.fetch(this.services, g.key),
-          deployment: ctx.fetch(this.deployments, g.key),
-          ...(rej.length ? { rejection: rej[rej.length - 1] } : {}),
-        }),
-      };
-    });
-    this.routeStatuses = derive(rt, 'RouteStatuses', this.httpRoutes, (ctx, r, key) => {
-      const reports = ctx.fetchIndex(routeReportsByRoute, key).sort((a, b) => (a.key < b.key ? -1 : 1));
-      return {
-        key: `httproutes/${key}`,
-        resource: 'httproutes' as const,
-        namespace: r.metadata.namespace,
-        name: r.metadata.name,
-        status: {
-          parents: routeParents(r.metadata.generation ?? 1, reports, rejectionsOf(ctx, `HTTPRoute/${key}`)),
-        },
-      };
-    });
-    this.policyStatuses = derive(rt, 'PolicyStatuses', this.trafficPolicies, (ctx, p, key) => {
-      const info = ctx.fetch(this.policies, key);
-      if (!info) return undefined;
-      const reports = ctx.fetchIndex(policyReportsByPolicy, key).sort((a, b) => (a.key < b.key ? -1 : 1));
-      return {
-        key: `trafficpolicies/${key}`,
-        resource: 'trafficpolicies' as const,
-        namespace: p.metadata.namespace,
-        name: p.metadata.name,
-        status: policyStatus(info, reports, rejectionsOf(ctx, `TrafficPolicy/${key}`)),
-      };
-    });
-    this.extensionStatuses = derive(rt, 'ExtensionStatuses', this.extensions, (_ctx, e, key) => ({
-      key: `gatewayextensions/${key}`,
-      resource: 'gatewayextensions' as const,
-      namespace: e.ref.namespace,
-      name: e.ref.name,
-      status: extensionStatus(e),
-    }));
+    const resources = deriveResources(this, mode);
+    this.routes = resources.routes;
+    this.extensions = resources.extensions;
+    this.policies = resources.policies;
+    this.serviceEndpoints = resources.serviceEndpoints;
+    const gateways = deriveGateways(this, resources, { controllerName, mode, observe: opts.observe });
+    this.gateways = gateways.gateways;
+    const snapshots = deriveSnapshots(this, opts.observe);
+    this.xds = snapshots.xds;
+    this.endpoints = snapshots.endpoints;
+    this.snapshots = snapshots.snapshots;
+    const statuses = deriveStatuses(this, gateways, controllerName);
+    this.gatewayClassStatuses = statuses.gatewayClassStatuses;
+    this.gatewayStatuses = statuses.gatewayStatuses;
+    this.routeStatuses = statuses.routeStatuses;
+    this.policyStatuses = statuses.policyStatuses;
+    this.extensionStatuses = statuses.extensionStatuses;
   }
 
-  /** Every input collection by the kind it holds. */
+  /** The input collection of a watched kind (kube/watched.ts); undefined for a kind the control plane does not read. */
   inputFor(kind: string): InputCollection<any> | undefined {
-    const map: Record<string, InputCollection<any>> = {
-      GatewayClass: this.gatewayClasses,
-      Gateway: this.gatewaysIn,
-      HTTPRoute: this.httpRoutes,
-      ReferenceGrant: this.referenceGrants,
-      Namespace: this.namespaces,
-      Service: this.services,
-      EndpointSlice: this.endpointSlices,
-      Deployment: this.deployments,
-      GatewayParameters: this.gatewayParameters,
-      TrafficPolicy: this.trafficPolicies,
-      GatewayExtension: this.gatewayExtensions,
-    };
-    return map[kind];
+    return this.inputs.get(kind);
+  }
+
+  /** Every input has its initial state (the informers listed once, or an offline caller loaded everything). */
+  markInputsSynced(): void {
+    for (const c of this.inputs.values()) c.markSynced();
+    this.rejections.markSynced();
   }
 
   statusCollections(): Collection<StatusUpdate>[] {
@@ -358,6 +203,196 @@ export class Pipeline {
       this.extensionStatuses,
     ];
   }
+}
+
+// ---- the stages, in the order their collections are created (the order /snapshots/krt lists them) -------------
+
+/** Per resource, on its own: routes, GatewayExtensions and policies resolved, and each Service's ready endpoints. */
+function deriveResources(p: Pipeline, mode: ValidationMode) {
+  const rt = p.rt;
+  const grantsByNs = p.referenceGrants.index('namespace', (g) => [g.metadata.namespace ?? 'default']);
+  const slicesByService = p.endpointSlices.index('service', (s) => {
+    const svc = s.metadata.labels?.[SERVICE_NAME_LABEL];
+    return svc ? [`${s.metadata.namespace}/${svc}`] : [];
+  });
+  const routeWorld = (ctx: Ctx): RouteWorld => ({
+    service: (ns, name) => ctx.fetch(p.services, `${ns}/${name}`),
+    referenceGrants: (ns) => ctx.fetchIndex(grantsByNs, ns),
+  });
+  const routes = derive(rt, 'Routes', p.httpRoutes, (ctx, r) => buildRouteInfo(r, routeWorld(ctx), mode));
+  const routesByGateway = p.httpRoutes.index('parentGateway', routeGatewayKeys);
+  const extensions = derive(rt, 'Extensions', p.gatewayExtensions, (ctx, e) => buildExtensionInfo(e, routeWorld(ctx)));
+  const policies = derive(rt, 'Policies', p.trafficPolicies, (ctx, tp) =>
+    buildPolicyInfo(tp, { extension: (ns, name) => ctx.fetch(extensions, `${ns}/${name}`) }, mode),
+  );
+  const policiesByTarget = p.trafficPolicies.index('target', policyTargetKeys);
+  const serviceEndpoints = derive(rt, 'ServiceEndpoints', p.services, (ctx, s) =>
+    buildServiceEndpoints(s, ctx.fetchIndex(slicesByService, keyOf(s))),
+  );
+  return { routes, routesByGateway, extensions, policies, policiesByTarget, serviceEndpoints };
+}
+
+/**
+ * Per Gateway of ours: its IR and reports (ir/gateway.ts), and the reports per (Gateway, route) and (Gateway,
+ * policy), so a Gateway recomputation only re-derives the statuses of the routes and policies whose report changed.
+ */
+function deriveGateways(
+  p: Pipeline,
+  r: ReturnType<typeof deriveResources>,
+  o: { controllerName: string; mode: ValidationMode; observe?: PipelineOptions['observe'] },
+) {
+  const rt = p.rt;
+  const policyInfos = (ctx: Ctx, indexKey: string) =>
+    ctx
+      .fetchIndex(r.policiesByTarget, indexKey)
+      .map((tp) => ctx.fetch(r.policies, keyOf(tp)))
+      .filter((tp): tp is PolicyInfo => !!tp);
+  const gateways = derive(rt, 'Gateways', p.gatewaysIn, (ctx, gw) => {
+    const cls = ctx.fetch(p.gatewayClasses, gw.spec?.gatewayClassName ?? '');
+    if (!isOurGateway(gw, cls, o.controllerName)) return undefined;
+    const world: GatewayWorld = {
+      gatewayClass: (name) => ctx.fetch(p.gatewayClasses, name),
+      gatewayParameters: (ns, name) => ctx.fetch(p.gatewayParameters, `${ns}/${name}`),
+      routes: (gwKey) =>
+        ctx
+          .fetchIndex(r.routesByGateway, gwKey)
+          .map((route) => ctx.fetch(r.routes, keyOf(route)))
+          .filter((route): route is RouteInfo => !!route),
+      namespace: (name) => ctx.fetch(p.namespaces, name),
+      policiesTargeting: (kind, ns, name) => policyInfos(ctx, `${kind}/${ns}/${name}`),
+      policiesSelecting: (kind, ns) => policyInfos(ctx, `selector/${kind}/${ns}`),
+    };
+    const t0 = performance.now();
+    const result = buildGateway(gw, world, { mode: o.mode });
+    o.observe?.('gateway', (performance.now() - t0) / 1000);
+    return result;
+  });
+  const routeReports = derive(
+    rt,
+    'RouteReports',
+    gateways,
+    (_ctx, g) =>
+      Object.entries(g.reports.routes).map(([route, report]) => ({
+        key: `${g.key}|${route}`,
+        route,
+        gateway: g.reports.gateway,
+        report,
+      })),
+    { keyOf: (x) => x.key },
+  );
+  const routeReportsByRoute = routeReports.index('route', (x) => [x.route]);
+  const policyReports = derive(
+    rt,
+    'PolicyReports',
+    gateways,
+    (_ctx, g) =>
+      Object.entries(g.reports.policies).map(([policy, report]) => ({
+        key: `${g.key}|${policy}`,
+        policy,
+        gateway: g.reports.gateway,
+        report,
+      })),
+    { keyOf: (x) => x.key },
+  );
+  const policyReportsByPolicy = policyReports.index('policy', (x) => [x.policy]);
+  return { gateways, routeReportsByRoute, policyReportsByPolicy };
+}
+
+/** Per Gateway: its xDS resources (xds/translator), its clusters' endpoints, and the snapshot that holds both. */
+function deriveSnapshots(p: Pipeline, observe: PipelineOptions['observe']) {
+  const rt = p.rt;
+  const xds = derive(rt, 'Xds', p.gateways, (_ctx, g) => {
+    if (!g.ir) return undefined;
+    const t0 = performance.now();
+    const out = { gateway: g.key, role: g.ir.role, ...translateGateway(g.ir) };
+    observe?.('xds', (performance.now() - t0) / 1000);
+    return out;
+  });
+  const endpoints = derive(rt, 'Endpoints', p.gateways, (ctx, g) => {
+    if (!g.ir) return undefined;
+    const list = g.ir.clusters.map((c) => {
+      const se = ctx.fetch(p.serviceEndpoints, `${c.namespace}/${c.service}`);
+      return translateEndpoints(c.name, se?.ports[String(c.port)] ?? []);
+    });
+    return { gateway: g.key, endpoints: list };
+  });
+  const snapshots = derive(
+    rt,
+    'Snapshots',
+    xds,
+    (ctx, x, key): SnapshotResources => ({
+      gateway: x.gateway,
+      role: x.role,
+      listeners: x.listeners,
+      routes: x.routes,
+      clusters: x.clusters,
+      endpoints: ctx.fetch(endpoints, key)?.endpoints ?? [],
+    }),
+  );
+  return { xds, endpoints, snapshots };
+}
+
+/** The status of each object the control plane owns a part of (status/build.ts), with the proxies' rejections. */
+function deriveStatuses(p: Pipeline, g: ReturnType<typeof deriveGateways>, controllerName: string) {
+  const rt = p.rt;
+  const rejectionsOf = (ctx: Ctx, key: string) => ctx.fetch(p.rejections, key)?.rejections ?? [];
+  const byKey = (a: { key: string }, b: { key: string }) => (a.key < b.key ? -1 : 1);
+  const gatewayClassStatuses = derive(rt, 'GatewayClassStatuses', p.gatewayClasses, (_ctx, c) => {
+    if (c.spec?.controllerName !== controllerName) return undefined;
+    return {
+      key: `gatewayclasses/${c.metadata.name}`,
+      resource: 'gatewayclasses' as const,
+      name: c.metadata.name,
+      status: gatewayClassStatus(c.metadata.generation ?? 1, controllerName),
+    };
+  });
+  const gatewayStatuses = derive(rt, 'GatewayStatuses', p.gateways, (ctx, gw) => {
+    const [ns, name] = gw.key.split('/');
+    const rej = rejectionsOf(ctx, `Gateway/${gw.key}`);
+    return {
+      key: `gateways/${gw.key}`,
+      resource: 'gateways' as const,
+      namespace: ns,
+      name,
+      status: gatewayStatus(gw.reports, {
+        service: ctx.fetch(p.services, gw.key),
+        deployment: ctx.fetch(p.deployments, gw.key),
+        ...(rej.length ? { rejection: rej[rej.length - 1] } : {}),
+      }),
+    };
+  });
+  const routeStatuses = derive(rt, 'RouteStatuses', p.httpRoutes, (ctx, r, key) => {
+    const reports = ctx.fetchIndex(g.routeReportsByRoute, key).sort(byKey);
+    return {
+      key: `httproutes/${key}`,
+      resource: 'httproutes' as const,
+      namespace: r.metadata.namespace,
+      name: r.metadata.name,
+      status: {
+        parents: routeParents(r.metadata.generation ?? 1, reports, rejectionsOf(ctx, `HTTPRoute/${key}`)),
+      },
+    };
+  });
+  const policyStatuses = derive(rt, 'PolicyStatuses', p.trafficPolicies, (ctx, tp, key) => {
+    const info = ctx.fetch(p.policies, key);
+    if (!info) return undefined;
+    const reports = ctx.fetchIndex(g.policyReportsByPolicy, key).sort(byKey);
+    return {
+      key: `trafficpolicies/${key}`,
+      resource: 'trafficpolicies' as const,
+      namespace: tp.metadata.namespace,
+      name: tp.metadata.name,
+      status: policyStatus(info, reports, rejectionsOf(ctx, `TrafficPolicy/${key}`)),
+    };
+  });
+  const extensionStatuses = derive(rt, 'ExtensionStatuses', p.extensions, (_ctx, e, key) => ({
+    key: `gatewayextensions/${key}`,
+    resource: 'gatewayextensions' as const,
+    namespace: e.ref.namespace,
+    name: e.ref.name,
+    status: extensionStatus(e),
+  }));
+  return { gatewayClassStatuses, gatewayStatuses, routeStatuses, policyStatuses, extensionStatuses };
 }
 
 export type { StatusCondition };

@@ -1,7 +1,7 @@
 // Envoy's command line (the options deployments pass), parsed strictly: an unknown flag or a bad value is an
 // error naming it, as Envoy's TCLAP parser reports ("PARSE ERROR: Argument: ...").
 import { ENVOY_COMPONENTS, type LogLevel, parseLogLevel } from './log.ts';
-import type { CommandLineOptions } from './server.ts';
+import type { CommandLineOptions } from './server-instance.ts';
 
 export class UsageError extends Error {
   constructor(message: string) {

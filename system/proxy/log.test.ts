@@ -1,3 +1,4 @@
+// Unit tests of Envoy-format application log lines: the default and custom spdlog patterns, levels, source locations.
 import { describe, expect, it } from 'vitest';
 import { compileFormat, LogRegistry, parseLogLevel } from './log.ts';
 
@@ -70,9 +71,9 @@ describe('Envoy log lines', () => {
 
   it('--log-format flags', () => {
     const f = compileFormat('%l|%L|%n|%g|%s|%#|%v|%j|%%|%t');
-    const out = f('warning', 'router', 'system/proxy/http/router.ts:42', 'say "hi"');
+    const out = f('warning', 'router', 'system/proxy/filters/router/router.ts:42', 'say "hi"');
     expect(out).toBe(
-      `warning|W|router|system/proxy/http/router.ts|router.ts|42|say "hi"|say \\"hi\\"|%|${process.pid}`,
+      `warning|W|router|system/proxy/filters/router/router.ts|router.ts|42|say "hi"|say \\"hi\\"|%|${process.pid}`,
     );
     expect(compileFormat('[%Y-%m-%d %T.%e]')('info', 'x', 'f:1', 'm')).toMatch(
       /^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\]$/,

@@ -5,18 +5,19 @@ import { readFileSync } from 'node:fs';
 import { timestampString, toGrpcObject } from '../shared/envoy/protojson.ts';
 import { TYPE_URL } from '../shared/envoy/protos.ts';
 import { AdminServer } from './admin/admin.ts';
-import { ClusterManager } from './cluster-manager.ts';
 import { durationMs } from './config/errors.ts';
+import { RouteManager } from './config/route-manager.ts';
+import { FACTORIES } from './filters/registry.ts';
 import { type AccessLogSinks, PROCESS_SINKS } from './http/access-log.ts';
-import { ListenerManager } from './listener-manager.ts';
+import { ListenerManager } from './listener/listener-manager.ts';
 import { type Logger, LogRegistry } from './log.ts';
-import { RouteManager } from './route-manager.ts';
+import type { CommandLineOptions, ServerInstance, ServerState } from './server-instance.ts';
 import { StatsStore } from './stats.ts';
+import { ClusterManager } from './upstream/cluster-manager.ts';
 import { AdsClient } from './xds/ads-client.ts';
 
 type J = Record<string, any>;
 
-export type ServerState = 'LIVE' | 'DRAINING' | 'PRE_INITIALIZING' | 'INITIALIZING';
 const STATE_NUMBER: Record<ServerState, number> = { LIVE: 0, DRAINING: 1, PRE_INITIALIZING: 2, INITIALIZING: 3 };
 
 const PACKAGE_VERSION: string = (() => {
@@ -29,27 +30,6 @@ const PACKAGE_VERSION: string = (() => {
 
 /** Envoy prints `<sha>/<version>/<status>/<build type>/<ssl>`; this proxy names itself in the same shape. */
 export const PROXY_VERSION = `gwlab/${PACKAGE_VERSION}/Clean/RELEASE/Node-${process.versions.node}`;
-
-export interface CommandLineOptions {
-  configPath: string;
-  configYaml: string;
-  logLevel: string;
-  componentLogLevel: string;
-  logFormat: string;
-  logPath: string;
-  serviceCluster: string;
-  serviceNode: string;
-  serviceZone: string;
-  drainTimeS: number;
-  parentShutdownTimeS: number;
-  disableHotRestart: boolean;
-  concurrency: number;
-  baseId: number;
-  mode: 'Serve' | 'Validate' | 'InitOnly';
-  restartEpoch: number;
-  adminAddressPath: string;
-  args: string[];
-}
 
 export interface ProxyOptions {
   /** The bootstrap as canonical JSON (see bootstrap.ts). */
@@ -69,7 +49,7 @@ function socketAddr(a: J | undefined): { host: string; port: number } | undefine
   return { host: String(sa.address ?? '127.0.0.1'), port: Number(sa.port_value ?? 0) };
 }
 
-export class ProxyServer {
+export class ProxyServer implements ServerInstance {
   readonly bootstrap: J;
   readonly cli: Partial<CommandLineOptions>;
   readonly logs: LogRegistry;
@@ -169,9 +149,8 @@ export class ProxyServer {
     const b = this.bootstrap;
     const log = this.mainLog;
     log.info(`initializing epoch 0 (base id=0, hot restart version=disabled)`);
-    log.info(
-      `statically linked extensions: envoy.filters.http: envoy.filters.http.cors, envoy.filters.http.ext_authz, envoy.filters.http.fault, envoy.filters.http.health_check, envoy.filters.http.local_ratelimit, envoy.filters.http.router`,
-    );
+    const httpFilters = FACTORIES.map((f) => f.canonicalName).sort();
+    log.info(`statically linked extensions: envoy.filters.http: ${httpFilters.join(', ')}`);
     const adminAddr = socketAddr(b.admin?.address);
     if (adminAddr) {
       this.admin = new AdminServer(this);

@@ -1,3 +1,4 @@
+// Unit tests of the stats store: Envoy's default tag extraction and the /stats text, JSON and Prometheus renderings.
 import { describe, expect, it } from 'vitest';
 import { compileRe2 } from '../shared/regex.ts';
 import { checkExposition } from '../shared/testing/exposition.ts';

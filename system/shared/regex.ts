@@ -133,3 +133,8 @@ function parseRewrite(sub: string, groups: number, pattern: string): Piece[] {
   if (lit) pieces.push(lit);
   return pieces;
 }
+
+/** `s` as an RE2 pattern that matches it literally (its metacharacters escaped with a backslash). */
+export function escapeRe2(s: string): string {
+  return s.replace(/[\\^$.|?*+()[\]{}]/g, '\\$&');
+}

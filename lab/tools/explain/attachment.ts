@@ -3,12 +3,7 @@
 // route of the scope is served (Gateway, listener, route, named rule) system/controlplane/ir/attach-policies.ts
 // decides which policies reach it and which one wins each field, by which rule. This module only gathers the places
 // and sums the decisions up per policy and field; it decides nothing itself.
-import {
-  type AttachLevel,
-  type AttachPoint,
-  attachPolicies,
-  type PrecedenceRule,
-} from '../../../system/controlplane/ir/attach-policies.ts';
+import { type AttachLevel, type AttachPoint, attachPolicies } from '../../../system/controlplane/ir/attach-policies.ts';
 import { buildExtensionInfo } from '../../../system/controlplane/ir/extensions.ts';
 import { intersectHostnames } from '../../../system/controlplane/ir/hostnames.ts';
 import { buildPolicyInfo, type PolicyInfo } from '../../../system/controlplane/ir/policies.ts';
@@ -16,21 +11,13 @@ import type { GatewayExtension, ReferenceGrant, Service, TrafficPolicy } from '.
 import type { KObj } from '../../toolkit/kube.ts';
 import { CONTROLLER_NAME } from '../proxies.ts';
 import { routeParents } from './gateways.ts';
-import { cond, created, find } from './report.ts';
+import { cond, created, type FieldDecisionSummary, find } from './report.ts';
 import { type GatewayKey, keyOf, type World } from './world.ts';
 
 /** Where an explanation looks: one route on one of its Gateways, or (no route) every accepted route of a Gateway. */
 export interface ScopeEntry {
   gateway: GatewayKey;
   route?: KObj;
-}
-
-export interface FieldDecisionSummary {
-  field: string;
-  /** HTTPRoutes (`ns/name`) on which the rules give this policy the field (on at least one of its rules). */
-  wonOn: string[];
-  /** The policies the rules give the field to instead, with the rule and the routes. */
-  lostTo: { winner: string; rule: PrecedenceRule; level: AttachLevel; routes: string[] }[];
 }
 
 export interface AttachmentSummary {

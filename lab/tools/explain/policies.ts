@@ -5,13 +5,14 @@
 import { referenceAllowed } from '../../../system/controlplane/ir/refgrant.ts';
 import { POLICY_FIELDS, type ReferenceGrant } from '../../../system/controlplane/model.ts';
 import type { Condition, KObj } from '../../toolkit/kube.ts';
-import { attachmentsOver, type FieldDecisionSummary, type ScopeEntry } from './attachment.ts';
+import { attachmentsOver, type ScopeEntry } from './attachment.ts';
 import { configRoutes, dumpsRead, routeParents, routePrefix } from './gateways.ts';
 import { referenceGrantYaml } from './refgrant-yaml.ts';
 import {
   cond,
   condText,
   created,
+  type FieldDecisionSummary,
   type Finding,
   find,
   labelsText,

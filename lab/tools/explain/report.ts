@@ -1,8 +1,9 @@
 // The shape of an explanation (what explain prints and -o json gives) and the small readers of Kubernetes objects the
 // analysis shares.
+
+import type { AttachLevel, PrecedenceRule } from '../../../system/controlplane/ir/attach-policies.ts';
 import type { Condition, KObj } from '../../toolkit/kube.ts';
 import { VENDOR_API } from '../proxies.ts';
-import type { FieldDecisionSummary } from './attachment.ts';
 
 export const KINDS = ['HTTPRoute', 'Gateway', 'TrafficPolicy', 'GatewayExtension'] as const;
 export type ExplainKind = (typeof KINDS)[number];
@@ -43,6 +44,15 @@ export interface PolicyReport {
   decision?: FieldDecisionSummary[];
   /** Why not checked (no proxy config could be read for its targets). */
   uncheckedWhy?: string;
+}
+
+/** What the control plane's attachment decision gives one policy for one field over the scope (attachment.ts). */
+export interface FieldDecisionSummary {
+  field: string;
+  /** HTTPRoutes (`ns/name`) on which the rules give this policy the field (on at least one of its rules). */
+  wonOn: string[];
+  /** The policies the rules give the field to instead, with the rule and the routes. */
+  lostTo: { winner: string; rule: PrecedenceRule; level: AttachLevel; routes: string[] }[];
 }
 
 export interface Report {

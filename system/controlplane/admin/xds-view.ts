@@ -1,8 +1,8 @@
 // /snapshots/xds: per proxy role with a connected proxy, the resources exactly as sent (decoded from the Any bytes on
 // the wire), the snapshot and per-type versions, and each connected node's ACK/NACK state.
 import { unpackAny } from '../../shared/envoy/protojson.ts';
-import { PUSH_ORDER, type SnapshotCache, TYPE_SHORT } from '../xds/cache.ts';
-import type { ProxyStream } from '../xds/server.ts';
+import { PUSH_ORDER, type SnapshotCache, TYPE_SHORT } from '../serve/cache.ts';
+import type { ProxyStream } from '../serve/server.ts';
 
 export interface XdsView {
   data: Record<string, unknown>;

@@ -6,10 +6,11 @@ import { type KubeConfig, KubernetesObjectApi, PatchStrategy } from '@kubernetes
 import type { Logger } from '../../shared/log.ts';
 import { isOurGateway } from '../ir/gateway.ts';
 import { type Collection, derive } from '../krt/collection.ts';
-import type { EventSink } from '../kube/events.ts';
 import type { Metrics } from '../metrics.ts';
 import { type Gateway, type GatewayParametersSpec, VENDOR_GROUP } from '../model.ts';
 import type { Pipeline } from '../pipeline.ts';
+import type { EventSink } from '../status/events.ts';
+import { WorkQueue } from '../work-queue.ts';
 import { type DeployerSettings, type ProxyObjects, proxyObjects } from './objects.ts';
 
 export const FIELD_MANAGER = 'gwvendor';
@@ -25,6 +26,9 @@ interface EventRef {
   name: string;
   uid?: string;
 }
+
+/** What the queue works on: a Gateway's desired state, or the removal of what was applied for a Gateway now gone. */
+type Work = Desired | { key: string; state: 'delete'; last: Desired };
 
 export interface ObjectApplier {
   apply(obj: Record<string, any>): Promise<void>;
@@ -54,13 +58,9 @@ export class Deployer {
   private readonly log: Logger;
   private readonly events?: EventSink;
   private readonly metrics?: Metrics;
-  private readonly queue = new Map<string, Desired | { key: string; state: 'delete'; last: Desired }>();
+  private readonly queue: WorkQueue<Work>;
   private readonly applied = new Map<string, Desired>();
-  private readonly retries = new Map<string, number>();
-  private running = false;
-  private stopped = false;
   private unsubs: (() => void)[] = [];
-  private idleWaiters: (() => void)[] = [];
   applies = 0;
 
   constructor(
@@ -75,6 +75,24 @@ export class Deployer {
     this.log = log;
     this.events = opts.events;
     this.metrics = opts.metrics;
+    this.queue = new WorkQueue<Work>({
+      work: (d) => this.reconcile(d),
+      failed: (d, err, attempt) => {
+        const delay = Math.min(500 * 2 ** attempt, 60_000);
+        this.log.warn('deploy failed; retrying', { gateway: d.key, attempt, retryInMs: delay, err: err as Error });
+        if (d.state !== 'delete') {
+          this.events?.emit(
+            d.gateway,
+            'Warning',
+            'DeployFailed',
+            `could not apply the proxy objects: ${(err as Error).message}`,
+          );
+        }
+        return delay;
+      },
+      // What the Gateway wants by then; a delete that failed is tried again while nothing replaced it.
+      retry: (d) => this.desired.get(d.key) ?? (d.state === 'delete' ? d : undefined),
+    });
     this.desired = derive(p.rt, 'ProxyObjects', p.gatewaysIn, (ctx, gw: Gateway, key) => {
       const cls = ctx.fetch(p.gatewayClasses, gw.spec?.gatewayClassName ?? '');
       if (!isOurGateway(gw, cls, p.controllerName) || gw.metadata.deletionTimestamp) return undefined;
@@ -145,59 +163,19 @@ export class Deployer {
   }
 
   stop(): void {
-    this.stopped = true;
+    this.queue.stop();
     for (const u of this.unsubs) u();
   }
 
   idle(): Promise<void> {
-    if (!this.running && !this.queue.size) return Promise.resolve();
-    return new Promise((r) => this.idleWaiters.push(r));
+    return this.queue.idle();
   }
 
-  private enqueue(d: Desired | { key: string; state: 'delete'; last: Desired }): void {
-    this.queue.set(d.key, d);
-    if (!this.running) {
-      this.running = true;
-      setImmediate(() => this.drain());
-    }
+  private enqueue(d: Work): void {
+    this.queue.add(d);
   }
 
-  private async drain(): Promise<void> {
-    while (this.queue.size && !this.stopped) {
-      const [key, d] = this.queue.entries().next().value as [
-        string,
-        Desired | { key: string; state: 'delete'; last: Desired },
-      ];
-      this.queue.delete(key);
-      try {
-        await this.reconcile(d);
-        this.retries.delete(key);
-      } catch (err) {
-        const n = (this.retries.get(key) ?? 0) + 1;
-        this.retries.set(key, n);
-        const delay = Math.min(500 * 2 ** n, 60_000);
-        this.log.warn('deploy failed; retrying', { gateway: key, attempt: n, retryInMs: delay, err: err as Error });
-        if (d.state !== 'delete') {
-          this.events?.emit(
-            d.gateway,
-            'Warning',
-            'DeployFailed',
-            `could not apply the proxy objects: ${(err as Error).message}`,
-          );
-        }
-        setTimeout(() => {
-          if (this.stopped) return;
-          const now = this.desired.get(key);
-          if (now) this.enqueue(now);
-          else if (d.state === 'delete') this.enqueue(d);
-        }, delay).unref();
-      }
-    }
-    this.running = false;
-    for (const w of this.idleWaiters.splice(0)) w();
-  }
-
-  private async reconcile(d: Desired | { key: string; state: 'delete'; last: Desired }): Promise<void> {
+  private async reconcile(d: Work): Promise<void> {
     if (d.state === 'hold') {
       this.log.warn('not deploying: Gateway parameters do not resolve', { gateway: d.key, reason: d.reason });
       this.events?.emit(d.gateway, 'Warning', 'InvalidParameters', `proxy not (re)deployed: ${d.reason}`);

@@ -4,8 +4,9 @@
 //   1. the more specific attachment wins: route rule (sectionName) > route > listener > gateway;
 //   2. then the older policy (creationTimestamp), then namespace/name;
 //   settings of different fields merge.
-// Pure. The IR builder (gateway.ts) merges each route entry's settings with it, and `explain`
-// (lab/tools/explain/attachment.ts) renders its decision instead of deciding a second time.
+// Pure. The IR builder merges each route entry's settings with it through GatewayPolicies (virtual-hosts.ts), which
+// also tallies per policy what it won and lost over a Gateway (policy-reports.ts turns that into status), and
+// `explain` (lab/tools/explain/attachment.ts) renders its decision instead of deciding a second time.
 import { matchesLabels, olderFirst, POLICY_FIELDS, type PolicyField } from '../model.ts';
 import type { ObjRef, PolicySettings } from './types.ts';
 
@@ -173,4 +174,96 @@ export function attachPolicies<P extends AttachablePolicy>(at: AttachPoint, poli
 /** The attachments of every policy among `policies` to the point (attachPolicies without the merge). */
 export function candidatesAt<P extends AttachablePolicy>(at: AttachPoint, policies: readonly P[]): Candidate<P>[] {
   return policies.flatMap((p) => attachmentsOf(p, at));
+}
+
+/** Per policy over one Gateway: the fields it supplied on some route entry, and per field it lost, the winners. */
+export interface PolicyTally<P extends AttachablePolicy = AttachablePolicy> {
+  policy: P;
+  won: Set<PolicyField>;
+  lost: Map<PolicyField, Set<string>>;
+}
+
+/**
+ * Attachment over one Gateway, for the IR builder: the candidates at each listener and route rule (each found once),
+ * the merge at every route entry, and per policy a tally of what it won and lost over all of them.
+ */
+export class GatewayPolicies<P extends AttachablePolicy> {
+  /** Insertion order: the policies in the order the Gateway first met them. */
+  readonly tallies = new Map<string, PolicyTally<P>>();
+  private readonly gateway: NonNullable<AttachPoint['gateway']>;
+  private readonly gatewayReach: readonly P[];
+  private readonly routeReach: (route: { namespace: string; name: string }) => readonly P[];
+  private readonly atListenerCache = new Map<string, Candidate<P>[]>();
+  private readonly atRuleCache = new Map<string, Candidate<P>[]>();
+
+  /**
+   * `gatewayReach`: the policies that may attach to the Gateway (or its listeners); `routeReach`: those that may
+   * attach to a route (or its rules). Both narrowed by the pipeline's indexes; attachmentsOf decides.
+   */
+  constructor(
+    gateway: NonNullable<AttachPoint['gateway']>,
+    gatewayReach: readonly P[],
+    routeReach: (route: { namespace: string; name: string }) => readonly P[],
+  ) {
+    this.gateway = gateway;
+    this.gatewayReach = gatewayReach;
+    this.routeReach = routeReach;
+  }
+
+  /** The policies on the Gateway and on these listeners are attached even where they reach no route entry. */
+  noteAttached(listeners: readonly string[]): void {
+    for (const c of candidatesAt({ gateway: this.gateway }, this.gatewayReach)) this.tally(c.policy);
+    for (const l of listeners) for (const c of this.atListener(l)) this.tally(c.policy);
+  }
+
+  /** Merges the policies that reach one route entry (its listener, route and rule name) and tallies the outcome. */
+  mergeAt(
+    listener: string,
+    route: NonNullable<AttachPoint['route']>,
+    rule: string | undefined,
+  ): { merged: MergeResult; candidates: Candidate<P>[] } {
+    const candidates = [...this.atListener(listener), ...this.atRule(route, rule)];
+    const merged = mergePolicies(candidates);
+    for (const [key, out] of merged.outcomes) {
+      const t = this.tally(candidates.find((c) => c.policy.key === key)!.policy);
+      for (const f of out.won) t.won.add(f);
+      for (const l of out.lost) {
+        let winners = t.lost.get(l.field);
+        if (!winners) {
+          winners = new Set();
+          t.lost.set(l.field, winners);
+        }
+        winners.add(l.winner);
+      }
+    }
+    return { merged, candidates };
+  }
+
+  private tally(p: P): PolicyTally<P> {
+    let t = this.tallies.get(p.key);
+    if (!t) {
+      t = { policy: p, won: new Set(), lost: new Map() };
+      this.tallies.set(p.key, t);
+    }
+    return t;
+  }
+
+  private atListener(listener: string): Candidate<P>[] {
+    let c = this.atListenerCache.get(listener);
+    if (!c) {
+      c = candidatesAt({ gateway: this.gateway, listener }, this.gatewayReach);
+      this.atListenerCache.set(listener, c);
+    }
+    return c;
+  }
+
+  private atRule(route: NonNullable<AttachPoint['route']>, rule: string | undefined): Candidate<P>[] {
+    const k = `${route.namespace}/${route.name}|${rule ?? ''}`;
+    let c = this.atRuleCache.get(k);
+    if (!c) {
+      c = candidatesAt({ route, ...(rule !== undefined ? { rule } : {}) }, this.routeReach(route));
+      this.atRuleCache.set(k, c);
+    }
+    return c;
+  }
 }

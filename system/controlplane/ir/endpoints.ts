@@ -1,7 +1,7 @@
 // A Service's ready endpoints per service port, from its EndpointSlices (label kubernetes.io/service-name). The
 // service port's name picks the slice port, which carries the target port number.
 import type { EndpointSlice, Service } from '../model.ts';
-import type { EndpointAddress } from '../xds/translate.ts';
+import type { EndpointAddress } from './types.ts';
 
 export interface ServiceEndpoints {
   namespace: string;

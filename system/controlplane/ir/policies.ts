@@ -1,7 +1,15 @@
-// TrafficPolicy: validation and normalization of one policy, and the index keys the pipeline finds policies by.
-// Which policies reach a route and which one wins each field is attach-policies.ts.
-import { compileRe2, re2Error } from '../../shared/regex.ts';
-import { GATEWAY_GROUP, type HeaderFilter, POLICY_FIELDS, type PolicyField, type TrafficPolicy } from '../model.ts';
+// TrafficPolicy: validation and normalization of one policy (its targets, and per field the settings the IR carries,
+// FIELD_SETTINGS), and the index keys the pipeline finds policies by. Which policies reach a route and which one wins
+// each field is attach-policies.ts.
+import { compileRe2, escapeRe2, re2Error } from '../../shared/regex.ts';
+import {
+  GATEWAY_GROUP,
+  type HeaderFilter,
+  POLICY_FIELDS,
+  type PolicyField,
+  type TrafficPolicy,
+  type TrafficPolicySpec,
+} from '../model.ts';
 import { toProtoDuration } from './duration.ts';
 import type { ExtensionInfo } from './extensions.ts';
 import type { Finding, HeaderOpsIR, ObjRef, Outcome, PolicySettings, ValidationMode } from './types.ts';
@@ -48,75 +56,51 @@ function originMatcher(o: string): { exact?: string; regex?: string } {
   return { regex: o.split('*').map(escapeRe2).join('[^/]*') };
 }
 
-function escapeRe2(s: string): string {
-  return s.replace(/[\\^$.|?*+()[\]{}]/g, '\\$&');
-}
-
 const perMillion = (pct: number | undefined) => Math.round((pct ?? 100) * 10_000);
 
-export function buildPolicyInfo(p: TrafficPolicy, world: PolicyWorld, mode: ValidationMode): PolicyInfo {
-  const ns = p.metadata.namespace ?? 'default';
-  const ref: ObjRef = { kind: 'TrafficPolicy', namespace: ns, name: p.metadata.name };
-  const spec = p.spec ?? {};
-  const problems: { field: string; message: string }[] = [];
-  const settings: PolicySettings = {};
-  const fields = POLICY_FIELDS.filter((f) => spec[f] !== undefined);
+/** How a field is read: its problems are collected, durations converted (an invalid one is a problem). */
+interface FieldReader {
+  problem(field: string, message: string): void;
+  duration(field: string, v: string | undefined): string | undefined;
+}
 
-  const targetRefs: PolicyInfo['targetRefs'] = [];
-  (spec.targetRefs ?? []).forEach((t, i) => {
-    if (t.group !== GATEWAY_GROUP || (t.kind !== 'Gateway' && t.kind !== 'HTTPRoute')) {
-      problems.push({
-        field: `spec.targetRefs[${i}]`,
-        message: `${t.group}/${t.kind} cannot be targeted (use ${GATEWAY_GROUP} Gateway or HTTPRoute)`,
-      });
-      return;
-    }
-    targetRefs.push({ kind: t.kind, name: t.name, ...(t.sectionName ? { sectionName: t.sectionName } : {}) });
-  });
-  const selectors: PolicyInfo['selectors'] = [];
-  (spec.targetSelectors ?? []).forEach((s, i) => {
-    if (s.group !== GATEWAY_GROUP || (s.kind !== 'Gateway' && s.kind !== 'HTTPRoute')) {
-      problems.push({ field: `spec.targetSelectors[${i}]`, message: `${s.group}/${s.kind} cannot be selected` });
-      return;
-    }
-    selectors.push({ kind: s.kind, matchLabels: s.matchLabels ?? {} });
-  });
+type SettingsOf<F extends keyof PolicySettings & keyof TrafficPolicySpec> = (
+  spec: NonNullable<TrafficPolicySpec[F]>,
+  r: FieldReader,
+) => PolicySettings[F] | undefined;
 
-  const dur = (field: string, v: string | undefined): string | undefined => {
-    if (v === undefined) return undefined;
-    const d = toProtoDuration(v);
-    if (!d) problems.push({ field, message: `invalid duration ${JSON.stringify(v)}` });
-    return d;
-  };
-
-  if (spec.timeouts) {
-    const request = dur('spec.timeouts.request', spec.timeouts.request);
-    const streamIdle = dur('spec.timeouts.streamIdle', spec.timeouts.streamIdle);
-    settings.timeouts = { ...(request ? { request } : {}), ...(streamIdle ? { streamIdle } : {}) };
-  }
-  if (spec.retry) {
-    const r = spec.retry;
-    const statusCodes = r.statusCodes ?? [];
-    const retryOn = [...(r.retryOn?.length ? r.retryOn : ['5xx', 'reset', 'connect-failure'])];
+/**
+ * Per TrafficPolicy field (but extAuth, which needs the world: extAuthSettings), its settings as the IR carries
+ * them; undefined when it has nothing to apply. Checked in this order, which is the order of the problems in
+ * Accepted's message.
+ */
+const FIELD_SETTINGS: { [F in Exclude<PolicyField, 'extAuth'>]: SettingsOf<F> } = {
+  timeouts: (t, r) => {
+    const request = r.duration('spec.timeouts.request', t.request);
+    const streamIdle = r.duration('spec.timeouts.streamIdle', t.streamIdle);
+    return { ...(request ? { request } : {}), ...(streamIdle ? { streamIdle } : {}) };
+  },
+  retry: (rt, r) => {
+    const statusCodes = rt.statusCodes ?? [];
+    const retryOn = [...(rt.retryOn?.length ? rt.retryOn : ['5xx', 'reset', 'connect-failure'])];
     if (statusCodes.length && !retryOn.includes('retriable-status-codes')) retryOn.push('retriable-status-codes');
-    const perTryTimeout = dur('spec.retry.perTryTimeout', r.perTryTimeout);
-    const backoffBaseInterval = dur('spec.retry.backoffBaseInterval', r.backoffBaseInterval);
-    settings.retry = {
-      attempts: r.attempts,
+    const perTryTimeout = r.duration('spec.retry.perTryTimeout', rt.perTryTimeout);
+    const backoffBaseInterval = r.duration('spec.retry.backoffBaseInterval', rt.backoffBaseInterval);
+    return {
+      attempts: rt.attempts,
       retryOn,
       statusCodes,
       ...(perTryTimeout ? { perTryTimeout } : {}),
       ...(backoffBaseInterval ? { backoffBaseInterval } : {}),
     };
-  }
-  if (spec.cors) {
-    const c = spec.cors;
+  },
+  cors: (c, r) => {
     const allowOrigins = (c.allowOrigins ?? []).map(originMatcher);
     allowOrigins.forEach((o, i) => {
       const err = o.regex ? re2Error(o.regex) : undefined;
-      if (err) problems.push({ field: `spec.cors.allowOrigins[${i}]`, message: err });
+      if (err) r.problem(`spec.cors.allowOrigins[${i}]`, err);
     });
-    settings.cors = {
+    return {
       allowOrigins,
       allowMethods: c.allowMethods ?? [],
       allowHeaders: c.allowHeaders ?? [],
@@ -124,92 +108,143 @@ export function buildPolicyInfo(p: TrafficPolicy, world: PolicyWorld, mode: Vali
       ...(c.maxAge !== undefined ? { maxAge: c.maxAge } : {}),
       ...(c.allowCredentials !== undefined ? { allowCredentials: c.allowCredentials } : {}),
     };
-  }
-  if (spec.headerModifiers) {
-    const request = headerOps(spec.headerModifiers.request);
-    const response = headerOps(spec.headerModifiers.response);
-    settings.headerModifiers = { ...(request ? { request } : {}), ...(response ? { response } : {}) };
-  }
-  if (spec.rateLimit) {
-    const tb = spec.rateLimit.local?.tokenBucket;
-    if (!tb) problems.push({ field: 'spec.rateLimit.local.tokenBucket', message: 'required' });
-    else {
-      const fillInterval = dur('spec.rateLimit.local.tokenBucket.fillInterval', tb.fillInterval);
-      if (fillInterval) {
-        settings.rateLimit = { maxTokens: tb.maxTokens, tokensPerFill: tb.tokensPerFill ?? 1, fillInterval };
-      }
+  },
+  headerModifiers: (h) => {
+    const request = headerOps(h.request);
+    const response = headerOps(h.response);
+    return { ...(request ? { request } : {}), ...(response ? { response } : {}) };
+  },
+  rateLimit: (rl, r) => {
+    const tb = rl.local?.tokenBucket;
+    if (!tb) {
+      r.problem('spec.rateLimit.local.tokenBucket', 'required');
+      return undefined;
     }
-  }
-  if (spec.urlRewrite) {
-    const u = spec.urlRewrite;
+    const fillInterval = r.duration('spec.rateLimit.local.tokenBucket.fillInterval', tb.fillInterval);
+    if (!fillInterval) return undefined;
+    const { percentEnabled, percentEnforced } = rl.local!;
+    return {
+      maxTokens: tb.maxTokens,
+      tokensPerFill: tb.tokensPerFill ?? 1,
+      fillInterval,
+      ...(percentEnabled !== undefined ? { percentEnabled } : {}),
+      ...(percentEnforced !== undefined ? { percentEnforced } : {}),
+    };
+  },
+  urlRewrite: (u, r) => {
     if (u.pathRegex) {
       const err = re2Error(u.pathRegex.pattern);
       if (err) {
-        problems.push({
-          field: 'spec.urlRewrite.pathRegex.pattern',
-          message: `invalid RE2 regex ${JSON.stringify(u.pathRegex.pattern)}: ${err}`,
-        });
+        r.problem(
+          'spec.urlRewrite.pathRegex.pattern',
+          `invalid RE2 regex ${JSON.stringify(u.pathRegex.pattern)}: ${err}`,
+        );
       } else {
         const subErr = compileRe2(u.pathRegex.pattern).rewriteError(u.pathRegex.substitution);
-        if (subErr) problems.push({ field: 'spec.urlRewrite.pathRegex.substitution', message: subErr });
+        if (subErr) r.problem('spec.urlRewrite.pathRegex.substitution', subErr);
       }
     }
-    settings.urlRewrite = {
+    return {
       ...(u.hostname ? { hostname: u.hostname } : {}),
       ...(u.pathRegex ? { pathRegex: { pattern: u.pathRegex.pattern, substitution: u.pathRegex.substitution } } : {}),
     };
-  }
-  if (spec.faultInjection) {
-    const f = spec.faultInjection;
-    const fixedDelay = f.delay ? dur('spec.faultInjection.delay.fixedDelay', f.delay.fixedDelay) : undefined;
-    settings.faultInjection = {
+  },
+  faultInjection: (f, r) => {
+    const fixedDelay = f.delay ? r.duration('spec.faultInjection.delay.fixedDelay', f.delay.fixedDelay) : undefined;
+    return {
       ...(f.delay && fixedDelay ? { delay: { fixedDelay, perMillion: perMillion(f.delay.percentage) } } : {}),
       ...(f.abort ? { abort: { httpStatus: f.abort.httpStatus, perMillion: perMillion(f.abort.percentage) } } : {}),
     };
-  }
-  let extAuthRefs: PolicyInfo['extAuthRefs'];
-  if (spec.extAuth) {
-    if (spec.extAuth.disable) settings.extAuth = { disabled: true };
-    else if (!spec.extAuth.extensionRef) {
-      problems.push({ field: 'spec.extAuth', message: 'set extensionRef (a GatewayExtension) or disable: true' });
-    } else {
-      const name = spec.extAuth.extensionRef.name;
-      const ext = world.extension(ns, name);
-      const extKey = `${ns}/${name}`;
-      if (!ext) {
-        extAuthRefs = {
-          ok: false,
-          reason: 'BackendNotFound',
-          message: `GatewayExtension ${extKey} not found`,
-          extension: extKey,
-        };
-      } else if (!ext.accepted.ok) {
-        extAuthRefs = {
-          ok: false,
-          reason: 'Invalid',
-          message: `GatewayExtension ${extKey}: ${ext.accepted.message}`,
-          extension: extKey,
-        };
-      } else if (!ext.resolvedRefs.ok || !ext.extAuth) {
-        extAuthRefs = {
-          ok: false,
-          reason: ext.resolvedRefs.reason,
-          message: `ext auth not applied: GatewayExtension ${extKey}: ${ext.resolvedRefs.message}`,
-          extension: extKey,
-        };
-      } else {
-        extAuthRefs = {
-          ok: true,
-          reason: 'ResolvedRefs',
-          message: `GatewayExtension ${extKey} resolved`,
-          extension: extKey,
-        };
-        settings.extAuth = { disabled: false, ext: ext.extAuth };
-      }
-    }
-  }
+  },
+};
 
-  const findings = problems.map((pr) => ({ resource: ref, ...pr }));
+/** extAuth: off (`disable`), or the GatewayExtension it names when that one and its backend resolved. */
+function extAuthSettings(
+  e: NonNullable<TrafficPolicySpec['extAuth']>,
+  ns: string,
+  world: PolicyWorld,
+  r: FieldReader,
+): { settings?: PolicySettings['extAuth']; refs?: PolicyInfo['extAuthRefs'] } {
+  if (e.disable) return { settings: { disabled: true } };
+  if (!e.extensionRef) {
+    r.problem('spec.extAuth', 'set extensionRef (a GatewayExtension) or disable: true');
+    return {};
+  }
+  const extension = `${ns}/${e.extensionRef.name}`;
+  const ext = world.extension(ns, e.extensionRef.name);
+  if (!ext) {
+    return {
+      refs: { ok: false, reason: 'BackendNotFound', message: `GatewayExtension ${extension} not found`, extension },
+    };
+  }
+  if (!ext.accepted.ok) {
+    return {
+      refs: {
+        ok: false,
+        reason: 'Invalid',
+        message: `GatewayExtension ${extension}: ${ext.accepted.message}`,
+        extension,
+      },
+    };
+  }
+  if (!ext.resolvedRefs.ok || !ext.extAuth) {
+    const message = `ext auth not applied: GatewayExtension ${extension}: ${ext.resolvedRefs.message}`;
+    return { refs: { ok: false, reason: ext.resolvedRefs.reason, message, extension } };
+  }
+  return {
+    settings: { disabled: false, ext: ext.extAuth },
+    refs: { ok: true, reason: 'ResolvedRefs', message: `GatewayExtension ${extension} resolved`, extension },
+  };
+}
+
+/** targetRefs and targetSelectors, each of a kind a policy can attach to (Gateway, HTTPRoute). */
+function policyTargets(spec: TrafficPolicySpec, r: FieldReader): Pick<PolicyInfo, 'targetRefs' | 'selectors'> {
+  const targetRefs: PolicyInfo['targetRefs'] = [];
+  (spec.targetRefs ?? []).forEach((t, i) => {
+    if (t.group !== GATEWAY_GROUP || (t.kind !== 'Gateway' && t.kind !== 'HTTPRoute')) {
+      r.problem(
+        `spec.targetRefs[${i}]`,
+        `${t.group}/${t.kind} cannot be targeted (use ${GATEWAY_GROUP} Gateway or HTTPRoute)`,
+      );
+      return;
+    }
+    targetRefs.push({ kind: t.kind, name: t.name, ...(t.sectionName ? { sectionName: t.sectionName } : {}) });
+  });
+  const selectors: PolicyInfo['selectors'] = [];
+  (spec.targetSelectors ?? []).forEach((s, i) => {
+    if (s.group !== GATEWAY_GROUP || (s.kind !== 'Gateway' && s.kind !== 'HTTPRoute')) {
+      r.problem(`spec.targetSelectors[${i}]`, `${s.group}/${s.kind} cannot be selected`);
+      return;
+    }
+    selectors.push({ kind: s.kind, matchLabels: s.matchLabels ?? {} });
+  });
+  return { targetRefs, selectors };
+}
+
+export function buildPolicyInfo(p: TrafficPolicy, world: PolicyWorld, mode: ValidationMode): PolicyInfo {
+  const ns = p.metadata.namespace ?? 'default';
+  const ref: ObjRef = { kind: 'TrafficPolicy', namespace: ns, name: p.metadata.name };
+  const spec = p.spec ?? {};
+  const problems: { field: string; message: string }[] = [];
+  const reader: FieldReader = {
+    problem: (field, message) => problems.push({ field, message }),
+    duration: (field, v) => {
+      if (v === undefined) return undefined;
+      const d = toProtoDuration(v);
+      if (!d) problems.push({ field, message: `invalid duration ${JSON.stringify(v)}` });
+      return d;
+    },
+  };
+  const { targetRefs, selectors } = policyTargets(spec, reader);
+  const settings: PolicySettings = {};
+  for (const [field, read] of Object.entries(FIELD_SETTINGS) as [keyof typeof FIELD_SETTINGS, SettingsOf<any>][]) {
+    if (spec[field] === undefined) continue;
+    const v = read(spec[field], reader);
+    if (v !== undefined) (settings as Record<string, unknown>)[field] = v;
+  }
+  const extAuth = spec.extAuth ? extAuthSettings(spec.extAuth, ns, world, reader) : {};
+  if (extAuth.settings) settings.extAuth = extAuth.settings;
+
   const invalid = problems.length > 0;
   const accepted: Outcome = invalid
     ? { ok: false, reason: 'Invalid', message: problems.map((x) => `${x.field}: ${x.message}`).join('; ') }
@@ -221,11 +256,11 @@ export function buildPolicyInfo(p: TrafficPolicy, world: PolicyWorld, mode: Vali
     creationTimestamp: p.metadata.creationTimestamp ?? '',
     targetRefs,
     selectors,
-    fields,
+    fields: POLICY_FIELDS.filter((f) => spec[f] !== undefined),
     // Strict validation applies nothing of an invalid policy; with validation off, what it says is sent as written.
     settings: invalid && mode === 'strict' ? {} : settings,
     accepted,
-    ...(extAuthRefs ? { extAuthRefs } : {}),
-    findings,
+    ...(extAuth.refs ? { extAuthRefs: extAuth.refs } : {}),
+    findings: problems.map((pr) => ({ resource: ref, ...pr })),
   };
 }

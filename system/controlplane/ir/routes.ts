@@ -16,18 +16,19 @@ import {
 } from '../model.ts';
 import { toProtoDuration } from './duration.ts';
 import { missingGrantMessage, referenceAllowed } from './refgrant.ts';
-import type {
-  ActionIR,
-  ClusterIR,
-  Finding,
-  HeaderOpsIR,
-  MatchIR,
-  MirrorIR,
-  ObjRef,
-  Outcome,
-  RouteEntryIR,
-  ValidationMode,
-  WeightedClusterIR,
+import {
+  type ActionIR,
+  type ClusterIR,
+  compareStrings,
+  type Finding,
+  type HeaderOpsIR,
+  type MatchIR,
+  type MirrorIR,
+  type ObjRef,
+  type Outcome,
+  type RouteEntryIR,
+  type ValidationMode,
+  type WeightedClusterIR,
 } from './types.ts';
 
 export const BLACKHOLE_CLUSTER = 'blackhole-cluster';
@@ -218,70 +219,13 @@ export function buildRouteInfo(route: HTTPRoute, world: RouteWorld, mode: Valida
     matches.forEach((m, mi) => {
       checkMatch(m, `${rf}.matches[${mi}]`, problems);
     });
-
-    let requestHeaders: HeaderOpsIR | undefined;
-    let responseHeaders: HeaderOpsIR | undefined;
-    let redirect: HTTPRouteFilter['requestRedirect'];
-    let rewrite: RouteEntryIR['rewrite'];
-    const mirrors: MirrorIR[] = [];
-    let unsupported: string | undefined;
-    (rule.filters ?? []).forEach((f, fi) => {
-      const ff = `${rf}.filters[${fi}]`;
-      if (!SUPPORTED_FILTERS.has(f.type)) {
-        unsupported = `${ff}: filter type ${f.type}${f.extensionRef ? ` (${f.extensionRef.group}/${f.extensionRef.kind} ${f.extensionRef.name})` : ''} is not supported`;
-        return;
-      }
-      if (f.type === 'RequestHeaderModifier') requestHeaders = headerOps(f.requestHeaderModifier);
-      else if (f.type === 'ResponseHeaderModifier') responseHeaders = headerOps(f.responseHeaderModifier);
-      else if (f.type === 'RequestRedirect') redirect = f.requestRedirect ?? {};
-      else if (f.type === 'URLRewrite' && f.urlRewrite) {
-        rewrite = {
-          ...(f.urlRewrite.hostname ? { hostname: f.urlRewrite.hostname } : {}),
-          ...(f.urlRewrite.path ? { path: pathModifier(f.urlRewrite.path) } : {}),
-        };
-      } else if (f.type === 'RequestMirror' && f.requestMirror) {
-        const res = resolveServiceRef(world, from, f.requestMirror.backendRef, `${ff}.requestMirror.backendRef`);
-        if (res.error) refErrors.push(res.error);
-        else if (res.cluster) {
-          clusters.set(res.cluster.name, res.cluster);
-          mirrors.push({ cluster: res.cluster.name, ...mirrorFraction(f.requestMirror) });
-        }
-      }
+    const filters = ruleFilters(rule, rf, (b, field) => {
+      const res = resolveServiceRef(world, from, b, field);
+      if (res.error) refErrors.push(res.error);
+      else if (res.cluster) clusters.set(res.cluster.name, res.cluster);
+      return res.cluster;
     });
-    for (const pm of [redirect?.path, rewrite?.path]) {
-      if (pm?.type === 'ReplacePrefixMatch' && matches.some((m) => m.path.type !== 'PathPrefix')) {
-        problems.push({
-          field: `${rf}.filters`,
-          message: 'ReplacePrefixMatch needs every match of the rule to be a PathPrefix',
-        });
-      }
-    }
-    let timeouts: RouteEntryIR['timeouts'];
-    if (rule.timeouts) {
-      const request = toProtoDuration(rule.timeouts.request);
-      const backendRequest = toProtoDuration(rule.timeouts.backendRequest);
-      if (rule.timeouts.request !== undefined && request === undefined) {
-        problems.push({
-          field: `${rf}.timeouts.request`,
-          message: `invalid duration ${JSON.stringify(rule.timeouts.request)}`,
-        });
-      }
-      if (rule.timeouts.backendRequest !== undefined && backendRequest === undefined) {
-        problems.push({
-          field: `${rf}.timeouts.backendRequest`,
-          message: `invalid duration ${JSON.stringify(rule.timeouts.backendRequest)}`,
-        });
-      }
-      timeouts = { ...(request ? { request } : {}), ...(backendRequest ? { backendRequest } : {}) };
-    }
-    (rule.backendRefs ?? []).forEach((b, bi) => {
-      if (b.filters?.length) {
-        problems.push({
-          field: `${rf}.backendRefs[${bi}].filters`,
-          message: 'filters on a backendRef are not supported',
-        });
-      }
-    });
+    const timeouts = checkRule(rule, rf, matches, filters, problems);
 
     for (const p of problems) findings.push({ resource: ref, ...p });
     if (problems.length && mode === 'strict') {
@@ -290,21 +234,15 @@ export function buildRouteInfo(route: HTTPRoute, world: RouteWorld, mode: Valida
     }
 
     let action: ActionIR;
-    if (unsupported) {
-      refErrors.push({ reason: 'InvalidKind', message: unsupported });
-      action = { type: 'direct', status: 500, reason: unsupported };
-    } else if (redirect) {
-      action = {
-        type: 'redirect',
-        statusCode: redirect.statusCode ?? 302,
-        ...(redirect.scheme ? { scheme: redirect.scheme } : {}),
-        ...(redirect.hostname ? { hostname: redirect.hostname } : {}),
-        ...(redirect.port ? { port: redirect.port } : {}),
-        ...(redirect.path ? { path: pathModifier(redirect.path) } : {}),
-      };
+    if (filters.unsupported) {
+      refErrors.push({ reason: 'InvalidKind', message: filters.unsupported });
+      action = { type: 'direct', status: 500, reason: filters.unsupported };
+    } else if (filters.redirect) {
+      action = redirectAction(filters.redirect);
     } else {
       action = forwardAction(world, from, rule, rf, refErrors, clusters);
     }
+    const { requestHeaders, responseHeaders, rewrite, mirrors } = filters;
     matches.forEach((m, mi) => {
       entries.push({
         name: `httproute/${ns}/${route.metadata.name}/rule/${ri}/match/${mi}`,
@@ -337,8 +275,103 @@ export function buildRouteInfo(route: HTTPRoute, world: RouteWorld, mode: Valida
     ruleCount: rules.length,
     droppedRules: dropped,
     resolvedRefs,
-    clusters: [...clusters.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+    clusters: [...clusters.values()].sort((a, b) => compareStrings(a.name, b.name)),
     findings,
+  };
+}
+
+interface RuleFilters {
+  requestHeaders?: HeaderOpsIR;
+  responseHeaders?: HeaderOpsIR;
+  redirect?: HTTPRouteFilter['requestRedirect'];
+  rewrite?: RouteEntryIR['rewrite'];
+  mirrors: MirrorIR[];
+  /** Why the rule answers 500: a filter type that is not supported. */
+  unsupported?: string;
+}
+
+/** A rule's filters; `mirrorTo` resolves a mirror's backendRef (and records its cluster or error). */
+function ruleFilters(
+  rule: HTTPRouteRule,
+  rf: string,
+  mirrorTo: (b: BackendObjectRef, field: string) => ClusterIR | undefined,
+): RuleFilters {
+  const out: RuleFilters = { mirrors: [] };
+  (rule.filters ?? []).forEach((f, fi) => {
+    const ff = `${rf}.filters[${fi}]`;
+    if (!SUPPORTED_FILTERS.has(f.type)) {
+      out.unsupported = `${ff}: filter type ${f.type}${f.extensionRef ? ` (${f.extensionRef.group}/${f.extensionRef.kind} ${f.extensionRef.name})` : ''} is not supported`;
+      return;
+    }
+    if (f.type === 'RequestHeaderModifier') out.requestHeaders = headerOps(f.requestHeaderModifier);
+    else if (f.type === 'ResponseHeaderModifier') out.responseHeaders = headerOps(f.responseHeaderModifier);
+    else if (f.type === 'RequestRedirect') out.redirect = f.requestRedirect ?? {};
+    else if (f.type === 'URLRewrite' && f.urlRewrite) {
+      out.rewrite = {
+        ...(f.urlRewrite.hostname ? { hostname: f.urlRewrite.hostname } : {}),
+        ...(f.urlRewrite.path ? { path: pathModifier(f.urlRewrite.path) } : {}),
+      };
+    } else if (f.type === 'RequestMirror' && f.requestMirror) {
+      const cluster = mirrorTo(f.requestMirror.backendRef, `${ff}.requestMirror.backendRef`);
+      if (cluster) out.mirrors.push({ cluster: cluster.name, ...mirrorFraction(f.requestMirror) });
+    }
+  });
+  return out;
+}
+
+/** The rule's problems beyond its matches (prefix rewrites, durations, backendRef filters); its timeouts. */
+function checkRule(
+  rule: HTTPRouteRule,
+  rf: string,
+  matches: MatchIR[],
+  filters: RuleFilters,
+  problems: { field: string; message: string }[],
+): RouteEntryIR['timeouts'] {
+  for (const pm of [filters.redirect?.path, filters.rewrite?.path]) {
+    if (pm?.type === 'ReplacePrefixMatch' && matches.some((m) => m.path.type !== 'PathPrefix')) {
+      problems.push({
+        field: `${rf}.filters`,
+        message: 'ReplacePrefixMatch needs every match of the rule to be a PathPrefix',
+      });
+    }
+  }
+  let timeouts: RouteEntryIR['timeouts'];
+  if (rule.timeouts) {
+    const request = toProtoDuration(rule.timeouts.request);
+    const backendRequest = toProtoDuration(rule.timeouts.backendRequest);
+    if (rule.timeouts.request !== undefined && request === undefined) {
+      problems.push({
+        field: `${rf}.timeouts.request`,
+        message: `invalid duration ${JSON.stringify(rule.timeouts.request)}`,
+      });
+    }
+    if (rule.timeouts.backendRequest !== undefined && backendRequest === undefined) {
+      problems.push({
+        field: `${rf}.timeouts.backendRequest`,
+        message: `invalid duration ${JSON.stringify(rule.timeouts.backendRequest)}`,
+      });
+    }
+    timeouts = { ...(request ? { request } : {}), ...(backendRequest ? { backendRequest } : {}) };
+  }
+  (rule.backendRefs ?? []).forEach((b, bi) => {
+    if (b.filters?.length) {
+      problems.push({
+        field: `${rf}.backendRefs[${bi}].filters`,
+        message: 'filters on a backendRef are not supported',
+      });
+    }
+  });
+  return timeouts;
+}
+
+function redirectAction(redirect: NonNullable<HTTPRouteFilter['requestRedirect']>): ActionIR {
+  return {
+    type: 'redirect',
+    statusCode: redirect.statusCode ?? 302,
+    ...(redirect.scheme ? { scheme: redirect.scheme } : {}),
+    ...(redirect.hostname ? { hostname: redirect.hostname } : {}),
+    ...(redirect.port ? { port: redirect.port } : {}),
+    ...(redirect.path ? { path: pathModifier(redirect.path) } : {}),
   };
 }
 

@@ -1,5 +1,6 @@
 // The intermediate representation: what one Gateway's proxy must do, resolved and ordered, with no Kubernetes objects
-// left in it and no Envoy types yet. Reports (the inputs of status) travel beside it.
+// left in it and no Envoy types yet. Reports (the inputs of status) travel beside it. Also the two constructors of an
+// Outcome and the string order the IR sorts by.
 import type { PolicyField } from '../model.ts';
 
 export type ValidationMode = 'strict' | 'off';
@@ -21,6 +22,14 @@ export interface Outcome {
   ok: boolean;
   reason: string;
   message: string;
+}
+
+export const ok = (reason: string, message: string): Outcome => ({ ok: true, reason, message });
+export const bad = (reason: string, message: string): Outcome => ({ ok: false, reason, message });
+
+/** Code-point order of two strings (sorting by name, as the Gateway API's tie-breaks and stable output want). */
+export function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 export interface StringMatchIR {
@@ -116,7 +125,14 @@ export interface PolicySettings {
     allowCredentials?: boolean;
   };
   headerModifiers?: { request?: HeaderOpsIR; response?: HeaderOpsIR };
-  rateLimit?: { maxTokens: number; tokensPerFill: number; fillInterval: string };
+  rateLimit?: {
+    maxTokens: number;
+    tokensPerFill: number;
+    fillInterval: string;
+    /** Percent of requests counted, and of those over the limit refused; absent: 100. */
+    percentEnabled?: number;
+    percentEnforced?: number;
+  };
   extAuth?: { disabled: true } | { disabled: false; ext: ExtAuthIR };
   urlRewrite?: { hostname?: string; pathRegex?: { pattern: string; substitution: string } };
   faultInjection?: {
@@ -146,6 +162,12 @@ export interface ListenerIR {
   /** The Gateway listeners (by name) merged into this port. */
   gatewayListeners: string[];
   virtualHosts: VirtualHostIR[];
+}
+
+/** One ready endpoint of a Service port: the address and the target port. */
+export interface EndpointAddress {
+  address: string;
+  port: number;
 }
 
 export interface ClusterIR {

@@ -1,81 +1,11 @@
-// Informers (@kubernetes/client-node list+watch) feeding the pipeline's input collections. An informer that stops on
-// an error (the API server restarted, a CRD is missing, RBAC) is restarted with backoff, and says why in the log.
+// Informers (@kubernetes/client-node list+watch), one per watched kind (watched.ts), feeding the pipeline's input
+// collections. An informer that stops on an error (the API server restarted, a CRD is missing, RBAC) is restarted
+// with backoff, and says why in the log.
 import { type KubeConfig, KubernetesObjectApi, makeInformer } from '@kubernetes/client-node';
 import type { Logger } from '../../shared/log.ts';
 import type { InputCollection } from '../krt/collection.ts';
 import type { Metrics } from '../metrics.ts';
-
-export interface WatchedResource {
-  /** For logs and metrics, e.g. `httproutes.gateway.networking.k8s.io`. */
-  resource: string;
-  apiVersion: string;
-  kind: string;
-  /** The list/watch path, e.g. `/apis/gateway.networking.k8s.io/v1/httproutes`. */
-  path: string;
-  labelSelector?: string;
-}
-
-/** Everything the control plane reads (the install manifest's ClusterRole grants exactly these). */
-export const WATCHED: WatchedResource[] = [
-  {
-    resource: 'gatewayclasses.gateway.networking.k8s.io',
-    apiVersion: 'gateway.networking.k8s.io/v1',
-    kind: 'GatewayClass',
-    path: '/apis/gateway.networking.k8s.io/v1/gatewayclasses',
-  },
-  {
-    resource: 'gateways.gateway.networking.k8s.io',
-    apiVersion: 'gateway.networking.k8s.io/v1',
-    kind: 'Gateway',
-    path: '/apis/gateway.networking.k8s.io/v1/gateways',
-  },
-  {
-    resource: 'httproutes.gateway.networking.k8s.io',
-    apiVersion: 'gateway.networking.k8s.io/v1',
-    kind: 'HTTPRoute',
-    path: '/apis/gateway.networking.k8s.io/v1/httproutes',
-  },
-  {
-    resource: 'referencegrants.gateway.networking.k8s.io',
-    apiVersion: 'gateway.networking.k8s.io/v1beta1',
-    kind: 'ReferenceGrant',
-    path: '/apis/gateway.networking.k8s.io/v1beta1/referencegrants',
-  },
-  {
-    resource: 'gatewayparameters.gateway.gwvendor.dev',
-    apiVersion: 'gateway.gwvendor.dev/v1alpha1',
-    kind: 'GatewayParameters',
-    path: '/apis/gateway.gwvendor.dev/v1alpha1/gatewayparameters',
-  },
-  {
-    resource: 'trafficpolicies.gateway.gwvendor.dev',
-    apiVersion: 'gateway.gwvendor.dev/v1alpha1',
-    kind: 'TrafficPolicy',
-    path: '/apis/gateway.gwvendor.dev/v1alpha1/trafficpolicies',
-  },
-  {
-    resource: 'gatewayextensions.gateway.gwvendor.dev',
-    apiVersion: 'gateway.gwvendor.dev/v1alpha1',
-    kind: 'GatewayExtension',
-    path: '/apis/gateway.gwvendor.dev/v1alpha1/gatewayextensions',
-  },
-  { resource: 'namespaces', apiVersion: 'v1', kind: 'Namespace', path: '/api/v1/namespaces' },
-  { resource: 'services', apiVersion: 'v1', kind: 'Service', path: '/api/v1/services' },
-  {
-    resource: 'endpointslices.discovery.k8s.io',
-    apiVersion: 'discovery.k8s.io/v1',
-    kind: 'EndpointSlice',
-    path: '/apis/discovery.k8s.io/v1/endpointslices',
-  },
-  // Only the proxies' Deployments (for the Gateways' Programmed condition and the deployer).
-  {
-    resource: 'deployments.apps',
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    path: '/apis/apps/v1/deployments',
-    labelSelector: 'gateway.networking.k8s.io/gateway-name',
-  },
-];
+import { WATCHED } from './watched.ts';
 
 export interface InformerSet {
   /** Resolves when every informer has listed once. */

@@ -2,9 +2,11 @@
 // lastTransitionTime while its status does not change). Every condition carries the observedGeneration of the object
 // it was computed from.
 
+import type { RouteParentReport } from '../ir/attach-routes.ts';
 import type { ExtensionInfo } from '../ir/extensions.ts';
-import type { GatewayReports, PolicyAncestorReport, RouteParentReport } from '../ir/gateway.ts';
+import type { GatewayReports } from '../ir/gateway.ts';
 import type { PolicyInfo } from '../ir/policies.ts';
+import type { PolicyAncestorReport } from '../ir/policy-reports.ts';
 import type { ObjRef, Outcome } from '../ir/types.ts';
 import {
   CONTROLLER_NAME,
@@ -18,6 +20,17 @@ import {
 } from '../model.ts';
 
 export type StatusCondition = Omit<Condition, 'lastTransitionTime'>;
+
+/** One object's status as the control plane writes it (the pipeline's status collections hold these). */
+export interface StatusUpdate {
+  /** Which API object: `<resource>/<ns>/<name>` (cluster-scoped: `<resource>/<name>`). */
+  key: string;
+  resource: 'gatewayclasses' | 'gateways' | 'httproutes' | 'trafficpolicies' | 'gatewayextensions';
+  namespace?: string;
+  name: string;
+  /** The status we own (for routes and policies: our entries only; the writer keeps other controllers'). */
+  status: Record<string, unknown>;
+}
 
 export function condition(
   type: string,

@@ -672,6 +672,14 @@ export function vendorCrds(): Record<string, unknown>[] {
               },
               ['maxTokens', 'fillInterval'],
             ),
+            percentEnabled: desc(
+              'Percentage of requests the rate limiter sees (counts); default 100.',
+              int32({ minimum: 0, maximum: 100 }),
+            ),
+            percentEnforced: desc(
+              'Percentage of the requests over the limit that are refused (429); the others are only counted. Default 100.',
+              int32({ minimum: 0, maximum: 100 }),
+            ),
           },
           ['tokenBucket'],
         ),

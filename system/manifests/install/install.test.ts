@@ -68,7 +68,7 @@ describe('install manifest', () => {
 
 describe('install RBAC', () => {
   it('grants list and watch on everything the control plane watches, and what it writes', async () => {
-    const { WATCHED } = await import('../../controlplane/kube/informers.ts');
+    const { WATCHED } = await import('../../controlplane/kube/watched.ts');
     const rules = one('ClusterRole').rules as { apiGroups: string[]; resources: string[]; verbs: string[] }[];
     const allows = (group: string, resource: string, verb: string) =>
       rules.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb));

@@ -1,8 +1,9 @@
 // GET /clusters: per cluster its circuit breakers and per host its stats, health flags and locality, in Envoy's
 // text form (`<cluster>::<host>::<stat>::<value>`) or as envoy.admin.v3.Clusters JSON.
 import { canonicalize } from '../../shared/envoy/protojson.ts';
-import type { ProxyServer } from '../server.ts';
-import type { Cluster, Host } from '../upstream/cluster.ts';
+import type { ServerInstance } from '../server-instance.ts';
+import type { Cluster } from '../upstream/cluster.ts';
+import type { Host } from '../upstream/host.ts';
 
 type J = Record<string, any>;
 
@@ -20,11 +21,11 @@ function healthFlags(h: Host): string {
   }
 }
 
-function ordered(srv: ProxyServer): Cluster[] {
+function ordered(srv: ServerInstance): Cluster[] {
   return srv.clusters.all().sort((a, b) => (a.name < b.name ? -1 : 1));
 }
 
-export function clustersText(srv: ProxyServer): string {
+export function clustersText(srv: ServerInstance): string {
   const out: string[] = [];
   for (const c of ordered(srv)) {
     const t = c.spec.thresholds;
@@ -64,7 +65,7 @@ export function clustersText(srv: ProxyServer): string {
   return out.length ? out.join('\n') + '\n' : '';
 }
 
-export function clustersJson(srv: ProxyServer): J {
+export function clustersJson(srv: ServerInstance): J {
   const statuses = ordered(srv).map((c) => {
     const t = c.spec.thresholds;
     const thresholds = ['DEFAULT', 'HIGH'].map((priority) => ({

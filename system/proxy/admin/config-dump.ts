@@ -5,9 +5,9 @@ import protobuf from 'protobufjs';
 import { canonicalize } from '../../shared/envoy/protojson.ts';
 import { lookupType, TYPE_URL, typeUrlOf } from '../../shared/envoy/protos.ts';
 import { compileRe2, type Re2 } from '../../shared/regex.ts';
-import type { ErrorState } from '../cluster-manager.ts';
-import type { ProxyServer } from '../server.ts';
+import type { ServerInstance } from '../server-instance.ts';
 import type { Cluster } from '../upstream/cluster.ts';
+import type { ErrorState } from '../xds/resource-state.ts';
 
 type J = Record<string, any>;
 
@@ -54,7 +54,7 @@ function endpointConfig(c: Cluster): J {
 }
 
 /** The dumps in Envoy's order, each `{type, json}` (json with its own "@type"), names filtered by `match`. */
-export function buildDumps(srv: ProxyServer, match: (name: string) => boolean, includeEds: boolean): J[] {
+export function buildDumps(srv: ServerInstance, match: (name: string) => boolean, includeEds: boolean): J[] {
   const cm = srv.clusters;
   const lm = srv.listeners;
   const rm = srv.routes;
@@ -282,7 +282,7 @@ export interface DumpQuery {
 }
 
 /** The whole /config_dump answer body, or an AdminError with Envoy's status and text. */
-export function configDump(srv: ProxyServer, q: DumpQuery): J {
+export function configDump(srv: ServerInstance, q: DumpQuery): J {
   let matcher: Re2 | undefined;
   if (q.nameRegex) {
     try {

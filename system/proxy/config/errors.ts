@@ -1,3 +1,5 @@
+// The error every config compiler throws (its message is a NACK's reason) and readers of proto JSON values
+// (durations, fractional percents) the compilers share.
 /** A resource that cannot be accepted: the message is what a NACK's error_detail and the `config` warning carry. */
 export class ConfigError extends Error {
   constructor(message: string) {

@@ -1,8 +1,9 @@
 // Header mutations of routes, virtual hosts and route configurations (request/response_headers_to_add and
 // *_to_remove), with Envoy's append actions and formatter values.
-import { compileFormat, type Formatter, isLiteral } from '../http/formatter.ts';
-import type { HeaderMap, StreamInfo } from '../http/stream-info.ts';
+
+import type { HeaderMap, StreamInfo } from '../stream-info.ts';
 import { ConfigError } from './errors.ts';
+import { compileFormat, type Formatter, isLiteral } from './formatter.ts';
 
 type J = Record<string, any>;
 

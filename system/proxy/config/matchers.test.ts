@@ -1,3 +1,4 @@
+// Unit tests of Envoy's string, header and query parameter matchers as compiled from route configs.
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from './errors.ts';
 import { compileHeaderMatcher, compileQueryMatcher, compileStringMatcher } from './matchers.ts';

@@ -1,6 +1,8 @@
+// Unit tests of the compiled route table: virtual host lookup order, route matches, actions and their Envoy errors.
 import { describe, expect, it } from 'vitest';
 import { canonicalize } from '../../shared/envoy/protojson.ts';
-import { type CompiledRoute, compileRouteConfiguration, type MatchInput } from './route-table.ts';
+import type { CompiledRoute, MatchInput } from './route.ts';
+import { compileRouteConfiguration } from './route-table.ts';
 
 type J = Record<string, any>;
 

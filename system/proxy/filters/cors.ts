@@ -3,10 +3,9 @@
 // access-control-allow-origin (and credentials, expose headers) on the response.
 import { ConfigError, fraction } from '../config/errors.ts';
 import { compileStringMatcher, type StringMatch } from '../config/matchers.ts';
-import type { ActiveStream } from '../http/active-stream.ts';
 import type { Counter } from '../stats.ts';
 import { isDisabled } from './disabled.ts';
-import type { FilterFactory, J } from './types.ts';
+import type { FilterFactory, FilterStream, J } from './filter-api.ts';
 
 export interface CorsPolicy {
   origins: StringMatch[];
@@ -51,7 +50,7 @@ export const corsFactory: FilterFactory = {
   create(name, _config, ctx) {
     const originValid: Counter = ctx.stats.counter(`${ctx.statPrefix}cors.origin_valid`);
     const originInvalid: Counter = ctx.stats.counter(`${ctx.statPrefix}cors.origin_invalid`);
-    const policyOf = (s: ActiveStream): CorsPolicy | undefined => {
+    const policyOf = (s: FilterStream): CorsPolicy | undefined => {
       const named = s.perFilterConfig<CorsPolicy>(name);
       if (isDisabled(named)) return undefined;
       return named ?? s.perFilterConfig<CorsPolicy>('\u0000legacy_cors');

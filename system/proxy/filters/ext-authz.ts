@@ -7,10 +7,10 @@ import { lookupEnum } from '../../shared/envoy/protos.ts';
 import { ConfigError, durationMs } from '../config/errors.ts';
 import { applyMutations, compileHeaderMutation, type HeaderMutation } from '../config/headers.ts';
 import { compileStringMatcher, type StringMatch } from '../config/matchers.ts';
-import type { HeaderMap } from '../http/stream-info.ts';
-import { sendBuffered, UpstreamError } from '../http/upstream-request.ts';
+import type { HeaderMap } from '../stream-info.ts';
+import { sendBuffered, UpstreamError } from '../upstream/async-client.ts';
 import { DISABLED, isDisabled } from './disabled.ts';
-import type { FilterFactory, J } from './types.ts';
+import type { FilterFactory, J } from './filter-api.ts';
 
 interface ExtAuthzConfig {
   cluster: string;

@@ -5,7 +5,7 @@ import { ConfigError, durationMs, fraction } from '../config/errors.ts';
 import { compileHeaderMatcher, type HeaderMatch } from '../config/matchers.ts';
 import type { Counter } from '../stats.ts';
 import { isDisabled } from './disabled.ts';
-import type { FilterFactory, J } from './types.ts';
+import type { FilterFactory, J } from './filter-api.ts';
 
 export interface FaultConfig {
   delayMs: number | undefined;

@@ -3,7 +3,7 @@
 // or before initialization completes. A readiness listener can use it instead of routing to the admin port.
 import { ConfigError } from '../config/errors.ts';
 import { compileHeaderMatcher } from '../config/matchers.ts';
-import type { FilterFactory } from './types.ts';
+import type { FilterFactory } from './filter-api.ts';
 
 export const healthCheckFactory: FilterFactory = {
   canonicalName: 'envoy.filters.http.health_check',

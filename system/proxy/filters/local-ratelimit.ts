@@ -6,7 +6,7 @@ import { ConfigError, durationMs, fraction } from '../config/errors.ts';
 import { applyMutations, compileHeaderMutation, type HeaderMutation } from '../config/headers.ts';
 import type { Counter, StatsStore } from '../stats.ts';
 import { isDisabled } from './disabled.ts';
-import type { FilterFactory, J } from './types.ts';
+import type { FilterFactory, J } from './filter-api.ts';
 
 export class TokenBucket {
   readonly max: number;

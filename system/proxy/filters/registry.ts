@@ -4,10 +4,10 @@ import { corsFactory } from './cors.ts';
 import { DISABLED, ENABLED, isDisabled } from './disabled.ts';
 import { extAuthzFactory } from './ext-authz.ts';
 import { faultFactory } from './fault.ts';
+import type { FilterContext, FilterFactory, HttpFilter, J } from './filter-api.ts';
 import { healthCheckFactory } from './health-check.ts';
 import { localRateLimitFactory } from './local-ratelimit.ts';
-import { routerFactory } from './router.ts';
-import type { FilterContext, FilterFactory, HttpFilter, J } from './types.ts';
+import { routerFactory } from './router/router.ts';
 
 export const FACTORIES: readonly FilterFactory[] = [
   routerFactory,
@@ -33,18 +33,18 @@ function typeName(any: J | undefined): string {
 export { DISABLED, ENABLED, isDisabled };
 
 /**
- * Builds one http_filters[] entry. Returns undefined for an optional filter this proxy does not know; throws
- * ConfigError for an unknown required filter (Envoy's "Didn't find a registered implementation"). A filter with
- * `disabled: true` is built and kept in the chain (`disabled`): Envoy skips it unless a route's
- * typed_per_filter_config names it (with a config, or a FilterConfig with `disabled: false`).
+ * Builds one http_filters[] entry (named; filter-chain.ts checks the chain's rules). Returns undefined for an
+ * optional filter this proxy does not know; throws ConfigError for an unknown required filter (Envoy's "Didn't find
+ * a registered implementation"). A filter with `disabled: true` is built and kept in the chain (`disabled`): Envoy
+ * skips it unless a route's typed_per_filter_config names it (with a config, or a FilterConfig with
+ * `disabled: false`). `factoryName` is the factory's canonical name, as Envoy's chain errors print it.
  */
 export function createFilter(
   entry: J,
   where: string,
   ctx: FilterContext,
-): { filter: HttpFilter; terminal: boolean; disabled: boolean } | undefined {
+): { filter: HttpFilter; terminal: boolean; disabled: boolean; factoryName: string } | undefined {
   const name = String(entry.name ?? '');
-  if (!name) throw new ConfigError(`${where}.name: value length must be at least 1 characters`);
   if (entry.config_discovery) throw new ConfigError(`${where}.config_discovery: ECDS is not supported`);
   const type = typeName(entry.typed_config);
   const factory = byConfigType.get(type);
@@ -63,6 +63,7 @@ export function createFilter(
     filter: factory.create(name, entry.typed_config ?? {}, ctx),
     terminal: factory.terminal === true,
     disabled: entry.disabled === true,
+    factoryName: factory.canonicalName,
   };
 }
 

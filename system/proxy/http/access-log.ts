@@ -2,8 +2,8 @@
 // custom text format or a JSON format.
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { ConfigError } from '../config/errors.ts';
-import { compileFormat, compileJsonFormat, DEFAULT_ACCESS_LOG_FORMAT, type Formatter } from './formatter.ts';
-import type { StreamInfo } from './stream-info.ts';
+import { compileFormat, compileJsonFormat, DEFAULT_ACCESS_LOG_FORMAT, type Formatter } from '../config/formatter.ts';
+import type { StreamInfo } from '../stream-info.ts';
 
 type J = Record<string, any>;
 

@@ -1,16 +1,30 @@
-// One downstream request through an HTTP connection manager: routing, the decoder filter chain, and one place
-// that writes the response (upstream or local reply) so Envoy's response headers, response header mutations,
-// stats, debug lines and the access log are applied the same way to both.
+// One downstream request through an HTTP connection manager, as the filters see it (filters/filter-api.ts's
+// FilterStream): its request line and headers, body, selected route and per-filter configs, and one place that writes
+// the response (upstream or local reply) so Envoy's response headers, response header mutations, the filters'
+// encode path, debug lines and the access log are applied the same way to both.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { applyMutations } from '../config/headers.ts';
-import type { CompiledRoute, RouteTable } from '../config/route-table.ts';
+import type { CompiledRoute } from '../config/route.ts';
 import { ENABLED, isDisabled } from '../filters/disabled.ts';
-import type { HttpFilter } from '../filters/types.ts';
-import type { Tags } from '../log.ts';
-import type { HcmRuntime } from './hcm.ts';
-import { parseRequestTarget } from './request-target.ts';
-import type { HeaderMap, ResponseFlag } from './stream-info.ts';
-import { StreamInfo } from './stream-info.ts';
+import type { FilterStream, HttpFilter, LocalReplyOptions } from '../filters/filter-api.ts';
+import type { Logger, Tags } from '../log.ts';
+import { type HeaderMap, headerLines, type ResponseFlag, StreamInfo } from '../stream-info.ts';
+import type { HcmConfig } from './hcm-config.ts';
+import { parseRequestTarget, type TargetOptions } from './request-target.ts';
+
+/** What a stream needs from its connection manager (hcm.ts's HcmRuntime). */
+export interface StreamOwner {
+  readonly config: HcmConfig;
+  readonly targetOptions: TargetOptions;
+  /** The filter chain in order, the router last. */
+  readonly filters: readonly HttpFilter[];
+  readonly filtersDisabled: readonly boolean[];
+  readonly anyFilterDisabled: boolean;
+  /** The `http` logger. */
+  readonly httpLog: Logger;
+  /** After the last byte (or a downstream reset): stats, response flags, access log. */
+  streamComplete(s: ActiveStream): void;
+}
 
 /** Request headers that never go upstream (hop-by-hop, or handled by the proxy itself). */
 const HOP_BY_HOP = new Set([
@@ -24,32 +38,13 @@ const HOP_BY_HOP = new Set([
   'http2-settings',
 ]);
 
-/** Response headers that never go downstream as received. */
-export const RESPONSE_HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'upgrade',
-]);
-
 /** Envoy's maximum buffered request body for retries, mirrors and ext_authz. */
 export const MAX_REQUEST_BODY = 16 * 1024 * 1024;
 
-export interface LocalReplyOptions {
-  flag?: ResponseFlag;
-  details?: string;
-  headers?: HeaderMap;
-  /** Apply the route's response header mutations (router-generated replies). */
-  routeMutations?: boolean;
-  /** Index of the filter that answered: only filters before it see the reply on the encode path. */
-  fromFilter?: number;
-}
-
 let streamCounter = Math.floor(Math.random() * 1e9);
 
-export class ActiveStream {
-  readonly hcm: HcmRuntime;
+export class ActiveStream implements FilterStream {
+  readonly hcm: StreamOwner;
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
   readonly info: StreamInfo;
@@ -65,7 +60,6 @@ export class ActiveStream {
   readonly targetError: { status: 400 | 403; details: string } | undefined;
   /** Headers to send upstream (filters and the router edit them). */
   readonly headers: HeaderMap;
-  routeTable: RouteTable | undefined;
   route: CompiledRoute | undefined;
   /** Response headers filters want added (cors, ext_authz allowed_client_headers_on_success). */
   extraResponseHeaders: HeaderMap | undefined;
@@ -80,7 +74,7 @@ export class ActiveStream {
   private tags_: Tags | undefined;
   filterIndex = -1;
 
-  constructor(hcm: HcmRuntime, req: IncomingMessage, res: ServerResponse, connectionId: number) {
+  constructor(hcm: StreamOwner, req: IncomingMessage, res: ServerResponse, connectionId: number) {
     this.hcm = hcm;
     this.req = req;
     this.res = res;
@@ -203,7 +197,6 @@ export class ActiveStream {
     return this.bodyRead;
   }
 
-  /** Most specific per-filter config for the filter named `name` on the selected route. */
   /**
    * Whether filter `i` of the chain runs for this stream: always, unless the HCM disables it (`disabled: true`);
    * then only when the route's typed_per_filter_config names it and does not disable it (Envoy's semantics).
@@ -215,6 +208,7 @@ export class ActiveStream {
     return v !== undefined && !isDisabled(v);
   }
 
+  /** Most specific per-filter config for the filter named `name` on the selected route. */
   perFilterConfig<T>(name: string): T | undefined {
     const v = this.route?.perFilter.get(name);
     return v === ENABLED ? undefined : (v as T | undefined);
@@ -250,7 +244,12 @@ export class ActiveStream {
    * Writes the response status and headers downstream after the encode path: filters (in reverse), Envoy's
    * server and request-id headers. Upstream responses come here from the router with their own headers.
    */
-  writeHeaders(status: number, headers: HeaderMap, fromUpstream: boolean, filtersBefore: number): void {
+  writeHeaders(
+    status: number,
+    headers: HeaderMap,
+    fromUpstream: boolean,
+    filtersBefore = this.hcm.filters.length,
+  ): void {
     const hcm = this.hcm;
     const filters = hcm.filters;
     for (let i = Math.min(filtersBefore, filters.length) - 1; i >= 0; i--) {
@@ -275,13 +274,10 @@ export class ActiveStream {
     this.info.responseHeaders = headers;
     if (!fromUpstream && !this.info.responseCodeDetails) this.info.responseCodeDetails = 'local_reply';
     if (this.hcm.httpLog.on('debug')) {
-      const lines = [`':status', '${status}'`];
-      for (const k in headers) {
-        const v = headers[k];
-        if (v === undefined) continue;
-        for (const one of Array.isArray(v) ? v : [v]) lines.push(`'${k}', '${one}'`);
-      }
-      this.hcm.httpLog.debug(`encoding headers via codec (end_stream=false):\n${lines.join('\n')}`, this.tags);
+      this.hcm.httpLog.debug(
+        `encoding headers via codec (end_stream=false):\n${headerLines(status, headers)}`,
+        this.tags,
+      );
     }
     this.responseStarted = true;
     // The map is this stream's own (built by the router or the local reply): hand it to Node as it is, minus
@@ -294,6 +290,11 @@ export class ActiveStream {
   write(chunk: Buffer): boolean {
     this.info.bytesSent += chunk.length;
     return this.res.write(chunk);
+  }
+
+  /** Runs `f` once the downstream can take more bytes (after write() returned false). */
+  whenDrained(f: () => void): void {
+    this.res.once('drain', f);
   }
 
   finishWith(chunk?: Buffer): void {

@@ -1,30 +1,26 @@
-// The HTTP connection manager (envoy.filters.network.http_connection_manager): its config compiled once per
-// listener version, and the per-request flow: request id and forwarding headers, host port stripping, route
-// lookup, the decoder filters in order, then the router. Stats are Envoy's http.<stat_prefix>.* and
-// listener.<address>.http.<stat_prefix>.*.
+// The HTTP connection manager (envoy.filters.network.http_connection_manager) at run time: built once per listener
+// version from its config (own fields: hcm-config.ts; routes inline or by RDS; the http_filters chain, the router
+// last: filters/filter-chain.ts; access logs), then the per-request flow: the codec's and the connection manager's
+// refusals, request id and forwarding headers, host port stripping, route lookup, and the filters in order, the
+// router answering at the end of the chain. Stats are Envoy's http.<stat_prefix>.* and
+// listener.<address>.http.<stat_prefix>.* (hcm-stats.ts).
 import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
-import { ConfigError, durationMs } from '../config/errors.ts';
+import { ConfigError } from '../config/errors.ts';
+import type { RdsProvider } from '../config/route-manager.ts';
 import { compileRouteConfiguration, type RouteTable } from '../config/route-table.ts';
-import { createFilter } from '../filters/registry.ts';
-import type { FilterContext, HttpFilter } from '../filters/types.ts';
+import type { FilterContext, HttpFilter } from '../filters/filter-api.ts';
+import { buildFilterChain } from '../filters/filter-chain.ts';
 import type { Logger, LogRegistry } from '../log.ts';
-import type { Counter, Gauge, Histogram, StatsStore } from '../stats.ts';
-import type { ClusterManagerView } from '../upstream/types.ts';
+import type { StatsStore } from '../stats.ts';
+import type { ClusterManagerView } from '../upstream/cluster-manager-view.ts';
 import { type AccessLogger, type AccessLogSinks, compileAccessLog } from './access-log.ts';
-import { ActiveStream } from './active-stream.ts';
+import { ActiveStream, type StreamOwner } from './active-stream.ts';
+import { compileHcmConfig, type HcmConfig } from './hcm-config.ts';
+import { type HcmStats, makeHcmStats } from './hcm-stats.ts';
 import type { TargetOptions } from './request-target.ts';
-import { routeRequest } from './router.ts';
 
 type J = Record<string, any>;
-
-/** Route configurations delivered by RDS, shared by every HCM that names them. */
-export interface RdsProvider {
-  readonly name: string;
-  table: RouteTable | undefined;
-  /** Resolves when the first RouteConfiguration arrived (listener warming waits for it). */
-  readonly ready: Promise<void>;
-}
 
 export interface HcmDeps {
   stats: StatsStore;
@@ -42,174 +38,45 @@ export interface HcmDeps {
   staticListener: boolean;
 }
 
-export interface HcmConfig {
-  statPrefix: string;
-  serverName: string;
-  serverHeaderTransformation: 'OVERWRITE' | 'APPEND_IF_ABSENT' | 'PASS_THROUGH';
-  useRemoteAddress: boolean;
-  skipXffAppend: boolean;
-  generateRequestId: boolean;
-  preserveExternalRequestId: boolean;
-  alwaysSetRequestIdInResponse: boolean;
-  stripAnyHostPort: boolean;
-  stripMatchingHostPort: boolean;
-  stripTrailingHostDot: boolean;
-  requestTimeoutMs: number;
-  via: string | undefined;
-  mergeSlashes: boolean;
-}
-
 type RouteSource = { kind: 'inline'; table: RouteTable } | { kind: 'rds'; provider: RdsProvider };
 
-interface HcmStats {
-  downstream_cx_total: Counter;
-  downstream_cx_active: Gauge;
-  downstream_cx_http1_total: Counter;
-  downstream_cx_http1_active: Gauge;
-  downstream_cx_destroy: Counter;
-  downstream_cx_destroy_remote: Counter;
-  downstream_cx_destroy_local: Counter;
-  downstream_cx_length_ms: Histogram;
-  downstream_cx_protocol_error: Counter;
-  downstream_rq_total: Counter;
-  downstream_rq_http1_total: Counter;
-  downstream_rq_active: Gauge;
-  downstream_rq_completed: Counter;
-  downstream_rq_rx_reset: Counter;
-  downstream_rq_tx_reset: Counter;
-  downstream_rq_timeout: Counter;
-  downstream_rq_non_relative_path: Counter;
-  downstream_rq_ws_on_non_ws_route: Counter;
-  downstream_rq_time: Histogram;
-  downstream_rq_xx: Counter[];
-  listener_rq_xx: Counter[];
-  listener_rq_completed: Counter;
-  no_route: Counter;
-  no_cluster: Counter;
-  rq_redirect: Counter;
-  rq_direct_response: Counter;
-  rq_total: Counter;
-  rq_reset_after_downstream_response_started: Counter;
-}
-
-export class HcmRuntime {
+export class HcmRuntime implements StreamOwner {
   readonly config: HcmConfig;
   /** How the HTTP/1 codec reads request-targets (http_protocol_options.allow_absolute_url, scheme validation). */
   readonly targetOptions: TargetOptions;
+  /** The filter chain in order, the router last. */
   readonly filters: HttpFilter[];
   /** Per filter: `disabled: true` in the chain (runs only where a route's typed_per_filter_config enables it). */
   readonly filtersDisabled: boolean[];
   readonly anyFilterDisabled: boolean;
-  readonly routerFilter: HttpFilter;
   readonly routes: RouteSource;
   readonly stats: HcmStats;
   readonly accessLogs: AccessLogger[];
   readonly deps: HcmDeps;
   readonly httpLog: Logger;
-  readonly routerLog: Logger;
   readonly statPrefix: string;
-  /** RouterFilter config: suppress_envoy_headers. */
-  suppressEnvoyHeaders = false;
 
   constructor(cfg: J, deps: HcmDeps) {
     this.deps = deps;
     this.httpLog = deps.logs.logger('http');
-    this.routerLog = deps.logs.logger('router');
-    const statPrefix = String(cfg.stat_prefix ?? '');
-    if (!statPrefix) throw new ConfigError('stat_prefix: value length must be at least 1 characters');
-    this.statPrefix = statPrefix;
-    const codec = cfg.codec_type ?? 'AUTO';
-    if (codec === 'HTTP2' || codec === 'HTTP3') {
-      throw new ConfigError(`codec_type ${codec} is not supported: this proxy serves HTTP/1.1 listeners`);
-    }
-    this.config = {
-      statPrefix,
-      serverName: cfg.server_name || 'envoy',
-      serverHeaderTransformation: cfg.server_header_transformation ?? 'OVERWRITE',
-      useRemoteAddress: cfg.use_remote_address === true,
-      skipXffAppend: cfg.skip_xff_append === true,
-      generateRequestId: cfg.generate_request_id !== false,
-      preserveExternalRequestId: cfg.preserve_external_request_id === true,
-      alwaysSetRequestIdInResponse: cfg.always_set_request_id_in_response === true,
-      stripAnyHostPort: cfg.strip_any_host_port === true,
-      stripMatchingHostPort: cfg.strip_matching_host_port === true,
-      stripTrailingHostDot: cfg.strip_trailing_host_dot === true,
-      requestTimeoutMs: durationMs(cfg.request_timeout) ?? 0,
-      via: cfg.via || undefined,
-      mergeSlashes: cfg.merge_slashes === true,
-    };
-    // Envoy validates the scheme of absolute URIs on an edge HCM: use_remote_address and no trusted hops.
-    this.targetOptions = {
-      allowAbsoluteUrl: cfg.http_protocol_options?.allow_absolute_url !== false,
-      validateScheme: this.config.useRemoteAddress && Number(cfg.xff_num_trusted_hops ?? 0) === 0,
-      tls: false,
-    };
-    if (this.config.stripAnyHostPort && this.config.stripMatchingHostPort) {
-      throw new ConfigError('Error: Only one of `strip_matching_host_port` or `strip_any_host_port` can be set.');
-    }
-    // Routes: inline, or RDS over ADS.
-    if (cfg.route_config) {
-      this.routes = {
-        kind: 'inline',
-        table: compileRouteConfiguration(cfg.route_config, {
-          clusterExists: (n) => deps.clusters.has(n),
-          validateClustersDefault: deps.staticListener,
-        }),
-      };
-    } else if (cfg.rds) {
-      const name = String(cfg.rds.route_config_name ?? '');
-      if (!name) throw new ConfigError('rds.route_config_name: value length must be at least 1 characters');
-      const src = cfg.rds.config_source ?? {};
-      if (!src.ads && !src.api_config_source) {
-        throw new ConfigError(
-          `rds.config_source: only ADS config sources are supported (got ${Object.keys(src).join(',') || 'none'})`,
-        );
-      }
-      this.routes = { kind: 'rds', provider: deps.rds(name) };
-    } else if (cfg.scoped_routes) {
-      throw new ConfigError('scoped_routes: scoped RDS is not supported');
-    } else {
-      throw new ConfigError('HttpConnectionManager has no route_specifier (route_config or rds)');
-    }
-    this.stats = makeStats(deps.stats, statPrefix, deps.listenerStatPrefix);
-    // Filters, in order; the router must be last.
+    const { config, targetOptions } = compileHcmConfig(cfg);
+    this.config = config;
+    this.targetOptions = targetOptions;
+    this.statPrefix = config.statPrefix;
+    this.routes = routeSource(cfg, deps);
+    this.stats = makeHcmStats(deps.stats, config.statPrefix, deps.listenerStatPrefix);
     const ctx: FilterContext = {
       stats: deps.stats,
       logs: deps.logs,
       log: deps.logs.logger('filter'),
       clusters: deps.clusters,
-      statPrefix: `http.${statPrefix}.`,
+      statPrefix: `http.${config.statPrefix}.`,
       server: deps.server,
     };
-    const list = (cfg.http_filters ?? []) as J[];
-    const filters: HttpFilter[] = [];
-    const disabled: boolean[] = [];
-    let router: HttpFilter | undefined;
-    list.forEach((f, i) => {
-      if (router) {
-        throw new ConfigError(
-          `Error: terminal filter named ${router.name} of type envoy.filters.http.router must be the last filter in a http filter chain.`,
-        );
-      }
-      const made = createFilter(f, `http_filters[${i}]`, ctx);
-      if (!made) return; // optional-and-unknown
-      if (made.terminal) router = made.filter;
-      else {
-        filters.push(made.filter);
-        disabled.push(made.disabled);
-      }
-    });
-    if (!router) {
-      const last = list.at(-1);
-      throw new ConfigError(
-        `Error: non-terminal filter named ${last?.name ?? '<none>'} of type ${last?.typed_config?.['@type']?.split('/').pop() ?? '<none>'} is the last filter in a http filter chain.`,
-      );
-    }
-    this.filters = filters;
-    this.filtersDisabled = disabled;
-    this.anyFilterDisabled = disabled.includes(true);
-    this.routerFilter = router;
-    this.suppressEnvoyHeaders = (router as unknown as { suppressEnvoyHeaders?: boolean }).suppressEnvoyHeaders === true;
+    const chain = buildFilterChain((cfg.http_filters ?? []) as J[], ctx);
+    this.filters = chain.filters;
+    this.filtersDisabled = chain.disabled;
+    this.anyFilterDisabled = chain.disabled.includes(true);
     this.accessLogs = ((cfg.access_log ?? []) as J[]).map((e, i) =>
       compileAccessLog(e, `access_log[${i}]`, deps.accessLogSinks),
     );
@@ -265,7 +132,6 @@ export class HcmRuntime {
     if (!this.checkRequest(s)) return;
     this.prepareHeaders(s);
     const table = this.routeTable();
-    s.routeTable = table;
     if (table) {
       const q = s.path.indexOf('?');
       let path = q < 0 ? s.path : s.path.slice(0, q);
@@ -354,7 +220,10 @@ export class HcmRuntime {
     }
   }
 
-  /** Runs decoder filters from index `i`, waiting only on filters that return a promise, then the router. */
+  /**
+   * Runs the filters from index `i`, waiting only on filters that return a promise. The chain ends in the router,
+   * which answers (or forwards) every request that reaches it.
+   */
   private runFilters(s: ActiveStream, i: number): void {
     const filters = this.filters;
     for (; i < filters.length; i++) {
@@ -381,9 +250,6 @@ export class HcmRuntime {
         return;
       }
     }
-    if (s.done) return;
-    s.filterIndex = filters.length;
-    routeRequest(s);
   }
 
   private filterError(s: ActiveStream, f: HttpFilter, err: unknown): void {
@@ -416,6 +282,32 @@ export class HcmRuntime {
   }
 }
 
+/** Where the HCM's routes come from: an inline route_config, or an RDS subscription over ADS. */
+function routeSource(cfg: J, deps: HcmDeps): RouteSource {
+  if (cfg.route_config) {
+    return {
+      kind: 'inline',
+      table: compileRouteConfiguration(cfg.route_config, {
+        clusterExists: (n) => deps.clusters.has(n),
+        validateClustersDefault: deps.staticListener,
+      }),
+    };
+  }
+  if (cfg.rds) {
+    const name = String(cfg.rds.route_config_name ?? '');
+    if (!name) throw new ConfigError('rds.route_config_name: value length must be at least 1 characters');
+    const src = cfg.rds.config_source ?? {};
+    if (!src.ads && !src.api_config_source) {
+      throw new ConfigError(
+        `rds.config_source: only ADS config sources are supported (got ${Object.keys(src).join(',') || 'none'})`,
+      );
+    }
+    return { kind: 'rds', provider: deps.rds(name) };
+  }
+  if (cfg.scoped_routes) throw new ConfigError('scoped_routes: scoped RDS is not supported');
+  throw new ConfigError('HttpConnectionManager has no route_specifier (route_config or rds)');
+}
+
 /** Envoy's HeaderUtility::stripPortFromHost: drops `:port` (only `listenerPort` when given); IPv6 literals kept. */
 export function stripPort(host: string, listenerPort?: number): string {
   const colon = host.lastIndexOf(':');
@@ -426,39 +318,4 @@ export function stripPort(host: string, listenerPort?: number): string {
   if (!/^\d+$/.test(portText)) return host;
   if (listenerPort !== undefined && Number(portText) !== listenerPort) return host;
   return host.slice(0, colon);
-}
-
-function makeStats(store: StatsStore, prefix: string, listenerPrefix: string): HcmStats {
-  const p = `http.${prefix}.`;
-  const lp = `${listenerPrefix}http.${prefix}.`;
-  return {
-    downstream_cx_total: store.counter(p + 'downstream_cx_total'),
-    downstream_cx_active: store.gauge(p + 'downstream_cx_active'),
-    downstream_cx_http1_total: store.counter(p + 'downstream_cx_http1_total'),
-    downstream_cx_http1_active: store.gauge(p + 'downstream_cx_http1_active'),
-    downstream_cx_destroy: store.counter(p + 'downstream_cx_destroy'),
-    downstream_cx_destroy_remote: store.counter(p + 'downstream_cx_destroy_remote'),
-    downstream_cx_destroy_local: store.counter(p + 'downstream_cx_destroy_local'),
-    downstream_cx_length_ms: store.histogram(p + 'downstream_cx_length_ms'),
-    downstream_cx_protocol_error: store.counter(p + 'downstream_cx_protocol_error'),
-    downstream_rq_total: store.counter(p + 'downstream_rq_total'),
-    downstream_rq_http1_total: store.counter(p + 'downstream_rq_http1_total'),
-    downstream_rq_active: store.gauge(p + 'downstream_rq_active'),
-    downstream_rq_completed: store.counter(p + 'downstream_rq_completed'),
-    downstream_rq_rx_reset: store.counter(p + 'downstream_rq_rx_reset'),
-    downstream_rq_tx_reset: store.counter(p + 'downstream_rq_tx_reset'),
-    downstream_rq_timeout: store.counter(p + 'downstream_rq_timeout'),
-    downstream_rq_non_relative_path: store.counter(p + 'downstream_rq_non_relative_path'),
-    downstream_rq_ws_on_non_ws_route: store.counter(p + 'downstream_rq_ws_on_non_ws_route'),
-    downstream_rq_time: store.histogram(p + 'downstream_rq_time'),
-    downstream_rq_xx: [1, 2, 3, 4, 5].map((c) => store.counter(`${p}downstream_rq_${c}xx`)),
-    listener_rq_xx: [1, 2, 3, 4, 5].map((c) => store.counter(`${lp}downstream_rq_${c}xx`)),
-    listener_rq_completed: store.counter(lp + 'downstream_rq_completed'),
-    no_route: store.counter(p + 'no_route'),
-    no_cluster: store.counter(p + 'no_cluster'),
-    rq_redirect: store.counter(p + 'rq_redirect'),
-    rq_direct_response: store.counter(p + 'rq_direct_response'),
-    rq_total: store.counter(p + 'rq_total'),
-    rq_reset_after_downstream_response_started: store.counter(p + 'rq_reset_after_downstream_response_started'),
-  };
 }

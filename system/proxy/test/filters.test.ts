@@ -371,16 +371,58 @@ describe('health_check', () => {
 });
 
 describe('filter chain validation', () => {
-  it('the router must be last; per-route configs of unknown types are rejected', async () => {
-    const from = fx.xds.requests.length;
+  // Envoy's rules for an HCM's http_filters, in its words: FilterChainHelper::processFilter
+  // (source/common/http/filter_chain_helper.h) and Config::Utility::validateTerminalFilters
+  // (source/common/config/utility.cc) name the entry, then its factory. An empty chain, or one whose only filters
+  // after the last known one are skipped optional filters, Envoy accepts and never answers (its connection
+  // manager's TODO: "The current returns no response if there is no router filter"); this proxy rejects it.
+  const router = (name = 'envoy.filters.http.router', extra: J = {}) => ({
+    name,
+    typed_config: { '@type': `${T}router.v3.Router` },
+    ...extra,
+  });
+  const optionalLua = { name: 'lua', is_optional: true, typed_config: { '@type': `${T}lua.v3.Lua` } };
+  const NO_TERMINAL =
+    'Error: the http filter chain does not end with a terminal filter (envoy.filters.http.router): Envoy accepts ' +
+    'such a chain and never answers its requests; this proxy rejects it.';
+  it.each([
+    [
+      'a filter after the router',
+      [router(), CORS],
+      'Error: terminal filter named envoy.filters.http.router of type envoy.filters.http.router must be the last filter in a http filter chain.',
+    ],
+    [
+      'a router named otherwise, before an optional filter',
+      [router('my-router'), optionalLua],
+      'Error: terminal filter named my-router of type envoy.filters.http.router must be the last filter in a http filter chain.',
+    ],
+    [
+      'no router: cors last',
+      [CORS],
+      'Error: non-terminal filter named envoy.filters.http.cors of type envoy.filters.http.cors is the last filter in a http filter chain.',
+    ],
+    [
+      'the router disabled by default',
+      [CORS, router('envoy.filters.http.router', { disabled: true })],
+      'Error: the last (terminal) filter (envoy.filters.http.router) in the chain cannot be disabled by default.',
+    ],
+    ['an empty chain', [], NO_TERMINAL],
+    ['only a skipped optional filter after cors', [CORS, optionalLua], NO_TERMINAL],
+  ])('%s: NACKed in Envoy words, the previous listener kept', async (_case, filters, message) => {
+    await push([], [route('/', APP)]);
     const l = listener(L, 0, { rds: L, filters: [] });
-    l.filter_chains[0].filters[0].typed_config.http_filters = [
-      { name: 'envoy.filters.http.router', typed_config: { '@type': `${T}router.v3.Router` } },
-      CORS,
-    ];
+    l.filter_chains[0].filters[0].typed_config.http_filters = filters;
     const res = await fx.apply({ listeners: [l] });
-    expect(res.nacks[0]?.error_detail?.message).toContain('terminal filter named envoy.filters.http.router');
-    expect(fx.xds.requests.length).toBeGreaterThan(from);
+    expect(res.nacks.map((n) => n.error_detail?.message)).toEqual([
+      `Error adding/updating listener(s) ${L}: ${message}`,
+    ]);
+    const dump = JSON.parse((await fx.proxy.admin('/config_dump?resource=dynamic_listeners')).body);
+    expect(dump.configs[0].error_state.details).toBe(message);
+    expect((await get('/get')).status).toBe(200);
+  });
+
+  it('per-route configs of unknown types are rejected', async () => {
+    await push([], [route('/', APP)]);
     const res2 = await fx.apply({
       routes: [
         routeConfig(L, [

@@ -1,3 +1,4 @@
+// A first request through the proxy: the first config over ADS (cluster, endpoints, listener, routes), then 200.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type SampleApp, startSampleApp } from '../../sampleapp/main.ts';
 import {

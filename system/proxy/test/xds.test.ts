@@ -356,11 +356,12 @@ describe('control plane gone', () => {
     // in 5^(n-4)).
     expect(Math.max(...waits.slice(4))).toBeGreaterThan(2 * BASE);
     // The attempts are spaced by those waits: the next attempt fails no sooner than the wait (log times are whole
-    // ms, hence the 1 ms), and soon after it (a refused connection fails at once; the slack is for a busy machine).
+    // ms, hence the 1 ms), and soon after it (a refused connection fails at once; the slack is for a busy machine: 250 ms
+    // was exceeded twice in ~20 runs at load 7-10 on 2 cores, and a bound well under the 500 ms cap proves nothing more).
     for (let k = 0; k + 1 < closedAt.length; k++) {
       const gap = closedAt[k + 1]! - closedAt[k]!;
       expect(gap, `gap after attempt ${k}`).toBeGreaterThanOrEqual(waits[k]! - 1);
-      expect(gap, `gap after attempt ${k}`).toBeLessThanOrEqual(waits[k]! + 250);
+      expect(gap, `gap after attempt ${k}`).toBeLessThanOrEqual(waits[k]! + 1000);
     }
     // Still trying at the end of the outage (no giving up): the last attempt is at most one capped wait old.
     expect(Date.now() - closedAt.at(-1)!).toBeLessThan(MAX + 500);

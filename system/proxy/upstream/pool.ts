@@ -5,8 +5,10 @@
 // connected socket is then handed to an undici Client that speaks HTTP/1.1 on it.
 import net from 'node:net';
 import { Client, type Dispatcher } from 'undici';
-import type { Logger } from '../log.ts';
-import type { Cluster, Host } from './cluster.ts';
+import type { Logger, LogRegistry } from '../log.ts';
+import type { Resources } from './circuit-breakers.ts';
+import type { ClusterStats } from './cluster-stats.ts';
+import type { Host } from './host.ts';
 
 export type PoolFailure = 'overflow' | 'connection failure' | 'connection timeout';
 
@@ -19,6 +21,20 @@ export interface PendingStream {
   readonly callbacks: PoolCallbacks;
   cancelled: boolean;
   readonly tags: Record<string, string | number>;
+}
+
+/** What a pool needs from its cluster (cluster.ts's Cluster is one). */
+export interface PoolCluster {
+  readonly logs: LogRegistry;
+  readonly stats: ClusterStats;
+  readonly resources: Resources;
+  /** Next connection id (shared with downstream connections, as in Envoy). */
+  readonly connectionIds: () => number;
+  readonly connectTimeoutMs: number;
+  readonly idleTimeoutMs: number;
+  readonly maxRequestsPerConnection: number;
+  /** A connection of this pool closed: the cluster's other pools may open one now. */
+  onConnectionClosed(): void;
 }
 
 let pendingId = 0;
@@ -53,7 +69,7 @@ export class PoolConnection {
 
 export class ConnPool {
   readonly host: Host;
-  readonly cluster: Cluster;
+  readonly cluster: PoolCluster;
   private readonly ready: PoolConnection[] = [];
   private readonly busy = new Set<PoolConnection>();
   private readonly connecting = new Set<PoolConnection>();
@@ -63,7 +79,7 @@ export class ConnPool {
   private readonly connLog: Logger;
   private closed = false;
 
-  constructor(cluster: Cluster, host: Host) {
+  constructor(cluster: PoolCluster, host: Host) {
     this.cluster = cluster;
     this.host = host;
     this.log = cluster.logs.logger('pool');

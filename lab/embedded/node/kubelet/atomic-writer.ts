@@ -2,9 +2,13 @@
 // (Kubernetes pkg/volume/util/atomic_writer.go, AtomicWriter.Write). The real files live in a hidden timestamped
 // folder `..<UTC yyyy_mm_dd_hh_mm_ss>.<random>`; `..data` is a symlink to it; every user-visible top-level name is a
 // symlink `<name> -> ..data/<name>`. An update writes a new timestamped folder, points `..data_tmp` at it and renames
-// that over `..data` (rename(2) is atomic), then removes names that left the payload and the old folder. A reader thus
-// sees either the whole old version or the whole new one, never a missing or half-written file: this is what lets
-// the kubelet swap a pod's service-account token under a running program (token-manager.ts).
+// that over `..data` (rename(2) is atomic), then removes names that left the payload. A reader thus sees either the
+// whole old version or the whole new one, never a missing or half-written file: this is what lets the kubelet swap a
+// pod's service-account token under a running program (token-manager.ts).
+//
+// One deviation: the kubelet removes the old folder right after the swap, so a reader that resolved `..data` to it
+// just before can still fail to open a file in it (ENOENT; atomic-writer.test.ts saw it under load). Here the old
+// folder is removed by the next write instead: one version back stays readable until then.
 import {
   chmodSync,
   lstatSync,
@@ -25,6 +29,8 @@ export const DATA_DIR = '..data';
 const NEW_DATA_DIR = '..data_tmp';
 const MAX_NAME = 255;
 const MAX_PATH = 4096;
+/** A timestamped folder's name: `..2006_01_02_15_04_05.<random>`. */
+const TS_DIR = /^\.\.\d{4}_\d\d_\d\d_\d\d_\d\d_\d\d\./;
 
 export interface FileProjection {
   data: string | Buffer;
@@ -161,6 +167,10 @@ export function writeAtomically(targetDir: string, payload: Record<string, FileP
   for (const p of remove) {
     if (!p.includes('/')) unlinkSync(join(targetDir, p));
   }
-  if (oldTsPath) rmSync(oldTsPath, { recursive: true, force: true });
+  // Versions older than the one just replaced (and any a failed write left).
+  const keep = new Set([posix.basename(tsDir), oldTsDir]);
+  for (const e of readdirSync(targetDir)) {
+    if (TS_DIR.test(e) && !keep.has(e)) rmSync(join(targetDir, e), { recursive: true, force: true });
+  }
   return true;
 }

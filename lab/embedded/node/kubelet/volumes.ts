@@ -212,8 +212,6 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 export class PodVolumes {
   /** Volume name → the folder its containers see (mounts). */
   dirs = new Map<string, string>();
-  /** How many times a projected volume was written again with renewed tokens (tests, logs). */
-  renewals = 0;
   private readonly client: KubeClient;
   private readonly podDir: string;
   private readonly caPem: string;
@@ -265,7 +263,7 @@ export class PodVolumes {
     for (const v of this.withTokens) {
       const payload = await volumeFiles(ctx, v, podIP);
       if (signal?.aborted) return;
-      if (payload && writeAtomically(this.dirs.get(v.name)!, payload)) this.renewals++;
+      if (payload) writeAtomically(this.dirs.get(v.name)!, payload);
     }
   }
 
@@ -283,8 +281,8 @@ export class PodVolumes {
     while (!signal.aborted && this.withTokens.length) {
       const next = this.tokens.nextRefresh();
       if (next === undefined) return;
-      const retry = failures ? Math.min(1000 * 2 ** (failures - 1), 30_000) : 0;
-      await sleep(Math.max(retry, next - Date.now()), signal);
+      // After a failure, retry soon even if the cached tokens are not due: the volume on disk may hold an old one.
+      await sleep(failures ? Math.min(1000 * 2 ** (failures - 1), 30_000) : next - Date.now(), signal);
       if (signal.aborted) return;
       const { pod, podIP } = current();
       try {

@@ -1,0 +1,61 @@
+// What each TrafficPolicy's attachment to one Gateway came to, as its ancestor status wants it (interfaces page,
+// "Policies"): Accepted (valid, or sent as written with validation off) and Attached — Attached, Merged when it lost
+// some fields to higher-priority policies, Overridden when it lost all, Invalid when it has nothing it can apply —
+// and ResolvedRefs for its ext auth extension. Made from the tallies of attach-policies.ts's GatewayPolicies.
+import type { PolicyField } from '../model.ts';
+import type { PolicyTally } from './attach-policies.ts';
+import type { PolicyInfo } from './policies.ts';
+import { bad, type Outcome, ok, type ValidationMode } from './types.ts';
+
+export interface PolicyAncestorReport {
+  accepted: Outcome;
+  attached: Outcome;
+  resolvedRefs?: Outcome;
+}
+
+/** policy key → its ancestor report for this Gateway, in the order the Gateway met the policies. */
+export function policyReports(
+  tallies: ReadonlyMap<string, PolicyTally<PolicyInfo>>,
+  mode: ValidationMode,
+): Record<string, { generation: number } & PolicyAncestorReport> {
+  const out: Record<string, { generation: number } & PolicyAncestorReport> = {};
+  for (const [key, t] of tallies) {
+    const p = t.policy;
+    const accepted: Outcome =
+      p.accepted.ok || mode === 'strict'
+        ? p.accepted
+        : ok('Valid', `not validated (validation is off), sent as written: ${p.accepted.message}`);
+    out[key] = {
+      generation: p.generation,
+      accepted,
+      attached: attachedOutcome(t),
+      ...(p.extAuthRefs
+        ? { resolvedRefs: { ok: p.extAuthRefs.ok, reason: p.extAuthRefs.reason, message: p.extAuthRefs.message } }
+        : {}),
+    };
+  }
+  return out;
+}
+
+function attachedOutcome(t: PolicyTally<PolicyInfo>): Outcome {
+  const p = t.policy;
+  const lostFields = [...t.lost.keys()].filter((f) => !t.won.has(f));
+  if (p.extAuthRefs && !p.extAuthRefs.ok && !Object.keys(p.settings).some((f) => f !== 'extAuth')) {
+    return bad(p.extAuthRefs.reason, p.extAuthRefs.message);
+  }
+  if (!Object.keys(p.settings).length && !p.accepted.ok) return bad('Invalid', `not applied: ${p.accepted.message}`);
+  if (lostFields.length && !t.won.size) {
+    return bad('Overridden', `overridden due to conflict with higher priority policy: ${describeLost(t.lost)}`);
+  }
+  if (lostFields.length) {
+    return ok(
+      'Merged',
+      `merged with higher priority policies: applied ${[...t.won].join(', ')}; overridden ${describeLost(new Map(lostFields.map((f) => [f, t.lost.get(f)!])))}`,
+    );
+  }
+  return ok('Attached', t.won.size ? `applied ${[...t.won].join(', ')}` : 'attached');
+}
+
+function describeLost(lost: Map<PolicyField, Set<string>>): string {
+  return [...lost].map(([f, ws]) => `${f} by ${[...ws].join(', ')}`).join('; ');
+}

@@ -1,0 +1,174 @@
+// Placed routes → the Gateway's Envoy listeners: one per port (its Gateway listeners merged), a virtual host per
+// hostname (exact names first, then wildcards by length, then `*`), each with its route entries in the spec's
+// precedence order and the TrafficPolicies merged per entry (attach-policies.ts). Also what those entries use: their
+// clusters and ext auth filters, and the findings of the routes and policies that reach them.
+import type { GatewayPolicies } from './attach-policies.ts';
+import type { Placement } from './attach-routes.ts';
+import { virtualHostName } from './hostnames.ts';
+import type { ListenerState } from './listeners.ts';
+import type { PolicyInfo } from './policies.ts';
+import type { RouteInfo } from './routes.ts';
+import {
+  type ClusterIR,
+  compareStrings,
+  type ExtAuthIR,
+  type Finding,
+  type ListenerIR,
+  type RouteEntryIR,
+  type RouteIR,
+  type VirtualHostIR,
+} from './types.ts';
+
+export interface VirtualHostsResult {
+  listeners: ListenerIR[];
+  /** Every cluster a route entry or ext auth filter uses, by name. */
+  clusters: ClusterIR[];
+  /** Every ext auth filter a route entry turns on, by filter name. */
+  extAuth: ExtAuthIR[];
+  /** Route findings (in placement order), then policy findings (in route order), each once. */
+  findings: Finding[];
+}
+
+interface PlacedEntry {
+  e: RouteEntryIR;
+  r: RouteInfo;
+  listener: string;
+}
+
+/** Per port: the usable Gateway listeners on it, and per hostname the route entries placed there. */
+type Ports = Map<number, { names: string[]; hosts: Map<string, PlacedEntry[]> }>;
+
+export function buildVirtualHosts(
+  listeners: ListenerState[],
+  placements: Placement[],
+  policies: GatewayPolicies<PolicyInfo>,
+): VirtualHostsResult {
+  const findings = new Findings();
+  const ports = groupByPortAndHost(listeners, placements, findings);
+  const routeClusters = new Map<string, ClusterIR>();
+  for (const pl of placements) for (const c of pl.r.clusters) routeClusters.set(c.name, c);
+  const clusters = new Map<string, ClusterIR>();
+  const extAuth = new Map<string, ExtAuthIR>();
+
+  const out: ListenerIR[] = [];
+  for (const [port, p] of [...ports].sort((a, b) => a[0] - b[0])) {
+    const virtualHosts: VirtualHostIR[] = [];
+    for (const [host, list] of [...p.hosts].sort((a, b) => hostOrder(a[0], b[0]))) {
+      const routes = inPrecedenceOrder(list).map((x) => {
+        const route = withPolicies(x, policies, findings);
+        for (const c of clustersOf(route, routeClusters)) clusters.set(c.name, c);
+        const ea = route.policy.extAuth;
+        if (ea && !ea.disabled) {
+          extAuth.set(ea.ext.filterName, ea.ext);
+          clusters.set(ea.ext.cluster.name, ea.ext.cluster);
+        }
+        return route;
+      });
+      virtualHosts.push({ name: virtualHostName(port, host), domains: [host], routes });
+    }
+    out.push({ name: `listener~${port}`, port, gatewayListeners: p.names, virtualHosts });
+  }
+  return {
+    listeners: out,
+    clusters: [...clusters.values()].sort((a, b) => compareStrings(a.name, b.name)),
+    extAuth: [...extAuth.values()].sort((a, b) => compareStrings(a.filterName, b.filterName)),
+    findings: findings.list,
+  };
+}
+
+function groupByPortAndHost(listeners: ListenerState[], placements: Placement[], findings: Findings): Ports {
+  const ports: Ports = new Map();
+  for (const s of listeners) {
+    if (!s.usable) continue;
+    let p = ports.get(s.l.port);
+    if (!p) {
+      p = { names: [], hosts: new Map() };
+      ports.set(s.l.port, p);
+    }
+    p.names.push(s.l.name);
+  }
+  for (const pl of placements) {
+    const port = ports.get(pl.s.l.port)!;
+    findings.add(pl.r.findings);
+    for (const h of pl.hosts) {
+      let list = port.hosts.get(h);
+      if (!list) {
+        list = [];
+        port.hosts.set(h, list);
+      }
+      for (const e of pl.r.entries) list.push({ e, r: pl.r, listener: pl.s.l.name });
+    }
+  }
+  return ports;
+}
+
+/** The entries of one virtual host in precedence order, each once (a route attached through two listeners). */
+function inPrecedenceOrder(list: PlacedEntry[]): PlacedEntry[] {
+  const seen = new Set<string>();
+  return list.sort(comparePrecedence).filter((x) => {
+    if (seen.has(x.e.name)) return false;
+    seen.add(x.e.name);
+    return true;
+  });
+}
+
+/** The entry with the settings of the policies that reach it merged, and where each came from. */
+function withPolicies({ e, r, listener }: PlacedEntry, policies: GatewayPolicies<PolicyInfo>, findings: Findings) {
+  const route = { namespace: r.ref.namespace, name: r.ref.name, labels: r.labels };
+  const { merged, candidates } = policies.mergeAt(listener, route, e.ruleName || undefined);
+  for (const c of candidates) findings.add(c.policy.findings);
+  const out: RouteIR = { ...e, policy: merged.settings, provenance: merged.provenance };
+  return out;
+}
+
+/** The backend and mirror clusters a route entry sends to. */
+function clustersOf(r: RouteIR, routeClusters: Map<string, ClusterIR>): ClusterIR[] {
+  const names = [
+    ...(r.action.type === 'forward' ? r.action.backends.map((b) => b.cluster) : []),
+    ...r.mirrors.map((m) => m.cluster),
+  ];
+  return names.flatMap((n) => (routeClusters.has(n) ? [routeClusters.get(n)!] : []));
+}
+
+/** Spec precedence (HTTPRoute "matches"): Exact > RegularExpression > PathPrefix, longer paths first, then method,
+ * more headers, more query params, then the older route, then namespace/name, then rule and match order. */
+function comparePrecedence(a: PlacedEntry, b: PlacedEntry): number {
+  const rank = { Exact: 0, RegularExpression: 1, PathPrefix: 2 } as const;
+  const ma = a.e.matchIR;
+  const mb = b.e.matchIR;
+  return (
+    rank[ma.path.type] - rank[mb.path.type] ||
+    mb.path.value.length - ma.path.value.length ||
+    Number(!!mb.method) - Number(!!ma.method) ||
+    mb.headers.length - ma.headers.length ||
+    mb.queryParams.length - ma.queryParams.length ||
+    compareStrings(a.r.creationTimestamp, b.r.creationTimestamp) ||
+    compareStrings(`${a.r.ref.namespace}/${a.r.ref.name}`, `${b.r.ref.namespace}/${b.r.ref.name}`) ||
+    a.e.rule - b.e.rule ||
+    a.e.match - b.e.match
+  );
+}
+
+/** Exact hostnames first (alphabetical), then wildcards by decreasing length, then `*`. */
+function hostOrder(a: string, b: string): number {
+  const wa = a === '*' ? 2 : a.startsWith('*.') ? 1 : 0;
+  const wb = b === '*' ? 2 : b.startsWith('*.') ? 1 : 0;
+  if (wa !== wb) return wa - wb;
+  if (wa === 1 && a.length !== b.length) return b.length - a.length;
+  return compareStrings(a, b);
+}
+
+/** Findings in the order first seen, each (resource, field) once. */
+class Findings {
+  readonly list: Finding[] = [];
+  private readonly seen = new Set<string>();
+  add(fs: Finding[]): void {
+    for (const f of fs) {
+      const k = `${f.resource.kind}/${f.resource.namespace}/${f.resource.name}/${f.field}`;
+      if (!this.seen.has(k)) {
+        this.seen.add(k);
+        this.list.push(f);
+      }
+    }
+  }
+}

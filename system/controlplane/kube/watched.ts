@@ -1,0 +1,67 @@
+// Everything the control plane reads from the cluster, listed once: per kind its API version and resource, whether it
+// is namespaced, the label selector its informer lists with, and the pipeline input collection that holds it. The
+// informers (informers.ts), the pipeline's inputs (pipeline.ts), offline translation (offline.ts), the controller's
+// initial sync (controlplane.ts) and the translate tool's narrowing (lab/tools/translate-tool-input.ts) all derive
+// from this table; the install manifest's ClusterRole grants list and watch on exactly these
+// (system/manifests/install/install.test.ts).
+import { GATEWAY_GROUP, VENDOR_GROUP } from '../model.ts';
+
+export interface WatchedKind {
+  kind: string;
+  /** `<group>/<version>`, or `v1` for the core group. */
+  apiVersion: string;
+  /** For logs, metrics and RBAC: `<plural>.<group>`, or `<plural>` for the core group. */
+  resource: string;
+  /** The list/watch path, e.g. `/apis/gateway.networking.k8s.io/v1/httproutes`. */
+  path: string;
+  namespaced: boolean;
+  /** The pipeline's input collection of this kind (its name in /snapshots/krt and the metrics). */
+  collection: string;
+  /** Only objects with these labels are read (the informer's `labelSelector`, API syntax). */
+  labelSelector?: string;
+}
+
+function watched<K extends string>(
+  group: string,
+  version: string,
+  kind: K,
+  plural: string,
+  o: { namespaced?: boolean; collection: string; labelSelector?: string },
+): WatchedKind & { kind: K } {
+  const apiVersion = group ? `${group}/${version}` : version;
+  return {
+    kind,
+    apiVersion,
+    resource: group ? `${plural}.${group}` : plural,
+    path: group ? `/apis/${apiVersion}/${plural}` : `/api/${version}/${plural}`,
+    namespaced: o.namespaced ?? true,
+    collection: o.collection,
+    ...(o.labelSelector ? { labelSelector: o.labelSelector } : {}),
+  };
+}
+
+/** The kinds, in the order the pipeline creates their collections (and /snapshots/krt lists them). */
+export const WATCHED = [
+  watched(GATEWAY_GROUP, 'v1', 'GatewayClass', 'gatewayclasses', { namespaced: false, collection: 'GatewayClasses' }),
+  watched(GATEWAY_GROUP, 'v1', 'Gateway', 'gateways', { collection: 'Gateways' }),
+  watched(GATEWAY_GROUP, 'v1', 'HTTPRoute', 'httproutes', { collection: 'HTTPRoutes' }),
+  watched(GATEWAY_GROUP, 'v1beta1', 'ReferenceGrant', 'referencegrants', { collection: 'ReferenceGrants' }),
+  watched('', 'v1', 'Namespace', 'namespaces', { namespaced: false, collection: 'Namespaces' }),
+  watched('', 'v1', 'Service', 'services', { collection: 'Services' }),
+  watched('discovery.k8s.io', 'v1', 'EndpointSlice', 'endpointslices', { collection: 'EndpointSlices' }),
+  // Only the proxies' Deployments (for the Gateways' Programmed condition and the deployer).
+  watched('apps', 'v1', 'Deployment', 'deployments', {
+    collection: 'ProxyDeployments',
+    labelSelector: 'gateway.networking.k8s.io/gateway-name',
+  }),
+  watched(VENDOR_GROUP, 'v1alpha1', 'GatewayParameters', 'gatewayparameters', { collection: 'GatewayParameters' }),
+  watched(VENDOR_GROUP, 'v1alpha1', 'TrafficPolicy', 'trafficpolicies', { collection: 'TrafficPolicies' }),
+  watched(VENDOR_GROUP, 'v1alpha1', 'GatewayExtension', 'gatewayextensions', { collection: 'GatewayExtensions' }),
+] as const satisfies readonly WatchedKind[];
+
+export type WatchedKindName = (typeof WATCHED)[number]['kind'];
+
+/** The table's entry for `kind`, or undefined when the control plane does not read it. */
+export function watchedKind(kind: string): WatchedKind | undefined {
+  return WATCHED.find((w) => w.kind === kind);
+}

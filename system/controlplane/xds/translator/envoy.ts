@@ -1,0 +1,25 @@
+// The Envoy vocabulary the translator's files share: resources as canonical proto3 JSON objects, the ADS config
+// source every dynamic resource points at, the names of the HCM and router filters, and FractionalPercent.
+export type Json = Record<string, unknown>;
+
+/** Dynamic resources (RDS, EDS) come over the one ADS stream, v3. */
+export const ADS_SOURCE = { ads: {}, resource_api_version: 'V3' };
+
+export const HCM = {
+  name: 'envoy.filters.network.http_connection_manager',
+  type: 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+};
+
+export const ROUTER = {
+  name: 'envoy.filters.http.router',
+  type: 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router',
+};
+
+/** Fraction of requests in parts per million → FractionalPercent (HUNDRED when it is a whole percentage). */
+export function fractionalPercent(perMillion: number): Json {
+  if (perMillion % 10_000 === 0) {
+    const n = perMillion / 10_000;
+    return n ? { numerator: n } : {};
+  }
+  return { numerator: perMillion, denominator: 'MILLION' };
+}

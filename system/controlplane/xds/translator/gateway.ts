@@ -1,0 +1,26 @@
+// One Gateway's IR → its Listeners, RouteConfigurations and Clusters, in canonical proto3 JSON (snake_case, "@type"
+// on each resource, enums by name, durations as "15s", default values left out), as they go on the wire. Pure: the
+// pipeline calls it per Gateway, and nothing here knows of snapshots or proxies.
+import type { GatewayIR } from '../../ir/types.ts';
+import { translateCluster } from './cluster.ts';
+import type { Json } from './envoy.ts';
+import { filtersFor } from './http-filters.ts';
+import { translateListener } from './listener.ts';
+import { translateRouteConfig } from './route.ts';
+
+export interface XdsResources {
+  listeners: Json[];
+  routes: Json[];
+  clusters: Json[];
+}
+
+export function translateGateway(ir: GatewayIR): XdsResources {
+  const listeners: Json[] = [];
+  const routes: Json[] = [];
+  for (const l of ir.listeners) {
+    const filters = filtersFor(l, ir);
+    listeners.push(translateListener(l, filters.chain));
+    routes.push(translateRouteConfig(l, filters.perRoute));
+  }
+  return { listeners, routes, clusters: ir.clusters.map(translateCluster) };
+}

@@ -1,0 +1,37 @@
+// The HTTP filters TrafficPolicy settings turn on, one file each, in the order the HCM runs them; the router comes
+// last (listener.ts). On each listener a filter says what it adds to the chain (nothing when no route there uses it)
+// and, per route, its typed_per_filter_config entries. A policy field that needs a new filter is a new file here and
+// one line in HTTP_FILTERS.
+import type { GatewayIR, ListenerIR, RouteIR } from '../../ir/types.ts';
+import { corsFilter } from './cors.ts';
+import type { Json } from './envoy.ts';
+import { extAuthzFilter } from './ext-authz.ts';
+import { faultFilter } from './fault.ts';
+import { localRateLimitFilter } from './local-ratelimit.ts';
+
+export interface ListenerFilters {
+  /** HCM http_filters entries, in chain order. */
+  chain: Json[];
+  /** A route's typed_per_filter_config entries (filter name → config); {} for none. */
+  perRoute(r: RouteIR): Json;
+}
+
+interface HttpFilter {
+  forListener(l: ListenerIR, ir: GatewayIR): ListenerFilters;
+}
+
+/** In chain order: CORS, ext auth, local rate limit, fault (then the router). */
+const HTTP_FILTERS: HttpFilter[] = [corsFilter, extAuthzFilter, localRateLimitFilter, faultFilter];
+
+/** What the policy filters put on one listener: its chain (without the router) and each route's per-filter config. */
+export function filtersFor(l: ListenerIR, ir: GatewayIR): ListenerFilters {
+  const each = HTTP_FILTERS.map((f) => f.forListener(l, ir));
+  return {
+    chain: each.flatMap((f) => f.chain),
+    perRoute: (r) => {
+      const out: Json = {};
+      for (const f of each) Object.assign(out, f.perRoute(r));
+      return out;
+    },
+  };
+}

@@ -1,0 +1,169 @@
+// ListenerIR → its RouteConfiguration: a virtual host per hostname, and per route entry its match, action (forward
+// with rewrites, timeouts, retries and mirrors; redirect; direct response), header operations, the policy filters'
+// typed_per_filter_config and, in metadata, the TrafficPolicy that supplied each setting (provenance).
+import { TYPE_URL } from '../../../shared/envoy/protos.ts';
+import { escapeRe2 } from '../../../shared/regex.ts';
+import { BLACKHOLE_CLUSTER } from '../../ir/routes.ts';
+import type { HeaderOpsIR, ListenerIR, MatchIR, RouteIR, StringMatchIR } from '../../ir/types.ts';
+import { fractionalPercent, type Json } from './envoy.ts';
+
+/** The filter_metadata key under which each route names the policy that supplied each setting. */
+export const PROVENANCE_KEY = 'merge.TrafficPolicy.gateway.gwvendor.dev';
+
+const REDIRECT_CODE: Record<number, string | undefined> = {
+  301: undefined, // MOVED_PERMANENTLY is the enum's default: left out
+  302: 'FOUND',
+  303: 'SEE_OTHER',
+  307: 'TEMPORARY_REDIRECT',
+  308: 'PERMANENT_REDIRECT',
+};
+
+function stringMatch(m: StringMatchIR): Json {
+  return m.type === 'RegularExpression' ? { safe_regex: { regex: m.value } } : { exact: m.value };
+}
+
+function routeMatch(m: MatchIR): Json {
+  const out: Json = {};
+  if (m.path.type === 'Exact') out.path = m.path.value;
+  else if (m.path.type === 'RegularExpression') out.safe_regex = { regex: m.path.value };
+  else {
+    const p = m.path.value.replace(/\/+$/, '');
+    if (p === '') out.prefix = '/';
+    else out.path_separated_prefix = p;
+  }
+  const headers: Json[] = [];
+  if (m.method) headers.push({ name: ':method', string_match: { exact: m.method } });
+  for (const h of m.headers) headers.push({ name: h.name.toLowerCase(), string_match: stringMatch(h) });
+  if (headers.length) out.headers = headers;
+  if (m.queryParams.length)
+    out.query_parameters = m.queryParams.map((q) => ({ name: q.name, string_match: stringMatch(q) }));
+  return out;
+}
+
+function headersToAdd(ops: (HeaderOpsIR | undefined)[]): { add: Json[]; remove: string[] } {
+  const add: Json[] = [];
+  const remove: string[] = [];
+  for (const o of ops) {
+    if (!o) continue;
+    for (const h of o.set)
+      add.push({ header: { key: h.name, value: h.value }, append_action: 'OVERWRITE_IF_EXISTS_OR_ADD' });
+    for (const h of o.add) add.push({ header: { key: h.name, value: h.value } });
+    remove.push(...o.remove);
+  }
+  return { add, remove };
+}
+
+/** Gateway API "ReplacePrefixMatch" of `prefix` by `replacement`, in Envoy's terms. */
+function prefixReplacement(prefix: string, replacement: string): Json {
+  const p = prefix.replace(/\/+$/, '');
+  if (p !== '' && replacement !== '/' && !replacement.endsWith('/')) return { prefix_rewrite: replacement };
+  // `/foo` → `/`: strip the prefix and the slashes after it; `/` → `/bar`: the path keeps its own slash.
+  const sub = replacement.endsWith('/') ? replacement : `${replacement}/`;
+  return { regex_rewrite: { pattern: { regex: `^${escapeRe2(p)}/*` }, substitution: sub } };
+}
+
+function fullPathReplacement(value: string): Json {
+  return { regex_rewrite: { pattern: { regex: '^/.*$' }, substitution: value } };
+}
+
+function routeAction(r: RouteIR): Json {
+  if (r.action.type !== 'forward') throw new Error('not a forward action');
+  const a: Json = {};
+  const backends = r.action.backends;
+  if (backends.length === 1) a.cluster = backends[0].cluster;
+  else a.weighted_clusters = { clusters: backends.map((b) => ({ name: b.cluster, weight: b.weight })) };
+  // A backend that did not resolve is weighted to `blackhole-cluster`, which is never defined: Envoy then answers
+  // with this code, and the Gateway API wants 500 for requests meant for an invalid backend.
+  if (backends.some((b) => b.cluster === BLACKHOLE_CLUSTER))
+    a.cluster_not_found_response_code = 'INTERNAL_SERVER_ERROR';
+
+  const pathRewrite = r.rewrite?.path;
+  if (pathRewrite?.type === 'ReplaceFullPath') Object.assign(a, fullPathReplacement(pathRewrite.value));
+  else if (pathRewrite?.type === 'ReplacePrefixMatch')
+    Object.assign(a, prefixReplacement(r.matchIR.path.value, pathRewrite.value));
+  else if (r.policy.urlRewrite?.pathRegex) {
+    a.regex_rewrite = {
+      pattern: { regex: r.policy.urlRewrite.pathRegex.pattern },
+      substitution: r.policy.urlRewrite.pathRegex.substitution,
+    };
+  }
+  const host = r.rewrite?.hostname ?? r.policy.urlRewrite?.hostname;
+  if (host) a.host_rewrite_literal = host;
+
+  const timeout = r.timeouts?.request ?? r.policy.timeouts?.request;
+  if (timeout) a.timeout = timeout;
+  if (r.policy.timeouts?.streamIdle) a.idle_timeout = r.policy.timeouts.streamIdle;
+
+  const retry = r.policy.retry;
+  const perTry = r.timeouts?.backendRequest ?? retry?.perTryTimeout;
+  if (retry || perTry) {
+    const rp: Json = {};
+    if (retry) {
+      rp.retry_on = retry.retryOn.join(',');
+      rp.num_retries = retry.attempts;
+      if (retry.statusCodes.length) rp.retriable_status_codes = retry.statusCodes;
+      if (retry.backoffBaseInterval) rp.retry_back_off = { base_interval: retry.backoffBaseInterval };
+    }
+    if (perTry) rp.per_try_timeout = perTry;
+    a.retry_policy = rp;
+  }
+  if (r.mirrors.length) {
+    a.request_mirror_policies = r.mirrors.map((m) => ({
+      cluster: m.cluster,
+      ...(m.perMillion !== undefined ? { runtime_fraction: { default_value: fractionalPercent(m.perMillion) } } : {}),
+    }));
+  }
+  return a;
+}
+
+function redirectAction(r: RouteIR): Json {
+  if (r.action.type !== 'redirect') throw new Error('not a redirect');
+  const x = r.action;
+  const out: Json = {};
+  if (x.scheme) out.scheme_redirect = x.scheme;
+  if (x.hostname) out.host_redirect = x.hostname;
+  if (x.port) out.port_redirect = x.port;
+  if (x.path?.type === 'ReplaceFullPath') out.path_redirect = x.path.value;
+  else if (x.path?.type === 'ReplacePrefixMatch')
+    Object.assign(out, prefixReplacement(r.matchIR.path.value, x.path.value));
+  const code = REDIRECT_CODE[x.statusCode];
+  if (code) out.response_code = code;
+  return out;
+}
+
+function translateRoute(r: RouteIR, perFilter: Json): Json {
+  const out: Json = { name: r.name, match: routeMatch(r.matchIR) };
+  if (r.action.type === 'forward') out.route = routeAction(r);
+  else if (r.action.type === 'redirect') out.redirect = redirectAction(r);
+  else out.direct_response = { status: r.action.status };
+
+  const prov = Object.entries(r.provenance);
+  if (prov.length) out.metadata = { filter_metadata: { [PROVENANCE_KEY]: Object.fromEntries(prov) } };
+  if (Object.keys(perFilter).length) out.typed_per_filter_config = sortKeys(perFilter);
+
+  const p = r.policy;
+  const req = headersToAdd([r.requestHeaders, p.headerModifiers?.request]);
+  const res = headersToAdd([r.responseHeaders, p.headerModifiers?.response]);
+  if (req.add.length) out.request_headers_to_add = req.add;
+  if (req.remove.length) out.request_headers_to_remove = req.remove;
+  if (res.add.length) out.response_headers_to_add = res.add;
+  if (res.remove.length) out.response_headers_to_remove = res.remove;
+  return out;
+}
+
+function sortKeys(o: Json): Json {
+  return Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/** The route configuration of one listener (same name); `perFilter` gives each route's policy filter configs. */
+export function translateRouteConfig(l: ListenerIR, perFilter: (r: RouteIR) => Json): Json {
+  const out: Json = { '@type': TYPE_URL.routeConfiguration, name: l.name };
+  if (l.virtualHosts.length) {
+    out.virtual_hosts = l.virtualHosts.map((v) => {
+      const vh: Json = { name: v.name, domains: v.domains };
+      if (v.routes.length) vh.routes = v.routes.map((r) => translateRoute(r, perFilter(r)));
+      return vh;
+    });
+  }
+  return out;
+}

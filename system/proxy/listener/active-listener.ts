@@ -1,0 +1,192 @@
+// A listener that serves: its socket (kept while listeners with its address come and go; requests that arrive
+// before the listener is warm wait in it), the ActiveListener it currently hands requests to (config, HCM,
+// listener.<address>.* stats), and the connection handler (Envoy's ConnectionHandlerImpl): connection ids, idle
+// timeouts, per-listener connection stats and the conn_handler/connection debug lines.
+import http from 'node:http';
+import type net from 'node:net';
+import { timestampString } from '../../shared/envoy/protojson.ts';
+import { ConfigError } from '../config/errors.ts';
+import type { HcmRuntime } from '../http/hcm.ts';
+import type { Logger, LogRegistry } from '../log.ts';
+import type { Counter, Gauge, Histogram, StatsStore } from '../stats.ts';
+import type { ListenerSpec } from './listener-config.ts';
+
+/** A listening socket; kept while listeners with its address come and go. */
+export class ListenerSocket {
+  readonly server: http.Server;
+  readonly address: string;
+  port: number;
+  current: ActiveListener | undefined;
+  private readonly queued: Array<() => void> = [];
+  readonly connections = new Set<net.Socket>();
+
+  constructor(address: string, port: number, handler: ConnectionHandler) {
+    this.address = address;
+    this.port = port;
+    // Host is checked by the connection manager, as in Envoy (an absolute-form URI supplies it).
+    const opts = { keepAliveTimeout: 0, requestTimeout: 0, headersTimeout: 60_000, requireHostHeader: false };
+    this.server = http.createServer(opts, (req, res) => handler.onRequest(this, req, res));
+    this.server.on('connection', (c: net.Socket) => handler.onConnection(this, c));
+    // CONNECT: Node hands over the socket; the connection manager answers on it and the connection closes after.
+    this.server.on('connect', (req: http.IncomingMessage, socket: net.Socket) => {
+      const res = new http.ServerResponse(req);
+      res.shouldKeepAlive = false;
+      res.assignSocket(socket);
+      res.once('finish', () => socket.end());
+      handler.onRequest(this, req, res);
+    });
+  }
+
+  get key(): string {
+    return `${this.address}:${this.port}`;
+  }
+
+  listen(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const onError = (err: NodeJS.ErrnoException) => {
+        reject(new ConfigError(`cannot bind '${this.address}:${this.port}': ${errnoText(err)}`));
+      };
+      this.server.once('error', onError);
+      this.server.listen({ host: this.address, port: this.port, exclusive: true }, () => {
+        this.server.off('error', onError);
+        this.port = (this.server.address() as net.AddressInfo).port;
+        resolve();
+      });
+    });
+  }
+
+  /** Requests that arrive before the listener is warm wait here, like connections in a backlog. */
+  whenActive(f: () => void): void {
+    if (this.current) f();
+    else this.queued.push(f);
+  }
+
+  activate(l: ActiveListener): void {
+    this.current = l;
+    for (const f of this.queued.splice(0)) f();
+  }
+
+  /** Stops accepting; idle connections close now, busy ones after their response (draining). */
+  closed = false;
+  close(): void {
+    this.closed = true;
+    this.server.close();
+    this.server.closeIdleConnections();
+  }
+}
+
+function errnoText(err: NodeJS.ErrnoException): string {
+  switch (err.code) {
+    case 'EADDRINUSE':
+      return 'Address already in use';
+    case 'EACCES':
+      return 'Permission denied';
+    case 'EADDRNOTAVAIL':
+      return 'Cannot assign requested address';
+    default:
+      return err.message;
+  }
+}
+
+interface ListenerStats {
+  downstream_cx_total: Counter;
+  downstream_cx_active: Gauge;
+  downstream_cx_destroy: Counter;
+  downstream_cx_length_ms: Histogram;
+}
+
+export class ActiveListener {
+  readonly spec: ListenerSpec;
+  readonly hcm: HcmRuntime;
+  readonly socket: ListenerSocket;
+  readonly versionInfo: string;
+  readonly lastUpdated: string;
+  readonly addedViaApi: boolean;
+  readonly stats: ListenerStats;
+  readonly statPrefix: string;
+
+  constructor(
+    spec: ListenerSpec,
+    hcm: HcmRuntime,
+    socket: ListenerSocket,
+    version: string,
+    addedViaApi: boolean,
+    statPrefix: string,
+    stats: StatsStore,
+  ) {
+    this.spec = spec;
+    this.hcm = hcm;
+    this.socket = socket;
+    this.versionInfo = version;
+    this.lastUpdated = timestampString(Date.now());
+    this.addedViaApi = addedViaApi;
+    this.statPrefix = statPrefix;
+    this.stats = {
+      downstream_cx_total: stats.counter(statPrefix + 'downstream_cx_total'),
+      downstream_cx_active: stats.gauge(statPrefix + 'downstream_cx_active'),
+      downstream_cx_destroy: stats.counter(statPrefix + 'downstream_cx_destroy'),
+      downstream_cx_length_ms: stats.histogram(statPrefix + 'downstream_cx_length_ms'),
+    };
+  }
+}
+
+/** Envoy's connection handler for every listener socket. */
+export class ConnectionHandler {
+  private readonly connectionIds: () => number;
+  private readonly connHandlerLog: Logger;
+  private readonly connectionLog: Logger;
+
+  constructor(logs: LogRegistry, connectionIds: () => number) {
+    this.connectionIds = connectionIds;
+    this.connHandlerLog = logs.logger('conn_handler');
+    this.connectionLog = logs.logger('connection');
+  }
+
+  /** A new downstream connection: its id, idle timeout, the listener's connection stats and debug lines. */
+  onConnection(sock: ListenerSocket, c: net.Socket): void {
+    const id = this.connectionIds();
+    (c as net.Socket & { gwlabConnId?: number }).gwlabConnId = id;
+    const opened = performance.now();
+    sock.connections.add(c);
+    c.setNoDelay(true);
+    const tags = { ConnectionId: id };
+    if (this.connHandlerLog.on('debug')) {
+      this.connHandlerLog.debug(`new connection from ${c.remoteAddress}:${c.remotePort}`, tags);
+    }
+    const l = sock.current;
+    const idle = l?.spec.idleTimeoutMs ?? 3_600_000;
+    if (idle > 0) {
+      c.setTimeout(idle, () => {
+        this.connectionLog.debug('idle timeout', tags);
+        c.destroy();
+      });
+    }
+    l?.stats.downstream_cx_total.inc();
+    l?.stats.downstream_cx_active.add(1);
+    l?.hcm.onNewConnection();
+    let remoteClosed = false;
+    c.once('end', () => {
+      remoteClosed = true;
+    });
+    c.once('close', () => {
+      sock.connections.delete(c);
+      const len = performance.now() - opened;
+      if (remoteClosed) this.connectionLog.debug('remote close', tags);
+      this.connectionLog.debug(`closing socket: ${remoteClosed ? 0 : 1}`, tags);
+      this.connHandlerLog.debug('adding to cleanup list', tags);
+      if (l) {
+        l.stats.downstream_cx_active.sub(1);
+        l.stats.downstream_cx_destroy.inc();
+        l.stats.downstream_cx_length_ms.record(len);
+        l.hcm.onConnectionClosed(len, remoteClosed);
+      }
+    });
+  }
+
+  /** A request: to the HCM of the socket's active listener, once there is one. */
+  onRequest(sock: ListenerSocket, req: http.IncomingMessage, res: http.ServerResponse): void {
+    const id = (req.socket as net.Socket & { gwlabConnId?: number }).gwlabConnId ?? 0;
+    if (sock.closed) res.shouldKeepAlive = false;
+    sock.whenActive(() => sock.current!.hcm.handle(req, res, id));
+  }
+}

@@ -1,0 +1,47 @@
+// An upstream host (Envoy's HostImpl): its address, the health, weight, priority, locality and metadata its
+// endpoint carries (updated in place when an endpoint set keeps the address), its per-host stats for /clusters,
+// and the smooth weighted round robin state the load balancer keeps on it.
+import net from 'node:net';
+import type { EndpointSpec, HealthStatus } from './cluster-config.ts';
+
+type J = Record<string, any>;
+
+export class Host {
+  readonly address: string;
+  readonly port: number;
+  readonly key: string;
+  hostname: string;
+  health: HealthStatus;
+  weight: number;
+  priority: number;
+  locality: J | undefined;
+  metadata: J | undefined;
+  readonly stats = {
+    cx_total: 0,
+    cx_active: 0,
+    cx_connect_fail: 0,
+    rq_total: 0,
+    rq_active: 0,
+    rq_error: 0,
+    rq_success: 0,
+    rq_timeout: 0,
+  };
+  /** Smooth weighted round robin state. */
+  current = 0;
+
+  constructor(e: EndpointSpec) {
+    this.address = e.address;
+    this.port = e.port;
+    this.key = net.isIPv6(e.address) ? `[${e.address}]:${e.port}` : `${e.address}:${e.port}`;
+    this.hostname = e.hostname;
+    this.health = e.health;
+    this.weight = e.weight;
+    this.priority = e.priority;
+    this.locality = e.locality;
+    this.metadata = e.metadata;
+  }
+
+  get healthy(): boolean {
+    return this.health === 'HEALTHY' || this.health === 'UNKNOWN';
+  }
+}
