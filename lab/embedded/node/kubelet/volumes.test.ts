@@ -25,8 +25,10 @@ function client(answers: (string | Error)[]) {
       asked.push(body);
       const a = answers.shift() ?? new Error('no more answers');
       if (a instanceof Error) throw a;
-      // Issued now for 10 s: due for a refresh at once or within 0.3 s (8 s in, minus the jitter of up to 1 s).
-      const exp = Date.now() + 2300;
+      // The first token was issued 7.7 s ago for 10 s: due for a refresh at once or within 0.3 s (8 s in, minus the
+      // jitter of up to 1 s). Later ones are issued now, so the next one stays in place for at least 7 s, long enough
+      // to be seen (when every token was due at once, t2 could be replaced within one poll).
+      const exp = Date.now() + (asked.length === 1 ? 2300 : 10_000);
       return {
         spec: { ...body.spec, expirationSeconds: 10 },
         status: { token: a, expirationTimestamp: new Date(exp).toISOString() },
