@@ -1,4 +1,4 @@
-// Benchmark of the service proxy's data path (lab/embedded/node/service-proxy.ts): bulk TCP throughput from a client
+// Benchmark of the service proxy's data path (lab/embedded/node/service-proxy/service-proxy.ts): bulk TCP throughput from a client
 // to a sink, directly, through a bare Node relay (net.Server + socket.pipe both ways: the runtime's own ceiling) and
 // through the ServiceProxy ClusterIP relay, side by side in one run, with both ratios. The relays run in a child
 // process (the "lab process"), the client and the sink in this one.
@@ -9,8 +9,8 @@ import { fork } from 'node:child_process';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { AddressPool } from '../lab/embedded/node/ipam.ts';
-import { ServiceProxy } from '../lab/embedded/node/service-proxy.ts';
+import { AddressPool } from '../lab/embedded/ipam.ts';
+import { ServiceProxy } from '../lab/embedded/node/service-proxy/service-proxy.ts';
 import { addressPlan, claimLabIndex } from '../lab/state.ts';
 import { reportJson, writeReports } from './shared/reports.ts';
 import { percentile } from './shared/stats.ts';

@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { minimist } from 'zx';
-import { findTaggedProcesses } from '../lab/embedded/node/orphans.ts';
+import { findTaggedProcesses } from '../lab/embedded/node/runtime/orphans.ts';
 import { parseTokenExpiration } from '../lab/embedded/process.ts';
 import { labDown, labUp } from '../lab/lifecycle.ts';
 import { Progress } from '../lab/progress.ts';

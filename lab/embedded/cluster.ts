@@ -16,7 +16,7 @@ import { type ApiServerHandle, startApiServer } from './apiserver/index.ts';
 import { type ApiMachinery, startApiMachinery } from './controllers/apimachinery.ts';
 import { startWorkloadControllers, type WorkloadControllers } from './controllers/workloads.ts';
 import { type NodeAgent, startNodeAgent } from './node/agent.ts';
-import { killTaggedProcesses } from './node/orphans.ts';
+import { killTaggedProcesses } from './node/runtime/orphans.ts';
 
 export interface EmbeddedClusterOptions {
   name: string;

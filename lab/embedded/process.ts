@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { type LabRecord, labPaths, readLabRecord } from '../state.ts';
-import { killTaggedProcesses } from './node/orphans.ts';
+import { killTaggedProcesses } from './node/runtime/orphans.ts';
 
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), 'main.ts');
 

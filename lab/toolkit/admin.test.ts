@@ -3,7 +3,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestCluster, type TestCluster } from '../embedded/node/cluster-testing.ts';
+import { startTestCluster, type TestCluster } from '../embedded/testing/test-cluster.ts';
 import { adminSession, type ConfigDump, domainMatches, dynamicErrors, findRoutes, setLogLevel } from './admin.ts';
 import { Kube } from './kube.ts';
 import { portForward } from './portforward.ts';

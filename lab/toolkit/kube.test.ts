@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestLab, type TestLab } from '../embedded/apiserver/testing.ts';
+import { startTestLab, type TestLab } from '../embedded/apiserver/testing/test-lab.ts';
 import { Kube } from './kube.ts';
 import { WaitTimeout } from './wait.ts';
 

@@ -3,7 +3,7 @@
 // previous instance's tail), and across the pod being replaced (the gone pod's lines as last read, the new pod's lines).
 // The same cluster checks describe.ts on a container that exited with an error.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestCluster, type TestCluster } from '../embedded/node/cluster-testing.ts';
+import { startTestCluster, type TestCluster } from '../embedded/testing/test-cluster.ts';
 import { describePods, eventsFor, formatPodSummary, notReadyReasons } from './describe.ts';
 import { Kube } from './kube.ts';
 import { advanceMark, afterMark, markLogs, markOf, parseTimestamped, type TimedLine, timeMs } from './logs.ts';

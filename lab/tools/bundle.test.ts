@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { extract, list } from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestLab, type TestLab } from '../embedded/apiserver/testing.ts';
+import { startTestLab, type TestLab } from '../embedded/apiserver/testing/test-lab.ts';
 import { readManifest } from '../install.ts';
 import { Kube } from '../toolkit/kube.ts';
 import { type BundleResult, bundle } from './bundle.ts';

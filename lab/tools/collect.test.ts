@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestLab, type TestLab } from '../embedded/apiserver/testing.ts';
+import { startTestLab, type TestLab } from '../embedded/apiserver/testing/test-lab.ts';
 import { Kube } from '../toolkit/kube.ts';
 import { type CollectIndex, type Collector, collect } from './collect.ts';
 

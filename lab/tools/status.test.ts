@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestLab, type TestLab } from '../embedded/apiserver/testing.ts';
+import { startTestLab, type TestLab } from '../embedded/apiserver/testing/test-lab.ts';
 import { controlPlaneManifests, MANIFESTS } from '../install.ts';
 import { Kube } from '../toolkit/kube.ts';
 import { collectStatus } from './status.ts';

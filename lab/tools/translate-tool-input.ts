@@ -6,7 +6,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { WATCHED } from '../../system/controlplane/kube/watched.ts';
 import type { KObject } from '../../system/controlplane/model.ts';
-import { matchLabels, parseLabelSelector } from '../embedded/apiserver/selectors.ts';
+import { matchRequirements, parseLabelSelector } from '../../system/shared/selectors.ts';
 import { readManifest } from '../install.ts';
 
 export interface SourceText {
@@ -121,7 +121,7 @@ export function selectReadable(input: InputObject[]): Selection {
       notes.push(`${x.where}: ${describe(o)} skipped: the control plane does not read ${o.apiVersion} ${o.kind}`);
       continue;
     }
-    if (w.labelSelector && !matchLabels(parseLabelSelector(w.labelSelector), o.metadata.labels)) {
+    if (w.labelSelector && !matchRequirements(parseLabelSelector(w.labelSelector), o.metadata.labels)) {
       notes.push(
         `${x.where}: ${describe(o)} skipped: the control plane reads only ${o.kind}s labelled ${w.labelSelector}`,
       );

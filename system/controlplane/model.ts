@@ -1,6 +1,8 @@
 // The cluster resources the control plane reads, typed for the fields it uses. Objects arrive as plain JSON from
 // informers (or YAML in tests and the translate tool); defaults the API server would apply are applied again where
 // they are read, so a golden input without them means the same thing.
+import type { KObject, ObjectMeta } from '../shared/kobject.ts';
+import { type LabelSelector, matchesLabelSelector } from '../shared/selectors.ts';
 
 export const CONTROLLER_NAME = 'gateway.gwvendor.dev/gwvendor';
 export const GATEWAY_CLASS = 'gwvendor';
@@ -9,26 +11,7 @@ export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
 /** Prefix of each proxy's snapshot key (node.metadata.role) `<prefix>~<namespace>~<gateway>`. */
 export const ROLE_PREFIX = 'gwvendor-kube-gateway-api';
 
-export interface ObjectMeta {
-  name: string;
-  namespace?: string;
-  uid?: string;
-  generation?: number;
-  resourceVersion?: string;
-  creationTimestamp?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  deletionTimestamp?: string;
-  ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[];
-}
-
-export interface KObject<S = unknown, St = unknown> {
-  apiVersion: string;
-  kind: string;
-  metadata: ObjectMeta;
-  spec?: S;
-  status?: St;
-}
+export type { KObject, ObjectMeta } from '../shared/kobject.ts';
 
 export interface Condition {
   type: string;
@@ -39,10 +22,7 @@ export interface Condition {
   lastTransitionTime?: string;
 }
 
-export interface LabelSelector {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: { key: string; operator: string; values?: string[] }[];
-}
+export type { LabelSelector } from '../shared/selectors.ts';
 
 // ---- Gateway API ---------------------------------------------------------------------------------------------
 
@@ -324,31 +304,9 @@ export function roleOf(namespace: string, gateway: string): string {
   return `${ROLE_PREFIX}~${namespace}~${gateway}`;
 }
 
+/** A label selector of the Gateway API (allowedRoutes namespaces, policy targetSelectors); an absent one selects all. */
 export function matchesLabels(labels: Record<string, string> | undefined, sel: LabelSelector | undefined): boolean {
-  if (!sel) return true;
-  const l = labels ?? {};
-  for (const [k, v] of Object.entries(sel.matchLabels ?? {})) if (l[k] !== v) return false;
-  for (const e of sel.matchExpressions ?? []) {
-    const has = Object.hasOwn(l, e.key);
-    const vals = e.values ?? [];
-    switch (e.operator) {
-      case 'In':
-        if (!has || !vals.includes(l[e.key])) return false;
-        break;
-      case 'NotIn':
-        if (has && vals.includes(l[e.key])) return false;
-        break;
-      case 'Exists':
-        if (!has) return false;
-        break;
-      case 'DoesNotExist':
-        if (has) return false;
-        break;
-      default:
-        return false;
-    }
-  }
-  return true;
+  return !sel || matchesLabelSelector(labels, sel);
 }
 
 /** Orders objects oldest first, then by namespace/name (the Gateway API's and the policies' tie-breaks). */

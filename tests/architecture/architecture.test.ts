@@ -1,8 +1,9 @@
 // The import rules of ARCHITECTURE.md and the control plane's layering (issue 11), checked on the tree as it is:
 // system/ never imports lab/ (system/ is what goes into the image; its tests included), the IR does not import xDS,
 // the pure xDS translator does not import the serving side (snapshot cache, ADS server), no import cycles in the
-// control plane or in explain, and no control plane file over 600 lines or function over 120. Imports are read with
-// TypeScript's own parser (source-facts.ts). A broken fixture shows that each rule catches what it is meant to.
+// control plane, in explain or in the embedded cluster, and no file of the control plane or the embedded cluster over
+// 600 lines or function over 120. Imports are read with TypeScript's own parser (source-facts.ts). A broken fixture
+// shows that each rule catches what it is meant to.
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { brokenImports, type ImportRule, importCycles, oversized } from './rules.ts';
@@ -24,7 +25,9 @@ const RULES: ImportRule[] = [
     why: 'the translator is pure, below the pipeline; the cache and the ADS server serve what it made',
   },
 ];
-const CYCLE_FREE = [CP, 'lab/tools/explain/'];
+const EMBEDDED = 'lab/embedded/';
+const CYCLE_FREE = [CP, 'lab/tools/explain/', EMBEDDED];
+const SIZED = [CP, EMBEDDED];
 const LIMITS = { fileLines: 600, functionLines: 120 };
 
 function violations(facts: SourceFacts) {
@@ -33,14 +36,17 @@ function violations(facts: SourceFacts) {
       brokenImports(facts.imports, r).map((e) => `${e.from}:${e.line} imports ${e.to} (${r.why})`),
     ),
     cycles: CYCLE_FREE.flatMap((under) => importCycles(facts.imports, under)),
-    sizes: oversized(facts, CP, LIMITS),
+    sizes: SIZED.map((under) => oversized(facts, under, LIMITS)).reduce((a, b) => ({
+      files: [...a.files, ...b.files],
+      functions: [...a.functions, ...b.functions],
+    })),
   };
 }
 
 describe('the tree keeps the import rules', () => {
   let facts: SourceFacts;
   beforeAll(() => {
-    facts = readSourceFacts(readTree(REPO, ['system', 'lab/tools/explain'], { tests: true }));
+    facts = readSourceFacts(readTree(REPO, ['system', 'lab/tools/explain', 'lab/embedded'], { tests: true }));
   });
 
   it('reads the imports it judges (static, type-only and dynamic, resolved to repository paths)', () => {
@@ -57,11 +63,11 @@ describe('the tree keeps the import rules', () => {
     expect(violations(facts).imports).toEqual([]);
   });
 
-  it('no import cycle in system/controlplane or lab/tools/explain', () => {
+  it('no import cycle in system/controlplane, lab/tools/explain or lab/embedded', () => {
     expect(violations(facts).cycles).toEqual([]);
   });
 
-  it('no control plane file over 600 lines, no function over 120', () => {
+  it('no control plane or embedded cluster file over 600 lines, no function over 120', () => {
     expect(violations(facts).sizes).toEqual({ files: [], functions: [] });
   });
 });
@@ -86,6 +92,8 @@ describe('each rule catches a broken fixture', () => {
     'lab/d.ts': 'export const d = 1;\n',
     'lab/tools/explain/x.ts': "import type { Y } from './y.ts';\nexport type X = Y;\n",
     'lab/tools/explain/y.ts': "import type { X } from './x.ts';\nexport type Y = X | 1;\n",
+    'lab/embedded/node/p.ts': "import { q } from '../q.ts';\nexport const p = q;\n",
+    'lab/embedded/q.ts': `import type { P } from './node/p.ts';\nexport type Q = P;\nexport const q = 1;\n${fn('longToo', 118)}`,
   };
   let v: ReturnType<typeof violations>;
   beforeAll(() => {
@@ -105,6 +113,7 @@ describe('each rule catches a broken fixture', () => {
     expect(v.cycles).toEqual([
       [`${CP}ir/a.ts`, `${CP}serve/c.ts`, `${CP}xds/translator/b.ts`],
       ['lab/tools/explain/x.ts', 'lab/tools/explain/y.ts'],
+      ['lab/embedded/node/p.ts', 'lab/embedded/q.ts'],
     ]);
   });
 
@@ -112,6 +121,7 @@ describe('each rule catches a broken fixture', () => {
     expect(v.sizes.files).toEqual([{ file: `${CP}big.ts`, lines: 601 }]);
     expect(v.sizes.functions.map((f) => `${f.file}:${f.line} ${f.name} ${f.lines}`)).toEqual([
       `${CP}big.ts:1 long 121`,
+      'lab/embedded/q.ts:4 longToo 121',
     ]);
   });
 });

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestLab, type TestLab } from '../../lab/embedded/apiserver/testing.ts';
+import { startTestLab, type TestLab } from '../../lab/embedded/apiserver/testing/test-lab.ts';
 import { ControlPlane } from '../../system/controlplane/controlplane.ts';
 import {
   freePort,

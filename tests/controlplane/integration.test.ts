@@ -4,7 +4,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { startTestLab, type TestLab } from '../../lab/embedded/apiserver/testing.ts';
+import { startTestLab, type TestLab } from '../../lab/embedded/apiserver/testing/test-lab.ts';
 import { ControlPlane } from '../../system/controlplane/controlplane.ts';
 import { testLogs, until } from '../../system/controlplane/testing.ts';
 

@@ -5,7 +5,7 @@ import { connect } from 'node:tls';
 import { Agent, fetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addressPlan, labPaths } from '../../state.ts';
-import { startTestLab, type TestLab } from './testing.ts';
+import { startTestLab, type TestLab } from './testing/test-lab.ts';
 
 let lab: TestLab;
 let agent: Agent;

@@ -4,8 +4,8 @@
 // server would always have drained its response before the next request is read.
 import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestLab, type TestLab } from './testing.ts';
-import { api, closeApiAgents } from './testing-api.ts';
+import { api, closeApiAgents } from './testing/requests.ts';
+import { startTestLab, type TestLab } from './testing/test-lab.ts';
 
 let lab: TestLab;
 

@@ -2,7 +2,7 @@
 // fields, int-or-string, embedded-resource, list-type/-map-keys, map-type, validations) on create, on a changed
 // re-apply and after a client-side apply; and the custom resources then keep what those extensions allow.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startTestLab, type TestLab } from './testing.ts';
+import { startTestLab, type TestLab } from './testing/test-lab.ts';
 
 let lab: TestLab;
 beforeAll(async () => {

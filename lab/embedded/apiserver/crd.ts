@@ -209,6 +209,14 @@ export function validateSchema(s: JSONSchemaProps, v: unknown, path: string, out
         s.enum.map((e) => String(e)),
       ),
     );
+  validateScalar(s, v, path, out);
+  if (Array.isArray(v)) validateArray(s, v, path, out);
+  else if (typeof v === 'object') validateProperties(s, v as Record<string, unknown>, path, out);
+  validateCombinators(s, v, path, out);
+}
+
+/** Bounds, pattern and format of strings; bounds of numbers. */
+function validateScalar(s: JSONSchemaProps, v: unknown, path: string, out: FieldError[]): void {
   if (typeof v === 'string') {
     if (s.maxLength !== undefined && v.length > s.maxLength)
       out.push({
@@ -234,59 +242,66 @@ export function validateSchema(s: JSONSchemaProps, v: unknown, path: string, out
     if (s.maximum !== undefined && (s.exclusiveMaximum ? v >= s.maximum : v > s.maximum))
       out.push(fieldErrors.invalid(path, v, `${path} in body should be less than or equal to ${s.maximum}`));
   }
-  if (Array.isArray(v)) {
-    if (s.maxItems !== undefined && v.length > s.maxItems)
-      out.push({
-        field: path,
-        reason: 'FieldValueTooMany',
-        message: `Too many: ${v.length}: must have at most ${s.maxItems} items`,
-      });
-    if (s.minItems !== undefined && v.length < s.minItems)
-      out.push(fieldErrors.invalid(path, v, `${path} in body should have at least ${s.minItems} items`));
-    if (s.items) {
-      const items = s.items;
-      v.forEach((x, i) => {
-        validateSchema(items, x, `${path}[${i}]`, out);
-      });
-    }
-    const lt = s['x-kubernetes-list-type'];
-    if (lt === 'set' || s.uniqueItems) {
-      const seen = new Set<string>();
-      v.forEach((x, i) => {
-        const k = JSON.stringify(x);
-        if (seen.has(k)) out.push(fieldErrors.duplicate(`${path}[${i}]`, x));
-        seen.add(k);
-      });
-    }
-    if (lt === 'map') {
-      const keys = s['x-kubernetes-list-map-keys'] ?? [];
-      const seen = new Set<string>();
-      v.forEach((x, i) => {
-        const k = JSON.stringify(keys.map((kk) => (x as any)?.[kk]));
-        if (seen.has(k)) out.push(fieldErrors.duplicate(`${path}[${i}]`, x));
-        seen.add(k);
-      });
-    }
-  } else if (typeof v === 'object') {
-    const o = v as Record<string, unknown>;
-    for (const r of s.required ?? []) if (o[r] === undefined) out.push(fieldErrors.required(path ? `${path}.${r}` : r));
-    const n = Object.keys(o).length;
-    if (s.maxProperties !== undefined && n > s.maxProperties)
-      out.push({
-        field: path,
-        reason: 'FieldValueTooMany',
-        message: `Too many: ${n}: must have at most ${s.maxProperties} items`,
-      });
-    if (s.minProperties !== undefined && n < s.minProperties)
-      out.push(fieldErrors.invalid(path, v, `${path} in body should have at least ${s.minProperties} properties`));
-    for (const [k, x] of Object.entries(o)) {
-      const child = path ? `${path}.${k}` : k;
-      const ps = s.properties?.[k];
-      if (ps) validateSchema(ps, x, child, out);
-      else if (typeof s.additionalProperties === 'object') validateSchema(s.additionalProperties, x, child, out);
-    }
+}
+
+/** Item counts, items, and the uniqueness of list-type set and map items. */
+function validateArray(s: JSONSchemaProps, v: unknown[], path: string, out: FieldError[]): void {
+  if (s.maxItems !== undefined && v.length > s.maxItems)
+    out.push({
+      field: path,
+      reason: 'FieldValueTooMany',
+      message: `Too many: ${v.length}: must have at most ${s.maxItems} items`,
+    });
+  if (s.minItems !== undefined && v.length < s.minItems)
+    out.push(fieldErrors.invalid(path, v, `${path} in body should have at least ${s.minItems} items`));
+  if (s.items) {
+    const items = s.items;
+    v.forEach((x, i) => {
+      validateSchema(items, x, `${path}[${i}]`, out);
+    });
   }
-  // Value validations of the structural-schema combinators.
+  const lt = s['x-kubernetes-list-type'];
+  if (lt === 'set' || s.uniqueItems) {
+    const seen = new Set<string>();
+    v.forEach((x, i) => {
+      const k = JSON.stringify(x);
+      if (seen.has(k)) out.push(fieldErrors.duplicate(`${path}[${i}]`, x));
+      seen.add(k);
+    });
+  }
+  if (lt === 'map') {
+    const keys = s['x-kubernetes-list-map-keys'] ?? [];
+    const seen = new Set<string>();
+    v.forEach((x, i) => {
+      const k = JSON.stringify(keys.map((kk) => (x as any)?.[kk]));
+      if (seen.has(k)) out.push(fieldErrors.duplicate(`${path}[${i}]`, x));
+      seen.add(k);
+    });
+  }
+}
+
+/** Required properties, property counts, and each property against its schema (or additionalProperties). */
+function validateProperties(s: JSONSchemaProps, o: Record<string, unknown>, path: string, out: FieldError[]): void {
+  for (const r of s.required ?? []) if (o[r] === undefined) out.push(fieldErrors.required(path ? `${path}.${r}` : r));
+  const n = Object.keys(o).length;
+  if (s.maxProperties !== undefined && n > s.maxProperties)
+    out.push({
+      field: path,
+      reason: 'FieldValueTooMany',
+      message: `Too many: ${n}: must have at most ${s.maxProperties} items`,
+    });
+  if (s.minProperties !== undefined && n < s.minProperties)
+    out.push(fieldErrors.invalid(path, o, `${path} in body should have at least ${s.minProperties} properties`));
+  for (const [k, x] of Object.entries(o)) {
+    const child = path ? `${path}.${k}` : k;
+    const ps = s.properties?.[k];
+    if (ps) validateSchema(ps, x, child, out);
+    else if (typeof s.additionalProperties === 'object') validateSchema(s.additionalProperties, x, child, out);
+  }
+}
+
+/** Value validations of the structural-schema combinators (allOf, anyOf, oneOf, not). */
+function validateCombinators(s: JSONSchemaProps, v: unknown, path: string, out: FieldError[]): void {
   if (s.allOf) for (const sub of s.allOf) validateSchema(sub, v, path, out);
   if (s.anyOf) {
     const ok = s.anyOf.some((sub) => {

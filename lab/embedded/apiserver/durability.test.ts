@@ -13,7 +13,7 @@ import { Agent, fetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labPaths } from '../../state.ts';
 import { startApiServer } from './index.ts';
-import { startTestLab, type TestLab } from './testing.ts';
+import { startTestLab, type TestLab } from './testing/test-lab.ts';
 
 let lab: TestLab;
 

@@ -3,8 +3,8 @@
 // service account that may write RBAC objects cannot grant more than it holds, whatever the write path, unless it may
 // `bind` the role (by name) or `escalate`; refusals are 403 with Kubernetes' message and store nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestLab, type TestLab } from './testing.ts';
-import { api, closeApiAgents } from './testing-api.ts';
+import { api, closeApiAgents } from './testing/requests.ts';
+import { startTestLab, type TestLab } from './testing/test-lab.ts';
 
 let lab: TestLab;
 let token: string;

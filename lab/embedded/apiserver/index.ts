@@ -6,22 +6,23 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { LogRegistry } from '../../../system/shared/log.ts';
+import { type Logger, LogRegistry } from '../../../system/shared/log.ts';
 import { type AddressPlan, labPaths, addressPlan as planFor } from '../../state.ts';
 import { Authenticator, type TokenOptions } from './authn.ts';
 import { setupConnections } from './connection.ts';
 import { Core } from './core.ts';
 import { ApiError } from './errors.ts';
 import { EscalationCheck } from './escalation.ts';
-import { ensurePki } from './pki.ts';
+import type { SubresourceHandler } from './handlers/subresources.ts';
+import { ensurePki, type Pki } from './pki.ts';
 import { Authorizer, bootstrapPolicy } from './rbac.ts';
 import { ResourceRegistry } from './resources.ts';
-import { HttpApi, type SubresourceHandler } from './server.ts';
+import { HttpApi } from './server.ts';
 import { type K8sObject, Store } from './store.ts';
 import { loadModelValidators } from './validation.ts';
 
 export type { TokenOptions, UserInfo } from './authn.ts';
-export type { SubresourceHandler, SubresourceRequest } from './server.ts';
+export type { SubresourceHandler, SubresourceRequest } from './handlers/subresources.ts';
 export type { K8sObject } from './store.ts';
 
 export interface ApiServerOptions {
@@ -134,31 +135,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServerH
   );
   await loadModelValidators();
   const store = new Store({ file: join(paths.store, 'state.db'), historySize: opts.watchHistory });
-  const registry = new ResourceRegistry();
-  const authn = new Authenticator({
-    saKeyPem: pki.saKeyPem,
-    saPubPem: pki.saPubPem,
-    adminToken: pki.adminToken,
-    lookupServiceAccount: (ns, name) => {
-      const sa = store.get('core/serviceaccounts', `${ns}/${name}`);
-      return sa ? { uid: sa.metadata.uid! } : undefined;
-    },
-    apiAudiences: opts.apiAudiences,
-    lookupPod: (ns, name) => {
-      const p = store.get('core/pods', `${ns}/${name}`);
-      // A terminating pod's token stays valid until the pod is gone, as in Kubernetes.
-      return p ? { uid: p.metadata.uid! } : undefined;
-    },
-  });
-  const authz = new Authorizer(store);
-  const escalation = new EscalationCheck(authz);
-  const core = new Core(store, registry, {
-    allocateClusterIp: (svc) => allocateClusterIp(store, plan, svc),
-    admitWrite: ({ rt, obj, old, opts, requestName }) => {
-      if (rt.builtin && rt.group === 'rbac.authorization.k8s.io')
-        escalation.check({ resource: rt.plural, obj, old, user: opts.user, requestName });
-    },
-  });
+  const { core, authn, authz } = assemble(opts, store, pki, plan);
 
   let port = 0;
   const portFile = join(paths.store, 'apiserver.json');
@@ -209,13 +186,65 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServerH
     revision: store.revision(),
     ms: Math.round(performance.now() - t0),
   });
+  return handleFor({ opts, url, host, port, kubeconfigPath: paths.kubeconfig, pki, authn, api, server, store, log });
+}
 
+/** The verbs and their guards: authentication, RBAC with escalation prevention, ClusterIP allocation. */
+function assemble(
+  opts: ApiServerOptions,
+  store: Store,
+  pki: Pki,
+  plan: AddressPlan,
+): { core: Core; authn: Authenticator; authz: Authorizer } {
+  const registry = new ResourceRegistry();
+  const authn = new Authenticator({
+    saKeyPem: pki.saKeyPem,
+    saPubPem: pki.saPubPem,
+    adminToken: pki.adminToken,
+    lookupServiceAccount: (ns, name) => {
+      const sa = store.get('core/serviceaccounts', `${ns}/${name}`);
+      return sa ? { uid: sa.metadata.uid! } : undefined;
+    },
+    apiAudiences: opts.apiAudiences,
+    lookupPod: (ns, name) => {
+      const p = store.get('core/pods', `${ns}/${name}`);
+      // A terminating pod's token stays valid until the pod is gone, as in Kubernetes.
+      return p ? { uid: p.metadata.uid! } : undefined;
+    },
+  });
+  const authz = new Authorizer(store);
+  const escalation = new EscalationCheck(authz);
+  const core = new Core(store, registry, {
+    allocateClusterIp: (svc) => allocateClusterIp(store, plan, svc),
+    admitWrite: ({ rt, obj, old, opts, requestName }) => {
+      if (rt.builtin && rt.group === 'rbac.authorization.k8s.io')
+        escalation.check({ resource: rt.plural, obj, old, user: opts.user, requestName });
+    },
+  });
+  return { core, authn, authz };
+}
+
+/** The running server's handle (ApiServerHandle). */
+function handleFor(p: {
+  opts: ApiServerOptions;
+  url: string;
+  host: string;
+  port: number;
+  kubeconfigPath: string;
+  pki: Pki;
+  authn: Authenticator;
+  api: HttpApi;
+  server: https.Server;
+  store: Store;
+  log: Logger;
+}): ApiServerHandle {
+  const { opts, url, pki, authn, api, server, store, log } = p;
   let stopped = false;
-  const handle: ApiServerHandle = {
+  return {
     url,
-    host,
-    port,
-    kubeconfigPath: paths.kubeconfig,
+    host: p.host,
+    port: p.port,
+    kubeconfigPath: p.kubeconfigPath,
     caPem: pki.caPem,
     adminToken: pki.adminToken,
     issueServiceAccountToken: (ns, sa, o) => authn.issueServiceAccountToken(ns, sa, o).token,
@@ -248,7 +277,6 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServerH
       log.info('API server stopped', { url });
     },
   };
-  return handle;
 }
 
 function listen(server: https.Server, host: string, port: number): Promise<void> {

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent, fetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestLab, type TestLab } from './testing.ts';
+import { startTestLab, type TestLab } from './testing/test-lab.ts';
 
 let lab: TestLab;
 const crd = readFileSync(join(import.meta.dirname, 'testdata', 'widget-crd.yaml'), 'utf8');

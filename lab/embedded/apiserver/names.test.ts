@@ -11,8 +11,8 @@ import {
   isValidLabelValue,
   nameErrors,
 } from './names.ts';
-import { startTestLab, type TestLab } from './testing.ts';
-import { api, closeApiAgents } from './testing-api.ts';
+import { api, closeApiAgents } from './testing/requests.ts';
+import { startTestLab, type TestLab } from './testing/test-lab.ts';
 
 const SUBDOMAIN_MSG =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";

@@ -3,7 +3,7 @@
 // with a field its message table does not know instead of dropping it.
 import protobuf from 'protobufjs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startTestLab, type TestLab } from './testing.ts';
+import { startTestLab, type TestLab } from './testing/test-lab.ts';
 
 let lab: TestLab;
 beforeAll(async () => {

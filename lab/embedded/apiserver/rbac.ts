@@ -2,9 +2,9 @@
 // ClusterRoles (with aggregation) and their bindings, evaluated on every request as Kubernetes' RBAC authorizer does
 // (plugin/pkg/auth/authorizer/rbac, pkg/registry/rbac/validation/rule.go). escalation.ts builds on the same rules.
 // The default cluster roles and bindings that every Kubernetes cluster has are created at start (bootstrapPolicy).
+import { matchesLabelSelector } from '../../../system/shared/selectors.ts';
 import type { UserInfo } from './authn.ts';
 import { errors } from './errors.ts';
-import { fromLabelSelectorObject, matchLabels } from './selectors.ts';
 import type { K8sObject, Store } from './store.ts';
 
 export interface Attributes {
@@ -95,7 +95,7 @@ export class Authorizer {
     if (agg?.length) {
       for (const other of this.store.list(CR)) {
         if (other.metadata.name === cr.metadata.name) continue;
-        if (agg.some((sel) => matchLabels(fromLabelSelectorObject(sel) ?? [], other.metadata.labels)))
+        if (agg.some((sel) => matchesLabelSelector(other.metadata.labels, sel ?? {})))
           rules.push(...(other.rules ?? []));
       }
     }

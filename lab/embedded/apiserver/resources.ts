@@ -1,7 +1,7 @@
 // The resource types the server serves: the built-in kinds and, at run time, every established CRD version.
 import { crdSchema, crdTable, type JSONSchemaProps, type PrinterColumn } from './crd.ts';
 import { builtinSchema, type SchemaNode } from './schema.ts';
-import type { K8sObject } from './store.ts';
+import { type K8sObject, objectKey } from './store.ts';
 import { builtinTables, defaultTable, type TableSpec } from './tables.ts';
 
 export interface ScaleSpec {
@@ -40,6 +40,18 @@ export interface ResourceType {
 
 export function gv(rt: { group: string; version: string }): string {
   return rt.group ? `${rt.group}/${rt.version}` : rt.version;
+}
+
+/** The store key of an object of `rt` (a cluster-scoped object's key has no namespace). */
+export function storeKey(rt: ResourceType, namespace: string | undefined, name: string): string {
+  return objectKey(rt.namespaced ? namespace : undefined, name);
+}
+
+/** The stored object in the version `rt` serves (CRD versions differ only in apiVersion: conversion None). */
+export function present(rt: ResourceType, obj: K8sObject): K8sObject {
+  const apiVersion = gv(rt);
+  if (obj.apiVersion === apiVersion && obj.kind === rt.kind) return obj;
+  return { ...obj, apiVersion, kind: rt.kind };
 }
 
 function builtin(

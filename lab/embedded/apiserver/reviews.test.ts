@@ -2,8 +2,8 @@
 // against the server, with the output a kind cluster of 1.32 gives for the same bindings (its default roles less the
 // service-account-issuer-discovery one, whose endpoints this server does not serve).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestLab, type TestLab } from './testing.ts';
-import { api, closeApiAgents } from './testing-api.ts';
+import { api, closeApiAgents } from './testing/requests.ts';
+import { startTestLab, type TestLab } from './testing/test-lab.ts';
 
 let lab: TestLab;
 let kc: string;

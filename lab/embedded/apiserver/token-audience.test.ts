@@ -4,8 +4,8 @@
 // (pkg/apis/authentication/v1/defaults.go, pkg/apis/authentication/validation).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ISSUER } from './authn.ts';
-import { startTestLab, type TestLab } from './testing.ts';
-import { api, closeApiAgents } from './testing-api.ts';
+import { api, closeApiAgents } from './testing/requests.ts';
+import { startTestLab, type TestLab } from './testing/test-lab.ts';
 
 let lab: TestLab;
 const claims = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString());

@@ -3,7 +3,7 @@
 // or keep-alive makes every such command take the keep-alive interval. Keep-alives here are 30 s, so a watch that is
 // not flushed at once shows up as a 30-s command, not as noise.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startTestLab, type TestLab } from './testing.ts';
+import { startTestLab, type TestLab } from './testing/test-lab.ts';
 
 let lab: TestLab;
 beforeAll(async () => {

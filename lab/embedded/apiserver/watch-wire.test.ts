@@ -3,7 +3,7 @@
 // ends with the zero-length chunk and the connection is then reused.
 import tls from 'node:tls';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startTestLab, type TestLab } from './testing.ts';
+import { startTestLab, type TestLab } from './testing/test-lab.ts';
 
 let lab: TestLab;
 beforeAll(async () => {

@@ -2,7 +2,7 @@
 // namespace, garbage collection by ownerReferences (background, foreground, orphan) and namespace deletion.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogRegistry } from '../../../system/shared/log.ts';
-import { startTestLab, type TestLab } from '../apiserver/testing.ts';
+import { startTestLab, type TestLab } from '../apiserver/testing/test-lab.ts';
 import { type ApiMachinery, startApiMachinery } from './apimachinery.ts';
 
 let lab: TestLab;

@@ -2,8 +2,8 @@
 // service-account and root-ca-cert-publisher controllers do), each a class with start()/stop().
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { LogRegistry } from '../../../system/shared/log.ts';
+import { KubeClient } from '../client/kube-client.ts';
 import { GarbageCollector } from './garbagecollector.ts';
-import { KubeClient } from './kube.ts';
 import { NamespaceController } from './namespace.ts';
 import { ServiceAccountController } from './serviceaccount.ts';
 

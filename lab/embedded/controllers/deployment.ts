@@ -4,8 +4,9 @@
 // `kubectl rollout status` reads (observedGeneration, updated/ready/available/unavailableReplicas, Available,
 // Progressing).
 import type { Logger } from '../../../system/shared/log.ts';
-import { EventRecorder } from '../node/events.ts';
-import { type KubeClient, KubeError, ListWatch } from './kube.ts';
+import { EventRecorder } from '../client/events.ts';
+import { type KubeClient, KubeError } from '../client/kube-client.ts';
+import { ListWatch } from '../client/list-watch.ts';
 import { canonicalJson, controllerOf, intOrPercent, KeyedQueue, rfc3339, templateHash } from './workload-util.ts';
 
 const REVISION = 'deployment.kubernetes.io/revision';
@@ -108,86 +109,10 @@ export class DeploymentController {
     if (!d || d.metadata.deletionTimestamp) return;
     const ns = d.metadata.namespace;
     const replicas = d.spec.replicas ?? 1;
-    const template = structuredClone(d.spec.template ?? {});
-    const hash = templateHash(template, d.status?.collisionCount ?? 0);
-    const all = this.ownedRS(d);
-    let newRS = all.find((r) => r.metadata.labels?.[HASH] === hash);
-    const maxRevision = Math.max(0, ...all.map((r) => Number(r.metadata.annotations?.[REVISION] ?? 0)));
-    const strategy = d.spec.strategy?.type ?? 'RollingUpdate';
-    const maxSurge =
-      strategy === 'RollingUpdate'
-        ? intOrPercent(d.spec.strategy?.rollingUpdate?.maxSurge ?? '25%', replicas, true)
-        : 0;
-    let maxUnavailable =
-      strategy === 'RollingUpdate'
-        ? intOrPercent(d.spec.strategy?.rollingUpdate?.maxUnavailable ?? '25%', replicas, false)
-        : replicas;
-    if (strategy === 'RollingUpdate' && maxSurge === 0 && maxUnavailable === 0) maxUnavailable = 1;
-    let createdNew = false;
-    if (!newRS) {
-      const labels = { ...(template.metadata?.labels ?? {}), [HASH]: hash };
-      const selector = structuredClone(d.spec.selector ?? {});
-      selector.matchLabels = { ...(selector.matchLabels ?? {}), [HASH]: hash };
-      const oldActive = all.reduce((n, r) => n + (r.spec.replicas ?? 0), 0);
-      const initial = strategy === 'Recreate' ? 0 : Math.max(0, Math.min(replicas, replicas + maxSurge - oldActive));
-      try {
-        newRS = await this.client.request('POST', `/apis/apps/v1/namespaces/${ns}/replicasets`, {
-          apiVersion: 'apps/v1',
-          kind: 'ReplicaSet',
-          metadata: {
-            name: `${d.metadata.name}-${hash}`,
-            namespace: ns,
-            labels,
-            annotations: {
-              [REVISION]: String(maxRevision + 1),
-              [DESIRED]: String(replicas),
-              [MAX_REPLICAS]: String(replicas + maxSurge),
-            },
-            ownerReferences: [
-              {
-                apiVersion: 'apps/v1',
-                kind: 'Deployment',
-                name: d.metadata.name,
-                uid: d.metadata.uid,
-                controller: true,
-                blockOwnerDeletion: true,
-              },
-            ],
-          },
-          spec: {
-            replicas: initial,
-            minReadySeconds: d.spec.minReadySeconds ?? 0,
-            selector,
-            template: { ...template, metadata: { ...(template.metadata ?? {}), labels } },
-          },
-        });
-      } catch (err) {
-        if (err instanceof KubeError && err.code === 409) {
-          // A ReplicaSet of that name exists but is not ours (or not seen yet): retry after the watch catches up.
-          this.queue.add(key, 200);
-          return;
-        }
-        throw err;
-      }
-      this.rs.set(newRS.metadata.uid, newRS);
-      createdNew = true;
-      if (initial > 0)
-        this.record(
-          d,
-          'Normal',
-          'ScalingReplicaSet',
-          `Scaled up replica set ${newRS.metadata.name} from 0 to ${initial}`,
-        );
-    } else if (Number(newRS.metadata.annotations?.[REVISION] ?? 0) < maxRevision) {
-      // Rolled back to an older template: it becomes the newest revision.
-      newRS = await this.client.request(
-        'PATCH',
-        `/apis/apps/v1/namespaces/${ns}/replicasets/${newRS.metadata.name}`,
-        { metadata: { annotations: { [REVISION]: String(maxRevision + 1) } } },
-        'application/merge-patch+json',
-      );
-      this.rs.set(newRS.metadata.uid, newRS);
-    }
+    const { strategy, maxSurge, maxUnavailable } = rolloutLimits(d, replicas);
+    const ensured = await this.ensureNewRS(key, d, replicas, maxSurge);
+    if (!ensured) return;
+    const { newRS, createdNew } = ensured;
     const old = this.ownedRS(d).filter((r) => r.metadata.uid !== newRS.metadata.uid);
     const revision = newRS.metadata.annotations?.[REVISION];
     if (d.metadata.annotations?.[REVISION] !== revision) {
@@ -205,44 +130,7 @@ export class DeploymentController {
         const oldPods = old.reduce((n, r) => n + (r.status?.replicas ?? 0), 0);
         if (oldPods === 0) await this.scale(d, newRS, replicas);
       } else {
-        // Scale up the new ReplicaSet within maxSurge.
-        const total = [newRS, ...old].reduce((n, r) => n + (r.spec.replicas ?? 0), 0);
-        const cur = newRS.spec.replicas ?? 0;
-        if (cur > replicas) await this.scale(d, newRS, replicas);
-        else if (cur < replicas) {
-          const allowed = replicas + maxSurge - total;
-          if (allowed > 0) await this.scale(d, newRS, Math.min(replicas, cur + allowed));
-        }
-        // Scale down old ReplicaSets within maxUnavailable (unhealthy ones first).
-        const specTotal = [newRS, ...old].reduce((n, r) => n + (r.spec.replicas ?? 0), 0);
-        const minAvailable = replicas - maxUnavailable;
-        const newUnavailable = Math.max(0, (newRS.spec.replicas ?? 0) - (newRS.status?.availableReplicas ?? 0));
-        let maxScaledDown = specTotal - minAvailable - newUnavailable;
-        const oldest = [...old].sort(
-          (a, b) => new Date(a.metadata.creationTimestamp).getTime() - new Date(b.metadata.creationTimestamp).getTime(),
-        );
-        for (const r of oldest) {
-          if (maxScaledDown <= 0) break;
-          const unhealthy = (r.spec.replicas ?? 0) - (r.status?.availableReplicas ?? 0);
-          const n = Math.min(maxScaledDown, unhealthy);
-          if (n > 0) {
-            await this.scale(d, r, (r.spec.replicas ?? 0) - n);
-            maxScaledDown -= n;
-          }
-        }
-        const available = [newRS, ...old].reduce(
-          (n, r) => n + Math.min(r.spec.replicas ?? 0, r.status?.availableReplicas ?? 0),
-          0,
-        );
-        let canRemove = available - minAvailable;
-        for (const r of oldest) {
-          if (canRemove <= 0) break;
-          const n = Math.min(canRemove, r.spec.replicas ?? 0);
-          if (n > 0) {
-            await this.scale(d, r, (r.spec.replicas ?? 0) - n);
-            canRemove -= n;
-          }
-        }
+        await this.rollingUpdate(d, newRS, old, replicas, maxSurge, maxUnavailable);
       }
       await this.cleanup(
         d,
@@ -250,6 +138,142 @@ export class DeploymentController {
       );
     }
     await this.writeStatus(d, newRS, createdNew, maxUnavailable);
+  }
+
+  /**
+   * The ReplicaSet of the current template (`<name>-<pod-template-hash>`), created (at the size maxSurge allows) if
+   * missing, or brought back to the newest revision on a rollback. Undefined when a foreign ReplicaSet holds the name
+   * (retried shortly).
+   */
+  private async ensureNewRS(
+    key: string,
+    d: any,
+    replicas: number,
+    maxSurge: number,
+  ): Promise<{ newRS: any; createdNew: boolean } | undefined> {
+    const ns = d.metadata.namespace;
+    const template = structuredClone(d.spec.template ?? {});
+    const hash = templateHash(template, d.status?.collisionCount ?? 0);
+    const all = this.ownedRS(d);
+    const found = all.find((r) => r.metadata.labels?.[HASH] === hash);
+    const maxRevision = Math.max(0, ...all.map((r) => Number(r.metadata.annotations?.[REVISION] ?? 0)));
+    if (found) {
+      if (Number(found.metadata.annotations?.[REVISION] ?? 0) >= maxRevision)
+        return { newRS: found, createdNew: false };
+      // Rolled back to an older template: it becomes the newest revision.
+      const newRS = await this.client.request(
+        'PATCH',
+        `/apis/apps/v1/namespaces/${ns}/replicasets/${found.metadata.name}`,
+        { metadata: { annotations: { [REVISION]: String(maxRevision + 1) } } },
+        'application/merge-patch+json',
+      );
+      this.rs.set(newRS.metadata.uid, newRS);
+      return { newRS, createdNew: false };
+    }
+    const strategy = d.spec.strategy?.type ?? 'RollingUpdate';
+    const labels = { ...(template.metadata?.labels ?? {}), [HASH]: hash };
+    const selector = structuredClone(d.spec.selector ?? {});
+    selector.matchLabels = { ...(selector.matchLabels ?? {}), [HASH]: hash };
+    const oldActive = all.reduce((n, r) => n + (r.spec.replicas ?? 0), 0);
+    const initial = strategy === 'Recreate' ? 0 : Math.max(0, Math.min(replicas, replicas + maxSurge - oldActive));
+    let newRS: any;
+    try {
+      newRS = await this.client.request('POST', `/apis/apps/v1/namespaces/${ns}/replicasets`, {
+        apiVersion: 'apps/v1',
+        kind: 'ReplicaSet',
+        metadata: {
+          name: `${d.metadata.name}-${hash}`,
+          namespace: ns,
+          labels,
+          annotations: {
+            [REVISION]: String(maxRevision + 1),
+            [DESIRED]: String(replicas),
+            [MAX_REPLICAS]: String(replicas + maxSurge),
+          },
+          ownerReferences: [
+            {
+              apiVersion: 'apps/v1',
+              kind: 'Deployment',
+              name: d.metadata.name,
+              uid: d.metadata.uid,
+              controller: true,
+              blockOwnerDeletion: true,
+            },
+          ],
+        },
+        spec: {
+          replicas: initial,
+          minReadySeconds: d.spec.minReadySeconds ?? 0,
+          selector,
+          template: { ...template, metadata: { ...(template.metadata ?? {}), labels } },
+        },
+      });
+    } catch (err) {
+      if (err instanceof KubeError && err.code === 409) {
+        // A ReplicaSet of that name exists but is not ours (or not seen yet): retry after the watch catches up.
+        this.queue.add(key, 200);
+        return undefined;
+      }
+      throw err;
+    }
+    this.rs.set(newRS.metadata.uid, newRS);
+    if (initial > 0)
+      this.record(
+        d,
+        'Normal',
+        'ScalingReplicaSet',
+        `Scaled up replica set ${newRS.metadata.name} from 0 to ${initial}`,
+      );
+    return { newRS, createdNew: true };
+  }
+
+  /** One step of a rolling update: the new ReplicaSet up within maxSurge, old ones down within maxUnavailable. */
+  private async rollingUpdate(
+    d: any,
+    newRS: any,
+    old: any[],
+    replicas: number,
+    maxSurge: number,
+    maxUnavailable: number,
+  ): Promise<void> {
+    // Scale up the new ReplicaSet within maxSurge.
+    const total = [newRS, ...old].reduce((n, r) => n + (r.spec.replicas ?? 0), 0);
+    const cur = newRS.spec.replicas ?? 0;
+    if (cur > replicas) await this.scale(d, newRS, replicas);
+    else if (cur < replicas) {
+      const allowed = replicas + maxSurge - total;
+      if (allowed > 0) await this.scale(d, newRS, Math.min(replicas, cur + allowed));
+    }
+    // Scale down old ReplicaSets within maxUnavailable (unhealthy ones first).
+    const specTotal = [newRS, ...old].reduce((n, r) => n + (r.spec.replicas ?? 0), 0);
+    const minAvailable = replicas - maxUnavailable;
+    const newUnavailable = Math.max(0, (newRS.spec.replicas ?? 0) - (newRS.status?.availableReplicas ?? 0));
+    let maxScaledDown = specTotal - minAvailable - newUnavailable;
+    const oldest = [...old].sort(
+      (a, b) => new Date(a.metadata.creationTimestamp).getTime() - new Date(b.metadata.creationTimestamp).getTime(),
+    );
+    for (const r of oldest) {
+      if (maxScaledDown <= 0) break;
+      const unhealthy = (r.spec.replicas ?? 0) - (r.status?.availableReplicas ?? 0);
+      const n = Math.min(maxScaledDown, unhealthy);
+      if (n > 0) {
+        await this.scale(d, r, (r.spec.replicas ?? 0) - n);
+        maxScaledDown -= n;
+      }
+    }
+    const available = [newRS, ...old].reduce(
+      (n, r) => n + Math.min(r.spec.replicas ?? 0, r.status?.availableReplicas ?? 0),
+      0,
+    );
+    let canRemove = available - minAvailable;
+    for (const r of oldest) {
+      if (canRemove <= 0) break;
+      const n = Math.min(canRemove, r.spec.replicas ?? 0);
+      if (n > 0) {
+        await this.scale(d, r, (r.spec.replicas ?? 0) - n);
+        canRemove -= n;
+      }
+    }
   }
 
   private async cleanup(d: any, old: any[]): Promise<void> {
@@ -339,4 +363,17 @@ export class DeploymentController {
       if (!(err instanceof KubeError && err.code === 404)) throw err;
     }
   }
+}
+
+/** The strategy and its limits: maxSurge and maxUnavailable of a RollingUpdate (25 % each by default), or Recreate. */
+function rolloutLimits(d: any, replicas: number): { strategy: string; maxSurge: number; maxUnavailable: number } {
+  const strategy = d.spec.strategy?.type ?? 'RollingUpdate';
+  const maxSurge =
+    strategy === 'RollingUpdate' ? intOrPercent(d.spec.strategy?.rollingUpdate?.maxSurge ?? '25%', replicas, true) : 0;
+  let maxUnavailable =
+    strategy === 'RollingUpdate'
+      ? intOrPercent(d.spec.strategy?.rollingUpdate?.maxUnavailable ?? '25%', replicas, false)
+      : replicas;
+  if (strategy === 'RollingUpdate' && maxSurge === 0 && maxUnavailable === 0) maxUnavailable = 1;
+  return { strategy, maxSurge, maxUnavailable };
 }

@@ -3,8 +3,15 @@
 // notReadyAddresses), ports resolved from targetPort (named ports through the pods' container ports).
 import { createHash } from 'node:crypto';
 import type { Logger } from '../../../system/shared/log.ts';
-import { type KubeClient, KubeError, ListWatch } from './kube.ts';
-import { canonicalJson, isPodReady, KeyedQueue, matchesMap } from './workload-util.ts';
+import { matchesLabelSet } from '../../../system/shared/selectors.ts';
+import { type KubeClient, KubeError } from '../client/kube-client.ts';
+import { ListWatch } from '../client/list-watch.ts';
+import { canonicalJson, isPodReady, KeyedQueue } from './workload-util.ts';
+
+/** Whether a Service's `spec.selector` selects these labels; a Service without one selects no pod here. */
+function selects(labels: Record<string, string> | undefined, selector: Record<string, string> | undefined): boolean {
+  return !!selector && Object.keys(selector).length > 0 && matchesLabelSet(labels, selector);
+}
 
 const MANAGED_BY = 'endpointslice-controller.k8s.io';
 
@@ -49,7 +56,7 @@ export class EndpointSliceController {
         for (const s of this.services.values()) {
           if (s.metadata.namespace !== o.metadata.namespace) continue;
           const sel = s.spec?.selector;
-          if (matchesMap((o.metadata as any).labels, sel) || (prev && matchesMap(prev.metadata.labels, sel))) {
+          if (selects((o.metadata as any).labels, sel) || (prev && selects(prev.metadata.labels, sel))) {
             this.queue.add(`${s.metadata.namespace}/${s.metadata.name}`);
           }
         }
@@ -75,7 +82,7 @@ export class EndpointSliceController {
     const pods = [...this.pods.values()].filter(
       (p) =>
         p.metadata.namespace === ns &&
-        matchesMap(p.metadata.labels, svc.spec.selector) &&
+        selects(p.metadata.labels, svc.spec.selector) &&
         p.status?.podIP &&
         !['Succeeded', 'Failed'].includes(p.status?.phase),
     );

@@ -7,21 +7,15 @@
 // - orphan deletion (owner finalizer `orphan`): dependents lose their reference to the owner, then the finalizer goes.
 // Owners missing from the watch caches are confirmed with a live GET before anything is deleted. Resource types are
 // rediscovered when a CRD changes, so custom resources are owners and dependents too.
+
+import type { OwnerReference, ServedObject } from '../../../system/shared/kobject.ts';
 import type { Logger } from '../../../system/shared/log.ts';
-import {
-  type ApiResource,
-  collectionPath,
-  type KObject,
-  type KubeClient,
-  KubeError,
-  ListWatch,
-  type OwnerReference,
-  objectPath,
-} from './kube.ts';
+import { type ApiResource, collectionPath, type KubeClient, KubeError, objectPath } from '../client/kube-client.ts';
+import { ListWatch } from '../client/list-watch.ts';
 
 interface Node {
   r: ApiResource;
-  obj: KObject;
+  obj: ServedObject;
 }
 
 export class GarbageCollector {
@@ -109,7 +103,7 @@ export class GarbageCollector {
     }
   }
 
-  private observe(r: ApiResource, type: string, obj: KObject): void {
+  private observe(r: ApiResource, type: string, obj: ServedObject): void {
     const uid = obj.metadata.uid;
     const prev = this.nodes.get(uid);
     if (prev) for (const ref of prev.obj.metadata.ownerReferences ?? []) this.dependents.get(ref.uid)?.delete(uid);
@@ -173,13 +167,13 @@ export class GarbageCollector {
   }
 
   /** The owner as it is now, or undefined when it is gone (absent or replaced by an object with another uid). */
-  private async owner(ref: OwnerReference, namespace: string | undefined): Promise<KObject | undefined> {
+  private async owner(ref: OwnerReference, namespace: string | undefined): Promise<ServedObject | undefined> {
     const cached = this.nodes.get(ref.uid);
     if (cached) return cached.obj;
     const r = this.resourceFor(ref.apiVersion, ref.kind);
     if (!r) return undefined;
     try {
-      const o: KObject = await this.client.request(
+      const o: ServedObject = await this.client.request(
         'GET',
         objectPath(r, r.namespaced ? namespace : undefined, ref.name),
       );

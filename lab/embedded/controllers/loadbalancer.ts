@@ -3,10 +3,11 @@
 // the ServiceProxy serves that address. Ports the proxy could not bind as written are recorded in the annotation
 // `gwlab.dev/lb-port-<p>: "<p+8000>"` and an event, which the lab's helpers read.
 import type { Logger } from '../../../system/shared/log.ts';
-import { EventRecorder } from '../node/events.ts';
-import { AddressPool } from '../node/ipam.ts';
-import { type BindEvent, lbPortAnnotation } from '../node/service-proxy.ts';
-import { type KubeClient, KubeError, ListWatch } from './kube.ts';
+import { EventRecorder } from '../client/events.ts';
+import { type KubeClient, KubeError } from '../client/kube-client.ts';
+import { ListWatch } from '../client/list-watch.ts';
+import { AddressPool } from '../ipam.ts';
+import { type BindEvent, lbPortAnnotation } from '../node/service-proxy/service-proxy.ts';
 import { KeyedQueue } from './workload-util.ts';
 
 export interface LoadBalancerOptions {

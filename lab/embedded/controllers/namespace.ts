@@ -1,8 +1,11 @@
 // Namespace deletion: a namespace being deleted (deletionTimestamp, spec.finalizers ["kubernetes"]) has every
 // namespaced object in it deleted; once none is left the controller removes its `kubernetes` finalizer through
 // /finalize, and the API server removes the namespace.
+
+import type { KObject } from '../../../system/shared/kobject.ts';
 import type { Logger } from '../../../system/shared/log.ts';
-import { type ApiResource, collectionPath, type KObject, type KubeClient, KubeError, ListWatch } from './kube.ts';
+import { type ApiResource, collectionPath, type KubeClient, KubeError } from '../client/kube-client.ts';
+import { ListWatch } from '../client/list-watch.ts';
 
 export class NamespaceController {
   private readonly client: KubeClient;

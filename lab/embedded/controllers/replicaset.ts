@@ -1,10 +1,14 @@
 // ReplicaSet → Pods: keeps spec.replicas active pods owned by each ReplicaSet (creating from the template, deleting
 // the least valuable first: unscheduled, pending, not ready, newest), and writes the status counters
 // (replicas, fullyLabeledReplicas, readyReplicas, availableReplicas, observedGeneration).
+
+import type { KObject } from '../../../system/shared/kobject.ts';
 import type { Logger } from '../../../system/shared/log.ts';
-import { EventRecorder } from '../node/events.ts';
-import { type KObject, type KubeClient, KubeError, ListWatch } from './kube.ts';
-import { controllerOf, isPodActive, isPodAvailable, isPodReady, KeyedQueue, matchesSelector } from './workload-util.ts';
+import { matchesLabelSelector } from '../../../system/shared/selectors.ts';
+import { EventRecorder } from '../client/events.ts';
+import { type KubeClient, KubeError } from '../client/kube-client.ts';
+import { ListWatch } from '../client/list-watch.ts';
+import { controllerOf, isPodActive, isPodAvailable, isPodReady, KeyedQueue } from './workload-util.ts';
 
 export class ReplicaSetController {
   private readonly client: KubeClient;
@@ -157,7 +161,7 @@ export class ReplicaSetController {
     const minReady = rs.spec.minReadySeconds ?? 0;
     const status = {
       replicas: pods.length,
-      fullyLabeledReplicas: pods.filter((p) => matchesSelector(p.metadata.labels, rs.spec.selector)).length,
+      fullyLabeledReplicas: pods.filter((p) => matchesLabelSelector(p.metadata.labels, rs.spec.selector)).length,
       readyReplicas: pods.filter(isPodReady).length,
       availableReplicas: pods.filter((p) => isPodAvailable(p, minReady)).length,
       observedGeneration: rs.metadata.generation,

@@ -1,7 +1,10 @@
 // Every active namespace gets a `default` ServiceAccount and the `kube-root-ca.crt` ConfigMap (the cluster CA that
 // in-cluster clients verify the API server with), and gets them back when they are deleted.
+
+import type { KObject } from '../../../system/shared/kobject.ts';
 import type { Logger } from '../../../system/shared/log.ts';
-import { type KObject, type KubeClient, KubeError, ListWatch } from './kube.ts';
+import { type KubeClient, KubeError } from '../client/kube-client.ts';
+import { ListWatch } from '../client/list-watch.ts';
 
 export class ServiceAccountController {
   private readonly client: KubeClient;

@@ -1,39 +1,6 @@
-// Helpers the workload controllers share: label selectors, ownership, pod readiness and availability, names.
-import type { KObject } from './kube.ts';
-
-export function matchesSelector(labels: Record<string, string> | undefined, sel: any): boolean {
-  if (!sel) return false;
-  const l = labels ?? {};
-  for (const [k, v] of Object.entries(sel.matchLabels ?? {})) if (l[k] !== v) return false;
-  for (const e of sel.matchExpressions ?? []) {
-    const has = Object.hasOwn(l, e.key);
-    switch (e.operator) {
-      case 'In':
-        if (!has || !e.values.includes(l[e.key])) return false;
-        break;
-      case 'NotIn':
-        if (has && e.values.includes(l[e.key])) return false;
-        break;
-      case 'Exists':
-        if (!has) return false;
-        break;
-      case 'DoesNotExist':
-        if (has) return false;
-        break;
-    }
-  }
-  return Object.keys(sel.matchLabels ?? {}).length + (sel.matchExpressions ?? []).length > 0;
-}
-
-/** A Service's plain map selector. */
-export function matchesMap(
-  labels: Record<string, string> | undefined,
-  sel: Record<string, string> | undefined,
-): boolean {
-  if (!sel || Object.keys(sel).length === 0) return false;
-  const l = labels ?? {};
-  return Object.entries(sel).every(([k, v]) => l[k] === v);
-}
+// Helpers the workload controllers share: ownership, pod readiness and availability, names, a keyed work queue.
+// (Label selectors are system/shared/selectors.ts, the one implementation the API server and control plane use too.)
+import type { KObject } from '../../../system/shared/kobject.ts';
 
 export function controllerOf(o: KObject): { uid: string; kind: string; name: string } | undefined {
   return o.metadata.ownerReferences?.find((r) => r.controller);

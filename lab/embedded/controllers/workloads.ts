@@ -2,9 +2,9 @@
 // endpointslice/endpoints and service (load balancer) controllers do), each a class with start()/stop().
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { LogRegistry } from '../../../system/shared/log.ts';
+import { KubeClient } from '../client/kube-client.ts';
 import { DeploymentController } from './deployment.ts';
 import { EndpointSliceController } from './endpointslice.ts';
-import { KubeClient } from './kube.ts';
 import { LoadBalancerController, type LoadBalancerOptions } from './loadbalancer.ts';
 import { ReplicaSetController } from './replicaset.ts';
 

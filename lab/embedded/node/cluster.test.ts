@@ -9,10 +9,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { podLoopback } from '../../state.ts';
-import { KubeClient, KubeError } from '../controllers/kube.ts';
-import { startTestCluster, type TestCluster } from './cluster-testing.ts';
-import { findTaggedProcesses } from './orphans.ts';
-import { eventually } from './testbed.ts';
+import { KubeClient, KubeError } from '../client/kube-client.ts';
+import { startTestCluster, type TestCluster } from '../testing/test-cluster.ts';
+import { findTaggedProcesses } from './runtime/orphans.ts';
+import { eventually } from './testing/testbed.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const APP = join(HERE, 'testdata', 'http-app.mjs');

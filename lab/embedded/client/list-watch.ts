@@ -1,0 +1,116 @@
+// A resilient list-watch loop over the embedded cluster's client (kube-client.ts): list, then watch from the list's
+// resourceVersion; relist on 410 Expired, re-watch with back-off on errors. client-node's informer stops on errors,
+// so the controllers and the node agent, which must not stop, use this loop.
+import { Watch } from '@kubernetes/client-node';
+import type { ServedObject } from '../../../system/shared/kobject.ts';
+import type { Logger } from '../../../system/shared/log.ts';
+import { type KubeClient, KubeError } from './kube-client.ts';
+
+export type WatchEvent = 'ADDED' | 'MODIFIED' | 'DELETED' | 'SYNC';
+
+/**
+ * List, then watch from the list's resourceVersion, forever: on 410 it relists (reporting objects that vanished as
+ * DELETED), on a closed or failed stream it re-watches after a back-off. `onEvent('SYNC')` fires after each list.
+ */
+export class ListWatch {
+  private stopped = false;
+  private abort?: AbortController;
+  private known = new Map<string, ServedObject>();
+  private readonly client: KubeClient;
+  private readonly path: string;
+  private readonly onEvent: (type: WatchEvent, obj?: ServedObject) => void;
+  private readonly log: Logger;
+
+  constructor(client: KubeClient, path: string, onEvent: (type: WatchEvent, obj?: ServedObject) => void, log: Logger) {
+    this.client = client;
+    this.path = path;
+    this.onEvent = onEvent;
+    this.log = log;
+  }
+
+  start(): void {
+    void this.loop();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.abort?.abort();
+  }
+
+  objects(): ServedObject[] {
+    return [...this.known.values()];
+  }
+
+  private async loop(): Promise<void> {
+    let rv = '';
+    let delay = 100;
+    while (!this.stopped) {
+      try {
+        if (!rv) {
+          const list = await this.client.request('GET', this.path);
+          const seen = new Set<string>();
+          for (const o of list.items as ServedObject[]) {
+            seen.add(o.metadata.uid);
+            const had = this.known.get(o.metadata.uid);
+            this.known.set(o.metadata.uid, o);
+            if (!had || had.metadata.resourceVersion !== o.metadata.resourceVersion)
+              this.onEvent(had ? 'MODIFIED' : 'ADDED', o);
+          }
+          for (const [uid, o] of this.known) {
+            if (!seen.has(uid)) {
+              this.known.delete(uid);
+              this.onEvent('DELETED', o);
+            }
+          }
+          rv = list.metadata.resourceVersion;
+          this.onEvent('SYNC');
+        }
+        rv = await this.watchOnce(rv);
+        delay = 100;
+      } catch (e) {
+        if (this.stopped) return;
+        if (e instanceof KubeError && e.code === 404) {
+          // The resource type went away (a deleted CRD): stop quietly.
+          return;
+        }
+        this.log.debug('list-watch retry', { path: this.path, err: e as Error });
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.min(delay * 2, 5000);
+      }
+    }
+  }
+
+  /** Resolves with the resourceVersion to continue from ('' = relist). */
+  private watchOnce(rv: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      let last = rv;
+      let expired = false;
+      const w = new Watch(this.client.kc);
+      w.watch(
+        this.path,
+        { resourceVersion: rv, allowWatchBookmarks: true },
+        (type: string, obj: any) => {
+          if (type === 'ERROR') {
+            if (obj?.code === 410) expired = true;
+            return;
+          }
+          if (obj?.metadata?.resourceVersion) last = obj.metadata.resourceVersion;
+          if (type === 'BOOKMARK') return;
+          if (type === 'DELETED') this.known.delete(obj.metadata.uid);
+          else this.known.set(obj.metadata.uid, obj);
+          this.onEvent(type as WatchEvent, obj);
+        },
+        (err: unknown) => {
+          if (expired) resolve('');
+          else if (err && !this.stopped) reject(err);
+          else resolve(last);
+        },
+      )
+        .then((ctrl) => {
+          this.abort = ctrl;
+          if (this.stopped) ctrl.abort();
+        })
+        .catch(reject);
+    });
+  }
+}

@@ -1,0 +1,41 @@
+// The repository's own image through the catalog, the runner and the hook: the sample application started as
+// `gwlab.local/system:<version>` with args [sampleapp] listens on its pod IP and answers there.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SYSTEM_IMAGE } from '../../../../system/image.ts';
+import { eventually, Testbed, waitForLog } from '../testing/testbed.ts';
+import { containerArgv, ImageCatalog } from './images.ts';
+import { systemImages } from './system-images.ts';
+
+describe('system image on the embedded node', () => {
+  let tb: Testbed;
+  beforeAll(async () => {
+    tb = await Testbed.start();
+  });
+  afterAll(async () => {
+    await tb?.close();
+  });
+
+  it('runs the sample application from the catalog entry with the pod identity', async () => {
+    const catalog = new ImageCatalog({ home: tb.root, builtins: systemImages() });
+    const entry = catalog.resolve(SYSTEM_IMAGE);
+    const argv = containerArgv(entry, { args: ['sampleapp', '--port', '$(PORT)'] }, { PORT: '8080' });
+    const pod = tb.startPod({
+      namespace: 'sampleapp',
+      name: 'sampleapp-0',
+      argv,
+      env: { PORT: '8080' },
+      workingDir: entry.workingDir,
+    });
+    const res = await eventually(async () => {
+      const r = await fetch(`http://${pod.ip}:8080/headers`, { headers: { 'x-gwlab-test': 'www.example.com' } });
+      return r.ok ? ((await r.json()) as { headers: Record<string, unknown> }) : undefined;
+    }, 20_000).catch((err) => {
+      throw new Error(`${err}\n${pod.logs()}`);
+    });
+    expect(JSON.stringify(res!.headers).toLowerCase()).toContain('www.example.com');
+    // The request was answered, but the runner may not have appended the line to the log yet.
+    await waitForLog(pod.logFile, '"msg":"listening"');
+    expect(pod.logs()).toContain('"msg":"listening"');
+    expect((await pod.proc.stop(5)).exitCode).toBe(0);
+  });
+});
