@@ -4,7 +4,7 @@
 
 import type { Re2 } from '../../shared/regex.ts';
 import { parsePerFilterConfig } from '../filters/registry.ts';
-import { ConfigError, durationMs, fraction } from './errors.ts';
+import { ConfigError, durationMs, fraction, inFraction } from './errors.ts';
 import { compileHeaderMutation, EMPTY_MUTATION, type HeaderMutation } from './headers.ts';
 import { compileHeaderMatcher, compileQueryMatcher, compileRegex } from './matchers.ts';
 import type {
@@ -235,7 +235,7 @@ function compileMatch(m: J | undefined, where: string): { spec: MatchSpec; match
         for (const q of queries) if (!q(params)) return false;
       }
       if (grpcOnly && !(i.header('content-type') ?? '').startsWith('application/grpc')) return false;
-      if (runtime < 1 && Math.random() >= runtime) return false;
+      if (!inFraction(runtime)) return false;
       return true;
     },
   };
