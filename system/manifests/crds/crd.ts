@@ -2,6 +2,22 @@
 // with the status subresource and printer columns, and the label every CRD of the project carries.
 import { type Schema, str } from './schema-blocks.ts';
 
+export interface PrinterColumn {
+  name: string;
+  type: string;
+  jsonPath: string;
+  description?: string;
+  priority?: number;
+}
+
+/** The column every CRD of the project ends with, as kubectl shows for built-in kinds. */
+const AGE_COLUMN: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
+
+/** A column showing one condition's `status` (or `reason`), named after the condition. */
+export function conditionColumn(type: string, field: 'status' | 'reason' = 'status'): PrinterColumn {
+  return { name: type, type: 'string', jsonPath: `.status.conditions[?(@.type=="${type}")].${field}` };
+}
+
 export interface CrdSpec {
   group: string;
   kind: string;
@@ -14,7 +30,8 @@ export interface CrdSpec {
   spec: Schema;
   status: Schema;
   specRequired?: boolean;
-  columns?: { name: string; type: string; jsonPath: string; description?: string; priority?: number }[];
+  /** The kind's own printer columns; every CRD ends with Age. */
+  columns?: PrinterColumn[];
   annotations?: Record<string, string>;
   description: string;
 }
@@ -45,7 +62,7 @@ export function crd(s: CrdSpec): Record<string, unknown> {
           served: true,
           storage: true,
           subresources: { status: {} },
-          ...(s.columns ? { additionalPrinterColumns: s.columns } : {}),
+          additionalPrinterColumns: [...(s.columns ?? []), AGE_COLUMN],
           schema: {
             openAPIV3Schema: {
               description: s.description,

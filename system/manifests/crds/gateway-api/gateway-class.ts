@@ -1,4 +1,5 @@
 // The GatewayClass CRD (gateway.networking.k8s.io/v1): the controller name that claims the class, its parametersRef.
+import { conditionColumn } from '../crd.ts';
 import { conditions, controllerName, group, kind, namespace, obj, str } from '../schema-blocks.ts';
 import { gatewayApiCrd } from './bundle.ts';
 
@@ -21,10 +22,6 @@ export function gatewayClassCrd(): Record<string, unknown> {
       ['controllerName'],
     ),
     status: obj({ conditions: conditions() }),
-    columns: [
-      { name: 'Controller', type: 'string', jsonPath: '.spec.controllerName' },
-      { name: 'Accepted', type: 'string', jsonPath: '.status.conditions[?(@.type=="Accepted")].status' },
-      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-    ],
+    columns: [{ name: 'Controller', type: 'string', jsonPath: '.spec.controllerName' }, conditionColumn('Accepted')],
   });
 }

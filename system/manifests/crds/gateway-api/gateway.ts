@@ -1,5 +1,6 @@
 // The Gateway CRD (gateway.networking.k8s.io/v1): listeners with their allowed routes, addresses, infrastructure;
 // the status with addresses, conditions and per-listener attached routes.
+import { conditionColumn } from '../crd.ts';
 import {
   arr,
   conditions,
@@ -126,8 +127,7 @@ export function gatewayCrd(): Record<string, unknown> {
     columns: [
       { name: 'Class', type: 'string', jsonPath: '.spec.gatewayClassName' },
       { name: 'Address', type: 'string', jsonPath: '.status.addresses[*].value' },
-      { name: 'Programmed', type: 'string', jsonPath: '.status.conditions[?(@.type=="Programmed")].status' },
-      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+      conditionColumn('Programmed'),
     ],
   });
 }

@@ -149,9 +149,6 @@ export function httpRouteCrd(): Record<string, unknown> {
       'HTTPRoute provides a way to route HTTP requests by hostname, path, header or query param, to backends.',
     spec: httpRouteSpec(),
     status: routeStatus(),
-    columns: [
-      { name: 'Hostnames', type: 'string', jsonPath: '.spec.hostnames' },
-      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-    ],
+    columns: [{ name: 'Hostnames', type: 'string', jsonPath: '.spec.hostnames' }],
   });
 }

@@ -26,6 +26,5 @@ export function referenceGrantCrd(): Record<string, unknown> {
       ['from', 'to'],
     ),
     status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-    columns: [{ name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }],
   });
 }

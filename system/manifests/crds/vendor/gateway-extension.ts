@@ -1,5 +1,6 @@
 // The GatewayExtension CRD: a feature backed by a service, today external auth over HTTP (the service, path prefix,
 // timeout, headers passed on, failOpen and the status on error).
+import { conditionColumn } from '../crd.ts';
 import {
   arr,
   bool,
@@ -49,10 +50,6 @@ export function gatewayExtensionCrd(): Record<string, unknown> {
       ),
     }),
     status: obj({ conditions: conditions() }),
-    columns: [
-      { name: 'Accepted', type: 'string', jsonPath: '.status.conditions[?(@.type=="Accepted")].status' },
-      { name: 'ResolvedRefs', type: 'string', jsonPath: '.status.conditions[?(@.type=="ResolvedRefs")].reason' },
-      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-    ],
+    columns: [conditionColumn('Accepted'), conditionColumn('ResolvedRefs', 'reason')],
   });
 }

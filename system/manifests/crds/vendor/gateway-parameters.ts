@@ -67,9 +67,6 @@ export function gatewayParametersCrd(): Record<string, unknown> {
       }),
     }),
     status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-    columns: [
-      { name: 'LogLevel', type: 'string', jsonPath: '.spec.kube.envoyContainer.bootstrap.logLevel' },
-      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-    ],
+    columns: [{ name: 'LogLevel', type: 'string', jsonPath: '.spec.kube.envoyContainer.bootstrap.logLevel' }],
   });
 }

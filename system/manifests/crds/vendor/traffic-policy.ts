@@ -1,5 +1,6 @@
 // The TrafficPolicy CRD: traffic behaviour (timeouts, retry, CORS, header modifiers, local rate limit, ext auth, URL
 // rewrite, fault injection) on the Gateways and HTTPRoutes it targets or selects; the policy status per ancestor.
+import { conditionColumn } from '../crd.ts';
 import {
   arr,
   bool,
@@ -137,10 +138,6 @@ export function trafficPolicyCrd(): Record<string, unknown> {
       }),
     }),
     status: policyAncestorStatus(),
-    columns: [
-      { name: 'Accepted', type: 'string', jsonPath: '.status.conditions[?(@.type=="Accepted")].status' },
-      { name: 'Attached', type: 'string', jsonPath: '.status.conditions[?(@.type=="Attached")].reason' },
-      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-    ],
+    columns: [conditionColumn('Accepted'), conditionColumn('Attached', 'reason')],
   });
 }
