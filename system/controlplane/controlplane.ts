@@ -13,6 +13,7 @@ import { Deployer, kubeApplier, type ObjectApplier } from './deployer/deployer.t
 import type { DeployerSettings } from './deployer/objects.ts';
 import type { ValidationMode } from './ir/types.ts';
 import { Runtime } from './krt/collection.ts';
+import { closeConnections, reuseConnections } from './kube/connections.ts';
 import { type InformerSet, startInformers } from './kube/informers.ts';
 import { Metrics } from './metrics.ts';
 import { Pipeline } from './pipeline.ts';
@@ -82,6 +83,8 @@ export class ControlPlane {
 
   constructor(opts: ControlPlaneOptions) {
     this.opts = opts;
+    // Informers, status writes, Events and the deployer over kept-alive connections (kube/connections.ts).
+    if (opts.kubeConfig) reuseConnections(opts.kubeConfig);
     this.logs = opts.logs ?? new LogRegistry();
     for (const c of COMPONENTS) this.logs.logger(c);
     this.log = this.logs.logger('controlplane');
@@ -280,6 +283,7 @@ export class ControlPlane {
     ]);
     this.health?.closeAllConnections();
     this.metricsServer?.closeAllConnections();
+    if (this.opts.kubeConfig) await closeConnections(this.opts.kubeConfig);
     this.log.info('stopped');
   }
 }
