@@ -17,7 +17,7 @@ interface Figures {
   memory: { rssMbHolding10k: number };
   clientPath: { clientNodeHttpsUs: number; rawHttpsUs: number };
   met: { creates: boolean; list1k: boolean; watchP99: boolean; memory: boolean; clientNodeGet: boolean };
-  diagnostics: { memory: Record<string, number> };
+  diagnostics: { memory: Record<string, number>; clientPathCpuUsPerGet: Record<string, number> };
 }
 
 /** The note for the watch p99 target: which cause the tail comes from, in the data above, and what would close it. */
@@ -102,14 +102,16 @@ function memoryNote(r: Figures): string {
 
 function clientNodeGetNote(r: Figures, load: string): string {
   const { clientNodeHttpsUs: cn, rawHttpsUs: raw } = r.clientPath;
+  const cpu = r.diagnostics.clientPathCpuUsPerGet;
   return (
     `${cn} µs per GET through client-node against ${raw} µs over raw HTTPS, both on kept-alive connections to the ` +
     `same server, timed in interleaved rounds (${load}). ` +
     (raw >= TARGETS.clientNodeGetUs * 0.8
       ? 'The raw path alone is close to the target: the server and waiting for a CPU take most of it, which a ' +
         'machine without other work would close.'
-      : `The ${Math.round(cn - raw)} µs between them is this process's CPU: undici's fetch() (which client-node ` +
-        "calls) over request(), and client-node's typed deserialization; a CPU profile of the GET loop shows which.")
+      : `The ${Math.round(cn - raw)} µs between them is this process's CPU (${cpu.clientNode} against ${cpu.raw} µs per ` +
+        "GET): client-node's per-request work (its typed deserialization, the credentials and TLS files applied to " +
+        'each request, its middleware chain); a CPU profile of the GET loop shows which to cut.')
   );
 }
 

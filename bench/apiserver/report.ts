@@ -89,6 +89,7 @@ export function apiserverResult(m: Measured) {
     /** What was collected to explain a miss (the figures above do not depend on it). */
     diagnostics: {
       list1kServerCpuMs: round2(lists.listServerCpuMs),
+      clientPathCpuUsPerGet: Object.fromEntries(Object.entries(clientPath.cpuUs).map(([k, v]) => [k, Math.round(v)])),
       memory: Object.fromEntries(Object.entries(mem10k).map(([k, v]) => [`${k}Mb`, round2(v / 1024 / 1024)])),
       watchFanout: f.tail,
     },
@@ -114,6 +115,7 @@ function tailLines(tail: Tail): string[] {
 export function apiserverMarkdown(result: ApiserverResult): string {
   const ok = (b: boolean) => (b ? 'met' : 'MISSED');
   const w = result.watchFanout;
+  const cpu = result.diagnostics.clientPathCpuUsPerGet;
   return [
     '# bench:apiserver',
     '',
@@ -135,6 +137,7 @@ export function apiserverMarkdown(result: ApiserverResult): string {
     `| RSS holding 10,000 objects | ${result.memory.rssMbHolding10k} MB | < ${TARGETS.rssMb10k} MB | ${ok(result.met.memory)} |`,
     `| GET one object: client-node as the project configures it (kept-alive connections) | ${result.clientPath.clientNodeHttpsUs} µs | < ${TARGETS.clientNodeGetUs} µs | ${ok(result.met.clientNodeGet)} |`,
     `| GET one object: client-node's defaults (a TLS connection each) / raw HTTPS / in-process | ${result.clientPath.clientNodeDefaultHttpsUs} / ${result.clientPath.rawHttpsUs} / ${result.clientPath.inProcessUs} µs | | |`,
+    `| this process's CPU per GET: client-node / its defaults / raw HTTPS | ${cpu.clientNode} / ${cpu.clientNodeDefault} / ${cpu.raw} µs | | |`,
     '',
     ...tailLines(result.diagnostics.watchFanout),
     ...(Object.keys(result.notes).length

@@ -91,7 +91,7 @@ ${CRD}`);
   });
 
   it('reuses kept-alive connections: 20 reads open at most 2 (client-node alone opened one per request)', async () => {
-    // system/controlplane/kube/connections.ts; counted on undici's documented 'undici:client:connected' channel.
+    // system/controlplane/kube/transport.ts; counted on undici's documented 'undici:client:connected' channel.
     const sockets: Socket[] = [];
     const ch = diagnostics.channel('undici:client:connected');
     const onConnected = (m: unknown) => {

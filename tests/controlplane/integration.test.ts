@@ -301,7 +301,7 @@ describe('control plane with the embedded API server', () => {
     );
   }, 90_000);
 
-  it('writes statuses over kept-alive connections (kube/connections.ts), not a new connection per write', async () => {
+  it('writes statuses over kept-alive connections (kube/transport.ts), not a new connection per write', async () => {
     // Connections to the API server counted on undici's documented 'undici:client:connected' channel; kubectl runs
     // in processes of its own, so what is counted here is the control plane's.
     const sockets: Socket[] = [];

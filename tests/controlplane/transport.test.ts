@@ -1,20 +1,24 @@
-// system/controlplane/kube/connections.ts against the embedded API server: client-node 2.0.1 alone opens a new TLS
+// system/controlplane/kube/transport.ts against the embedded API server: client-node 2.0.1 alone opens a new TLS
 // connection for every request (its applySecurityAuthentication builds a new undici Agent each time, dist/config.js);
-// with reuseConnections a KubeConfig's requests share kept-alive connections, as client-go's transports do
+// with withTransport a KubeConfig's requests share kept-alive connections, as client-go's transports do
 // (k8s.io/client-go/transport/cache.go), while the per-request credentials (a renewed token file) and TLS material (a
 // renewed CA file) are still honoured. Connections are counted on undici's documented diagnostics channel
-// 'undici:client:connected' (docs/api/DiagnosticsChannel.md), filtered to the test server's port.
+// 'undici:client:connected' (docs/api/DiagnosticsChannel.md), filtered to the test server's port. Then the HTTP layer
+// of API clients (undici's request() instead of fetch()), against a plain HTTP server that shows what it receives:
+// the same headers as fetch's (but for fetch's own sec-fetch-mode), gzip bodies decoded, fetch's error shape.
 import { type ChildProcess, spawn } from 'node:child_process';
 import diagnostics from 'node:diagnostics_channel';
 import { renameSync, writeFileSync } from 'node:fs';
-import type { Socket } from 'node:net';
+import http, { type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { AuthenticationV1Api, CoreV1Api, type KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
+import { gzipSync } from 'node:zlib';
+import { ApiException, AuthenticationV1Api, CoreV1Api, KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestLab, type TestLab } from '../../lab/embedded/apiserver/testing/test-lab.ts';
-import { closeConnections, reuseConnections } from '../../system/controlplane/kube/connections.ts';
 import { reloadTokenFileOnChange } from '../../system/controlplane/kube/token-file.ts';
+import { closeTransport, withTransport } from '../../system/controlplane/kube/transport.ts';
 
 /** The sockets undici connects to `port` while this watcher is on. */
 function watchConnections(port: number) {
@@ -30,7 +34,7 @@ function watchConnections(port: number) {
 
 const closed = (s: Socket) => new Promise<void>((r) => (s.destroyed ? r() : s.once('close', () => r())));
 
-describe('kept-alive connections of a KubeConfig (kube/connections.ts)', () => {
+describe('kept-alive connections of a KubeConfig (kube/transport.ts)', () => {
   let lab: TestLab;
   let watcher: ReturnType<typeof watchConnections>;
   const kcs: KubeConfig[] = [];
@@ -41,7 +45,7 @@ describe('kept-alive connections of a KubeConfig (kube/connections.ts)', () => {
   afterEach(async () => {
     for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
     watcher?.stop();
-    await Promise.all(kcs.splice(0).map((kc) => closeConnections(kc)));
+    await Promise.all(kcs.splice(0).map((kc) => closeTransport(kc)));
   });
   afterAll(() => lab?.stop());
 
@@ -51,7 +55,7 @@ describe('kept-alive connections of a KubeConfig (kube/connections.ts)', () => {
     return kc;
   }
 
-  it('client-node alone opens a new connection for every request (why connections.ts exists)', async () => {
+  it('client-node alone opens a new connection for every request (why transport.ts exists)', async () => {
     const kc = await kubeConfig();
     const core = kc.makeApiClient(CoreV1Api);
     watcher = watchConnections(lab.server.port);
@@ -59,11 +63,11 @@ describe('kept-alive connections of a KubeConfig (kube/connections.ts)', () => {
     expect(watcher.sockets).toHaveLength(5);
   });
 
-  it('with reuseConnections requests reuse kept-alive connections, API clients made before and after alike', async () => {
+  it('with withTransport requests reuse kept-alive connections, API clients made before and after alike', async () => {
     const kc = await kubeConfig();
     const before = kc.makeApiClient(CoreV1Api);
-    reuseConnections(kc);
-    expect(reuseConnections(kc)).toBe(kc);
+    withTransport(kc);
+    expect(withTransport(kc)).toBe(kc);
     const objects = KubernetesObjectApi.makeApiClient(kc);
     watcher = watchConnections(lab.server.port);
     for (let i = 0; i < 10; i++) {
@@ -93,7 +97,7 @@ describe('kept-alive connections of a KubeConfig (kube/connections.ts)', () => {
       currentContext: kc.getCurrentContext(),
     });
     expect(reloadTokenFileOnChange(kc)).toBe(true);
-    reuseConnections(kc);
+    withTransport(kc);
     const authn = kc.makeApiClient(AuthenticationV1Api);
     const whoami = async () =>
       (
@@ -120,7 +124,7 @@ describe('kept-alive connections of a KubeConfig (kube/connections.ts)', () => {
       contexts: kc.getContexts(),
       currentContext: kc.getCurrentContext(),
     });
-    reuseConnections(kc);
+    withTransport(kc);
     const core = kc.makeApiClient(CoreV1Api);
     watcher = watchConnections(lab.server.port);
     for (let i = 0; i < 3; i++) await core.readNamespace({ name: 'default' });
@@ -133,12 +137,12 @@ describe('kept-alive connections of a KubeConfig (kube/connections.ts)', () => {
     expect(renewed.filter((s) => s.destroyed)).toEqual([]);
   });
 
-  it('closeConnections ends them; a later request opens a new one', async () => {
-    const kc = reuseConnections(await kubeConfig());
+  it('closeTransport ends them; a later request opens a new one', async () => {
+    const kc = withTransport(await kubeConfig());
     const core = kc.makeApiClient(CoreV1Api);
     watcher = watchConnections(lab.server.port);
     await core.readNamespace({ name: 'default' });
-    await closeConnections(kc);
+    await closeTransport(kc);
     await closed(watcher.sockets[0]!);
     await core.readNamespace({ name: 'default' });
     expect(watcher.sockets).toHaveLength(2);
@@ -146,13 +150,13 @@ describe('kept-alive connections of a KubeConfig (kube/connections.ts)', () => {
 
   it('a kept-alive connection does not keep a process alive (undici unrefs idle sockets)', async () => {
     // The server keeps idle connections for 120 s: a process held open by one would outlive this test's timeout.
-    const mod = pathToFileURL(join(import.meta.dirname, '../../system/controlplane/kube/connections.ts')).href;
+    const mod = pathToFileURL(join(import.meta.dirname, '../../system/controlplane/kube/transport.ts')).href;
     const script = `
       import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-      import { reuseConnections } from ${JSON.stringify(mod)};
+      import { withTransport } from ${JSON.stringify(mod)};
       const kc = new KubeConfig();
       kc.loadFromFile(${JSON.stringify(lab.server.kubeconfigPath)});
-      const ns = await reuseConnections(kc).makeApiClient(CoreV1Api).readNamespace({ name: 'default' });
+      const ns = await withTransport(kc).makeApiClient(CoreV1Api).readNamespace({ name: 'default' });
       console.log(ns.metadata.name);
     `;
     const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
@@ -165,5 +169,81 @@ describe('kept-alive connections of a KubeConfig (kube/connections.ts)', () => {
     const code = await new Promise((r) => child.once('exit', r));
     expect(code).toBe(0);
     expect(out.trim()).toBe('default');
+  });
+});
+
+describe("the HTTP layer of API clients (kube/transport.ts): request() with fetch()'s behaviour", () => {
+  let server: http.Server;
+  const seen: IncomingHttpHeaders[] = [];
+  const NS = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'default' }, status: { phase: 'Active' } };
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      seen.push(req.headers);
+      if (req.url === '/api/v1/namespaces/default') {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+        res.end(gzipSync(JSON.stringify(NS)));
+      } else {
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404 }));
+      }
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  /** A kubeconfig for plain HTTP on `port` (client-node wants skipTLSVerify for http:). */
+  function kubeConfig(port: number): KubeConfig {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
+      users: [{ name: 'u', token: 't0k3n' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    return kc;
+  }
+
+  it('sends what fetch sent but its sec-fetch-mode, and decodes a gzip body', async () => {
+    const kc = kubeConfig((server.address() as AddressInfo).port);
+    seen.length = 0;
+    const ns = await kc.makeApiClient(CoreV1Api).readNamespace({ name: 'default' });
+    const viaFetch = seen.pop()!;
+    const pooled = withTransport(kc);
+    try {
+      const again = await pooled.makeApiClient(CoreV1Api).readNamespace({ name: 'default' });
+      expect(again).toEqual(ns);
+      expect(again.status?.phase).toBe('Active');
+      const viaRequest = seen.pop()!;
+      expect(viaFetch['sec-fetch-mode']).toBe('cors');
+      expect(viaRequest['sec-fetch-mode']).toBeUndefined();
+      for (const h of ['authorization', 'user-agent', 'accept']) expect(viaRequest[h], h).toBe(viaFetch[h]);
+      expect(viaRequest['accept-encoding']).toBe('gzip, deflate');
+      expect(viaRequest.authorization).toBe('Bearer t0k3n');
+      // A refusal is the library's ApiException, as before.
+      const err = await pooled
+        .makeApiClient(CoreV1Api)
+        .readNamespace({ name: 'nope' })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ApiException);
+      expect((err as ApiException<unknown>).code).toBe(404);
+    } finally {
+      await closeTransport(kc);
+    }
+  });
+
+  it("a server that is not there fails as fetch did: TypeError('fetch failed') with the cause", async () => {
+    const gone = http.createServer();
+    await new Promise<void>((r) => gone.listen(0, '127.0.0.1', r));
+    const port = (gone.address() as AddressInfo).port;
+    await new Promise<void>((r) => gone.close(() => r()));
+    const kc = withTransport(kubeConfig(port));
+    const err = (await kc
+      .makeApiClient(CoreV1Api)
+      .readNamespace({ name: 'default' })
+      .catch((e: unknown) => e)) as Error & { cause?: { code?: string } };
+    expect(err).toBeInstanceOf(TypeError);
+    expect(err.message).toBe('fetch failed');
+    expect(err.cause?.code).toBe('ECONNREFUSED');
+    await closeTransport(kc);
   });
 });
