@@ -113,9 +113,9 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
     });
     cleanups.push(() => apiServer.stop());
     const controllerUser = { user: 'system:kube-controller-manager' };
-    const machinery = await startApiMachinery(await apiServer.kubeConfig(controllerUser), logs);
+    const machinery = await startApiMachinery(apiServer.credentials(controllerUser), logs);
     cleanups.push(() => machinery.stop());
-    const controllers = startWorkloadControllers(await apiServer.kubeConfig(controllerUser), logs, {
+    const controllers = startWorkloadControllers(apiServer.credentials(controllerUser), logs, {
       lbOctet: plan.lbOctet,
       provisionDelayMs: opts.lbProvisionDelayMs ?? 1000,
     });

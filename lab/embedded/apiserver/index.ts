@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Logger, LogRegistry } from '../../../system/shared/log.ts';
 import { type AddressPlan, labPaths, addressPlan as planFor } from '../../state.ts';
+import type { ClientCredentials } from '../client/kube-client.ts';
 import { Authenticator, type TokenOptions } from './authn.ts';
 import { setupConnections } from './connection.ts';
 import { Core } from './core.ts';
@@ -76,6 +77,8 @@ export interface ApiServerHandle {
    * client-node is loaded on first use (the server itself does not need it: ~85 MB of resident memory).
    */
   kubeConfig(opts?: { user?: string }): Promise<KubeConfig>;
+  /** The same identity as plain credentials, for the embedded cluster's own KubeClient (no client-node). */
+  credentials(opts?: { user?: string }): ClientCredentials;
   registerSubresource(resource: string, subresource: string, handler: SubresourceHandler): void;
   /** The store's current revision (tests, benchmark). */
   revision(): number;
@@ -249,6 +252,11 @@ function handleFor(p: {
     adminToken: pki.adminToken,
     issueServiceAccountToken: (ns, sa, o) => authn.issueServiceAccountToken(ns, sa, o).token,
     issuePrivilegedToken: (user) => authn.issuePrivilegedToken(user),
+    credentials: (o = {}) => ({
+      server: url,
+      caPem: pki.caPem,
+      token: o.user ? authn.issuePrivilegedToken(o.user) : pki.adminToken,
+    }),
     kubeConfig: async (o = {}) => {
       const { KubeConfig } = await import('@kubernetes/client-node');
       const kc = new KubeConfig();
