@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
+import { compileCacheDir } from '../compile-cache.ts';
 import { type LabRecord, labPaths, readLabRecord } from '../state.ts';
 import { killTaggedProcesses } from './node/runtime/orphans.ts';
 
@@ -93,7 +94,8 @@ export async function spawnLabProcess(o: SpawnOptions): Promise<LabRecord> {
   const child = spawn(process.execPath, args, {
     detached: true,
     stdio: ['ignore', out, out],
-    env: { ...process.env, GWLAB_HOME: o.home },
+    // The compile cache on from its first module (lab/compile-cache.ts).
+    env: { ...process.env, GWLAB_HOME: o.home, NODE_COMPILE_CACHE: compileCacheDir() },
   });
   closeSync(out);
   let exited: number | null | undefined;
