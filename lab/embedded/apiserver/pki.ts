@@ -1,7 +1,9 @@
 // The lab's PKI: a CA, a serving certificate for the API server and the service-account signing key. Generated once
 // per lab and kept in labPaths().pki, so a restarted lab keeps its trust: kubeconfigs and mounted `ca.crt` files stay
-// valid. The serving certificate is re-issued (by the same CA) when the set of SANs changes.
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+// valid. The serving certificate is re-issued (by the same CA) when the set of SANs changes. A new lab's three RSA
+// keys are generated side by side on libuv's thread pool (0.1-0.3 s each, one after the other on the main thread they
+// were ~0.6 s of every new lab's start; the caller does its own start-up work meanwhile).
+import { generateKeyPair, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
@@ -26,12 +28,23 @@ const DNS_SANS = [
   'kubernetes.default.svc.cluster.local',
 ];
 
-function rsaPair(): { privatePem: string; publicPem: string } {
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  return {
-    privatePem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-    publicPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
-  };
+interface RsaPair {
+  privatePem: string;
+  publicPem: string;
+}
+
+function rsaPair(): Promise<RsaPair> {
+  return new Promise((resolve, reject) =>
+    generateKeyPair(
+      'rsa',
+      {
+        modulusLength: 2048,
+        privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+        publicKeyEncoding: { type: 'spki', format: 'pem' },
+      },
+      (err, publicPem, privatePem) => (err ? reject(err) : resolve({ privatePem, publicPem })),
+    ),
+  );
 }
 
 function serial(): string {
@@ -41,8 +54,7 @@ function serial(): string {
   return b.toString('hex');
 }
 
-function makeCa(labName: string): { certPem: string; keyPem: string } {
-  const { privatePem, publicPem } = rsaPair();
+function makeCa(labName: string, { privatePem, publicPem }: RsaPair): { certPem: string; keyPem: string } {
   const cert = forge.pki.createCertificate();
   cert.publicKey = forge.pki.publicKeyFromPem(publicPem);
   cert.serialNumber = serial();
@@ -60,8 +72,12 @@ function makeCa(labName: string): { certPem: string; keyPem: string } {
   return { certPem: forge.pki.certificateToPem(cert), keyPem: privatePem };
 }
 
-function makeServing(caCertPem: string, caKeyPem: string, sans: string[]): { certPem: string; keyPem: string } {
-  const { privatePem, publicPem } = rsaPair();
+function makeServing(
+  caCertPem: string,
+  caKeyPem: string,
+  sans: string[],
+  { privatePem, publicPem }: RsaPair,
+): { certPem: string; keyPem: string } {
   const ca = forge.pki.certificateFromPem(caCertPem);
   const cert = forge.pki.createCertificate();
   cert.publicKey = forge.pki.publicKeyFromPem(publicPem);
@@ -84,32 +100,40 @@ function makeServing(caCertPem: string, caKeyPem: string, sans: string[]): { cer
 }
 
 /** Loads the lab's PKI from `dir`, creating what is missing. `ipSans` are added to 127.0.0.1 and ::1. */
-export function ensurePki(dir: string, labName: string, ipSans: string[] = []): Pki {
+export async function ensurePki(dir: string, labName: string, ipSans: string[] = []): Promise<Pki> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const p = (f: string) => join(dir, f);
   const write = (f: string, s: string) => writeFileSync(p(f), s, { mode: 0o600 });
-  if (!existsSync(p('ca.crt')) || !existsSync(p('ca.key'))) {
-    const ca = makeCa(labName);
-    write('ca.key', ca.keyPem);
-    write('ca.crt', ca.certPem);
-  }
-  const caPem = readFileSync(p('ca.crt'), 'utf8');
-  const caKey = readFileSync(p('ca.key'), 'utf8');
   const sans = [...new Set(['127.0.0.1', '::1', ...ipSans, ...DNS_SANS])].sort();
   let current: string[] = [];
   try {
     current = JSON.parse(readFileSync(p('apiserver.sans.json'), 'utf8'));
   } catch {}
-  if (!existsSync(p('apiserver.crt')) || !existsSync(p('apiserver.key')) || current.join(',') !== sans.join(',')) {
-    const s = makeServing(caPem, caKey, sans);
+  const needCa = !existsSync(p('ca.crt')) || !existsSync(p('ca.key'));
+  const needServing =
+    needCa ||
+    !existsSync(p('apiserver.crt')) ||
+    !existsSync(p('apiserver.key')) ||
+    current.join(',') !== sans.join(',');
+  const needSa = !existsSync(p('sa.key')) || !existsSync(p('sa.pub'));
+  // Every key that is missing, at once.
+  const [caKeys, servingKeys, saKeys] = await Promise.all([needCa, needServing, needSa].map((n) => n && rsaPair()));
+  if (caKeys) {
+    const ca = makeCa(labName, caKeys);
+    write('ca.key', ca.keyPem);
+    write('ca.crt', ca.certPem);
+  }
+  const caPem = readFileSync(p('ca.crt'), 'utf8');
+  const caKey = readFileSync(p('ca.key'), 'utf8');
+  if (servingKeys) {
+    const s = makeServing(caPem, caKey, sans, servingKeys);
     write('apiserver.key', s.keyPem);
     write('apiserver.crt', s.certPem);
     write('apiserver.sans.json', JSON.stringify(sans));
   }
-  if (!existsSync(p('sa.key')) || !existsSync(p('sa.pub'))) {
-    const k = rsaPair();
-    write('sa.key', k.privatePem);
-    write('sa.pub', k.publicPem);
+  if (saKeys) {
+    write('sa.key', saKeys.privatePem);
+    write('sa.pub', saKeys.publicPem);
   }
   if (!existsSync(p('admin-token'))) write('admin-token', randomBytes(32).toString('base64url'));
   return {
