@@ -1,11 +1,17 @@
 // npm run lab:up [-- --cluster embedded|kind|k3s|existing] [--name <lab>] [--with-sampleapp] [--with-extauth]
 //   [--validation strict|off] [--merge-kubeconfig] [--kubeconfig <file> --context <ctx>] [--force-lb-fallback]
 //   [--sa-token-max-expiration <s>]
+// Its own modules are few (flags.ts, not cli.ts): on the embedded backend the lab process is started first, and the
+// Kubernetes client and the install step load meanwhile (lab/lifecycle.ts), through Node's compile cache
+// (lab/compile-cache.ts), which this turns on for them and for the lab process.
+import module from 'node:module';
 import { parseTokenExpiration, SA_TOKEN_MAX_EXPIRATION_ENV } from '../lab/embedded/process.ts';
 import { BACKENDS, type Backend, labUp } from '../lab/lifecycle.ts';
 import { formatMs, Progress } from '../lab/progress.ts';
-import { parseFlags, run } from './cli.ts';
+import { parseFlags, run } from './flags.ts';
 import { type UpHintInput, upFailureHint, upSummary } from './hints.ts';
+
+module.enableCompileCache();
 
 const USAGE = `usage: npm run lab:up -- [options]
   --cluster <backend>    embedded (default: no container engine needed), kind, k3s, existing

@@ -113,29 +113,38 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
     });
     cleanups.push(() => apiServer.stop());
     const controllerUser = { user: 'system:kube-controller-manager' };
-    const machinery = await startApiMachinery(apiServer.credentials(controllerUser), logs);
-    cleanups.push(() => machinery.stop());
     const controllers = startWorkloadControllers(apiServer.credentials(controllerUser), logs, {
       lbOctet: plan.lbOctet,
       provisionDelayMs: opts.lbProvisionDelayMs ?? 1000,
     });
     cleanups.push(() => controllers.stop());
-    const node = await startNodeAgent({
-      labName: opts.name,
-      home,
-      plan,
-      apiServer,
-      logs,
-      forceLbPortFallback: opts.forceLbPortFallback,
-      backoff: opts.backoff,
-    });
+    // The API-machinery controllers and the node agent start side by side (each waits on its own requests).
+    const [machineryStarted, nodeStarted] = await Promise.allSettled([
+      startApiMachinery(apiServer.credentials(controllerUser), logs),
+      startNodeAgent({
+        labName: opts.name,
+        home,
+        plan,
+        apiServer,
+        logs,
+        forceLbPortFallback: opts.forceLbPortFallback,
+        backoff: opts.backoff,
+      }),
+    ]);
+    if (machineryStarted.status === 'fulfilled') cleanups.push(() => machineryStarted.value.stop());
+    if (nodeStarted.status === 'fulfilled') {
+      const node = nodeStarted.value;
+      cleanups.push(async () => {
+        await node.stop();
+        // Anything that survived a graceful stop (a pod ignoring SIGTERM past its grace period, or its children).
+        await killTaggedProcesses({ run: node.runner.runId });
+      });
+    }
+    if (machineryStarted.status === 'rejected') throw machineryStarted.reason;
+    if (nodeStarted.status === 'rejected') throw nodeStarted.reason;
+    const machinery = machineryStarted.value;
+    const node = nodeStarted.value;
     node.proxy.on('bind', controllers.loadBalancers.onBind);
-    const runId = node.runner.runId;
-    cleanups.push(async () => {
-      await node.stop();
-      // Anything that survived a graceful stop (a pod ignoring SIGTERM past its grace period, or its children).
-      await killTaggedProcesses({ run: runId });
-    });
     writeLabRecord(
       {
         name: opts.name,

@@ -2,10 +2,10 @@
 // lab-process flag that lab:up checks itself before starting it (--sa-token-max-expiration).
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import https from 'node:https';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { Agent, request } from 'undici';
 import { compileCacheDir } from '../compile-cache.ts';
 import { type LabRecord, labPaths, readLabRecord } from '../state.ts';
 import { killTaggedProcesses } from './node/runtime/orphans.ts';
@@ -39,7 +39,10 @@ export function pidAlive(pid: number | undefined): boolean {
   }
 }
 
-/** Whether the lab's API server answers /readyz (TLS verified against the lab's own CA). */
+/**
+ * Whether the lab's API server answers /readyz (TLS verified against the lab's own CA). With node:https, one request
+ * on a connection of its own: lab:up asks this before anything else is loaded.
+ */
 export async function apiServerReady(rec: LabRecord, home: string): Promise<boolean> {
   if (!rec.apiServerUrl) return false;
   let ca: string;
@@ -48,16 +51,14 @@ export async function apiServerReady(rec: LabRecord, home: string): Promise<bool
   } catch {
     return false;
   }
-  const agent = new Agent({ connect: { ca, timeout: 1000 } });
-  try {
-    const r = await request(`${rec.apiServerUrl}/readyz`, { dispatcher: agent, headersTimeout: 2000 });
-    await r.body.dump();
-    return r.statusCode < 500;
-  } catch {
-    return false;
-  } finally {
-    await agent.close();
-  }
+  return new Promise((resolve) => {
+    const req = https.get(`${rec.apiServerUrl}/readyz`, { ca, agent: false, timeout: 2000 }, (res) => {
+      res.resume();
+      resolve((res.statusCode ?? 500) < 500);
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', () => resolve(false));
+  });
 }
 
 export function processLogPath(name: string, home: string): string {
@@ -108,7 +109,7 @@ export async function spawnLabProcess(o: SpawnOptions): Promise<LabRecord> {
     if (exited !== undefined) break;
     const rec = readLabRecord(o.name, o.home);
     if (rec && rec.pid === child.pid && (await apiServerReady(rec, o.home))) return rec;
-    await sleep(50);
+    await sleep(20);
   }
   const tail = readTail(logPath, 20);
   if (exited === undefined) child.kill('SIGKILL');

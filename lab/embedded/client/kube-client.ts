@@ -102,16 +102,21 @@ export class KubeClient {
         out.push({ group, version, plural: r.name, kind: r.kind, namespaced: r.namespaced, verbs: r.verbs ?? [] });
       }
     };
-    add('', 'v1', await this.request('GET', '/api/v1'));
-    const groups = await this.request('GET', '/apis');
-    for (const g of groups.groups ?? []) {
-      const v = g.preferredVersion?.version ?? g.versions?.[0]?.version;
-      try {
-        add(g.name, v, await this.request('GET', `/apis/${g.name}/${v}`));
-      } catch (e) {
-        if (!(e instanceof KubeError && e.code === 404)) throw e;
-      }
-    }
+    const [core, groups] = await Promise.all([this.request('GET', '/api/v1'), this.request('GET', '/apis')]);
+    add('', 'v1', core);
+    // The groups' lists side by side, added in the server's order.
+    const lists = await Promise.all(
+      (groups.groups ?? []).map(async (g: any) => {
+        const v = g.preferredVersion?.version ?? g.versions?.[0]?.version;
+        try {
+          return { g, v, list: await this.request('GET', `/apis/${g.name}/${v}`) };
+        } catch (e) {
+          if (!(e instanceof KubeError && e.code === 404)) throw e;
+          return undefined;
+        }
+      }),
+    );
+    for (const l of lists) if (l) add(l.g.name, l.v, l.list);
     return out;
   }
 
