@@ -1,4 +1,6 @@
+import { dumpYaml } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { startTestLab, type TestLab } from '../embedded/apiserver/testing/test-lab.ts';
 import { Kube } from './kube.ts';
 import { WaitTimeout } from './wait.ts';
@@ -85,6 +87,20 @@ ${CRD}`);
     await expect(
       kube.waitForCondition('toolkit.gwlab.dev/v1', 'Widget', 'w1', 'tk', 'Broken', { timeoutMs: 300 }),
     ).rejects.toThrow(WaitTimeout);
+  });
+
+  it("reads a CRD back as plain JSON: what client-node's dumpYaml prints, dates as strings, no undefined keys", async () => {
+    const name = 'widgets.toolkit.gwlab.dev';
+    const crd = await kube.get('apiextensions.k8s.io/v1', 'CustomResourceDefinition', name);
+    const model = await kube.objects.read({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name },
+    });
+    expect(crd).toEqual(parse(dumpYaml(model)));
+    expect(typeof crd!.metadata!.creationTimestamp).toBe('string');
+    expect(crd!.status.conditions.find((c: any) => c.type === 'Established')).toMatchObject({ status: 'True' });
+    expect(JSON.stringify(crd)).not.toContain('x_kubernetes');
   });
 
   it('deletes and waits for deletion', async () => {

@@ -2,14 +2,15 @@
 // deletes, and waits on conditions (with the observedGeneration check kubectl wait makes).
 import {
   CoreV1Api,
-  dumpYaml,
   KubeConfig,
   type KubernetesObject,
   KubernetesObjectApi,
   loadYaml,
   PatchStrategy,
 } from '@kubernetes/client-node';
-import { parse, parseAllDocuments } from 'yaml';
+// Not re-exported by the package's index, but the very module its dumpYaml and API classes serialize with.
+import { ObjectSerializer } from '@kubernetes/client-node/dist/serializer.js';
+import { parseAllDocuments } from 'yaml';
 import { type WaitOptions, waitFor } from './wait.ts';
 
 export interface Condition {
@@ -40,14 +41,18 @@ export function parseYamlDocs(text: string): KObj[] {
 
 // client-node's typed serializer knows a CRD schema's x-kubernetes-* keys only by its model's names
 // (x_kubernetes_preserve_unknown_fields, ...): a plain CRD object loses them all on the way out (its status would then
-// be pruned to {}), and reads come back under the model's names. Both directions go through its public YAML
-// functions, which convert between the two forms (JSON is YAML).
+// be pruned to {}), and reads come back under the model's names. The way in goes through its public loadYaml (JSON is
+// YAML); the way out through the serializer its dumpYaml uses, without dumpYaml's YAML text, which cost ~80 ms per CRD
+// to print and parse back on a loaded machine (lab:up applies seven and reads each back; issue 14). The serializer
+// gives the same plain object (dates as RFC 3339 strings); the JSON copy drops undefined keys as the YAML did.
 function toClientModel(o: KObj): KObj {
   return o.kind === 'CustomResourceDefinition' ? (loadYaml(JSON.stringify(o)) as KObj) : o;
 }
 
 function fromClientModel(o: KObj): KObj {
-  return o?.kind === 'CustomResourceDefinition' ? (parse(dumpYaml(o)) as KObj) : o;
+  return o?.kind === 'CustomResourceDefinition'
+    ? (JSON.parse(JSON.stringify(ObjectSerializer.serialize(o, 'V1CustomResourceDefinition'))) as KObj)
+    : o;
 }
 
 /** `apiextensions CRDs first, then namespaces, then the rest`, so one multi-document apply works in one pass. */
