@@ -103,6 +103,42 @@ ${CRD}`);
     expect(JSON.stringify(crd)).not.toContain('x_kubernetes');
   });
 
+  it('waits for a rollout woken by a watch of the Deployment (as kubectl rollout status), not by its next poll', async () => {
+    // No controllers here: the test writes the status a deployment controller would.
+    await kube.apply({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web', namespace: 'tk' },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: 'web' } },
+        template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'web:1' }] } },
+      },
+    });
+    // One poll a minute: only the watch can end this wait within its 20 s.
+    const rolledOut = kube.waitForRollout('web', 'tk', { intervalMs: 60_000, timeoutMs: 20_000 });
+    await new Promise((r) => setTimeout(r, 300));
+    const d = await kube.get('apps/v1', 'Deployment', 'web', 'tk');
+    const status = {
+      observedGeneration: d!.metadata!.generation,
+      replicas: 1,
+      updatedReplicas: 1,
+      availableReplicas: 1,
+    };
+    await lab.k([
+      'patch',
+      'deployment',
+      'web',
+      '-n',
+      'tk',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ status }),
+    ]);
+    expect((await rolledOut).status).toMatchObject(status);
+  });
+
   it('deletes and waits for deletion', async () => {
     await kube.delete(
       { apiVersion: 'toolkit.gwlab.dev/v1', kind: 'Widget', metadata: { name: 'w1', namespace: 'tk' } },

@@ -7,6 +7,7 @@ import {
   KubernetesObjectApi,
   loadYaml,
   PatchStrategy,
+  Watch,
 } from '@kubernetes/client-node';
 // Not re-exported by the package's index, but the very module its dumpYaml and API classes serialize with.
 import { ObjectSerializer } from '@kubernetes/client-node/dist/serializer.js';
@@ -189,8 +190,13 @@ export class Kube {
     );
   }
 
-  /** Waits for a Deployment to be rolled out (the checks of `kubectl rollout status`). */
+  /**
+   * Waits for a Deployment to be rolled out (the checks of `kubectl rollout status`), checking again on every change
+   * a watch of it reports (as kubectl rollout status watches) as well as every `intervalMs`.
+   */
   async waitForRollout(name: string, namespace: string, opts: WaitOptions = {}): Promise<KObj> {
+    const changes = (notify: () => void) =>
+      this.watchObject(`/apis/apps/v1/namespaces/${namespace}/deployments`, name, notify);
     return waitFor(
       `deployment ${namespace}/${name} rollout`,
       async () => {
@@ -205,8 +211,33 @@ export class Kube {
           (s.availableReplicas ?? 0) >= (s.updatedReplicas ?? 0);
         return { ok, value: d, seen: s };
       },
-      { timeoutMs: opts.timeoutMs ?? 90_000, intervalMs: opts.intervalMs ?? 200 },
+      { timeoutMs: opts.timeoutMs ?? 90_000, intervalMs: opts.intervalMs ?? 200, changes },
     );
+  }
+
+  /**
+   * Calls `onChange` on every watch event of the object `name` in the collection at `path`; returns the function
+   * that stops the watch. A watch that fails or ends just stops notifying: the waits that use it poll as well.
+   */
+  watchObject(path: string, name: string, onChange: () => void): () => void {
+    let stopped = false;
+    let ctrl: AbortController | undefined;
+    new Watch(this.kc)
+      .watch(
+        path,
+        { fieldSelector: `metadata.name=${name}` },
+        () => onChange(),
+        () => {},
+      )
+      .then((c) => {
+        ctrl = c;
+        if (stopped) c.abort();
+      })
+      .catch(() => {});
+    return () => {
+      stopped = true;
+      ctrl?.abort();
+    };
   }
 }
 
