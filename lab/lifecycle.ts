@@ -89,9 +89,10 @@ export async function labUp(o: UpOptions): Promise<UpResult> {
               saTokenMaxExpirationSeconds: o.saTokenMaxExpirationSeconds,
             });
             // The lab process is spawned (synchronously, above): load the install step and parse its manifests meanwhile.
-            loadInstall()
-              .then(([, install]) => install.preloadManifests())
-              .catch(() => {});
+            if (!o.noInstall)
+              loadInstall()
+                .then(([, install]) => install.preloadManifests())
+                .catch(() => {});
             return started;
           },
           {
