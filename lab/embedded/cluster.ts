@@ -13,6 +13,7 @@ import {
   writeLabRecord,
 } from '../state.ts';
 import { type ApiServerHandle, startApiServer } from './apiserver/index.ts';
+import { KubeClient } from './client/kube-client.ts';
 import { type ApiMachinery, startApiMachinery } from './controllers/apimachinery.ts';
 import { startWorkloadControllers, type WorkloadControllers } from './controllers/workloads.ts';
 import { type NodeAgent, startNodeAgent } from './node/agent.ts';
@@ -113,6 +114,9 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
     });
     cleanups.push(() => apiServer.stop());
     const controllerUser = { user: 'system:kube-controller-manager' };
+    // One request first: its TLS session is the one the ~35 connections of the controllers and the node agent resume.
+    const first = new KubeClient(apiServer.credentials(controllerUser));
+    await first.request('GET', '/version').finally(() => first.close());
     const controllers = startWorkloadControllers(apiServer.credentials(controllerUser), logs, {
       lbOctet: plan.lbOctet,
       provisionDelayMs: opts.lbProvisionDelayMs ?? 1000,

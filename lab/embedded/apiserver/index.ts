@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Logger, LogRegistry } from '../../../system/shared/log.ts';
 import { type AddressPlan, labPaths, addressPlan as planFor } from '../../state.ts';
-import type { ClientCredentials } from '../client/kube-client.ts';
+import { type ClientCredentials, sharedTlsConnector } from '../client/kube-client.ts';
 import { Authenticator, type TokenOptions } from './authn.ts';
 import { setupConnections } from './connection.ts';
 import { Core } from './core.ts';
@@ -77,7 +77,10 @@ export interface ApiServerHandle {
    * client-node is loaded on first use (the server itself does not need it: ~85 MB of resident memory).
    */
   kubeConfig(opts?: { user?: string }): Promise<KubeConfig>;
-  /** The same identity as plain credentials, for the embedded cluster's own KubeClient (no client-node). */
+  /**
+   * The same identity as plain credentials, for the embedded cluster's own KubeClient (no client-node); every call
+   * carries the same TLS connector, so that this server's clients resume one another's TLS sessions.
+   */
   credentials(opts?: { user?: string }): ClientCredentials;
   registerSubresource(resource: string, subresource: string, handler: SubresourceHandler): void;
   /** The store's current revision (tests, benchmark). */
@@ -252,6 +255,7 @@ function handleFor(p: {
 }): ApiServerHandle {
   const { opts, url, pki, authn, api, server, store, log } = p;
   let stopped = false;
+  const connector = sharedTlsConnector(pki.caPem);
   return {
     url,
     host: p.host,
@@ -265,6 +269,7 @@ function handleFor(p: {
       server: url,
       caPem: pki.caPem,
       token: o.user ? authn.issuePrivilegedToken(o.user) : pki.adminToken,
+      connector,
     }),
     kubeConfig: async (o = {}) => {
       const { KubeConfig } = await import('@kubernetes/client-node');

@@ -4,6 +4,8 @@
 // and the lab process's module graph (cluster.ts) no longer loads @kubernetes/client-node at all (issue 14: its ~870
 // modules were ~0.4 s of CPU at every lab start).
 import { execFile } from 'node:child_process';
+import type { TLSSocket } from 'node:tls';
+import type { buildConnector } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogRegistry } from '../../../system/shared/log.ts';
 import { startTestLab, type TestLab } from '../apiserver/testing/test-lab.ts';
@@ -72,6 +74,31 @@ describe('KubeClient.watch', () => {
       .catch((e) => e);
     expect(err).toBeInstanceOf(KubeError);
     expect((err as KubeError).code).toBe(404);
+  });
+});
+
+describe('TLS sessions', () => {
+  it("resumes the first connection's TLS session on every other connection of the server's clients", async () => {
+    const creds = lab.server.credentials();
+    expect(lab.server.credentials({ user: 'system:node:x' }).connector).toBe(creds.connector);
+    const resumed: boolean[] = [];
+    const connector: buildConnector.connector = (o, cb) =>
+      creds.connector!(o, (...args) => {
+        if (args[1]) resumed.push((args[1] as TLSSocket).isSessionReused());
+        cb(...args);
+      });
+    const a = new KubeClient({ ...creds, connector });
+    const b = new KubeClient({ ...creds, connector });
+    try {
+      await a.request('GET', '/version');
+      // Six at once: six new connections of another client.
+      await Promise.all(Array.from({ length: 6 }, () => b.request('GET', '/api/v1/namespaces/default')));
+      // The first may resume a session of this server's earlier clients already; every later one does.
+      expect(resumed.length).toBeGreaterThanOrEqual(2);
+      expect(resumed.slice(1)).toEqual(resumed.slice(1).map(() => true));
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
   });
 });
 
