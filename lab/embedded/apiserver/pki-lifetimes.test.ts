@@ -16,6 +16,9 @@ describe('lab PKI lifetimes', () => {
     expect(validFor(first.caPem)).toBeGreaterThan(10 * YEAR_MS - 24 * 3600_000);
     expect(validFor(first.certPem)).toBeGreaterThan(5 * YEAR_MS - 24 * 3600_000);
     expect(new X509Certificate(first.certPem).checkIssued(new X509Certificate(first.caPem))).toBe(true);
+    // Signatures OpenSSL accepts: the CA's own, and the CA's on the serving certificate.
+    expect(new X509Certificate(first.caPem).verify(new X509Certificate(first.caPem).publicKey)).toBe(true);
+    expect(new X509Certificate(first.certPem).verify(new X509Certificate(first.caPem).publicKey)).toBe(true);
     const again = await ensurePki(dir, 'life', ['127.1.0.1']);
     expect(again).toEqual(first);
     // New SANs: a new serving certificate from the same CA; the admin token and signing key stay.

@@ -2,8 +2,9 @@
 // per lab and kept in labPaths().pki, so a restarted lab keeps its trust: kubeconfigs and mounted `ca.crt` files stay
 // valid. The serving certificate is re-issued (by the same CA) when the set of SANs changes. A new lab's three RSA
 // keys are generated side by side on libuv's thread pool (0.1-0.3 s each, one after the other on the main thread they
-// were ~0.6 s of every new lab's start; the caller does its own start-up work meanwhile).
-import { generateKeyPair, randomBytes } from 'node:crypto';
+// were ~0.6 s of every new lab's start; the caller does its own start-up work meanwhile). node-forge builds the
+// certificates; OpenSSL (node:crypto) signs them: forge's own RSA in JavaScript took ~0.1-0.2 s per signature.
+import { generateKeyPair, randomBytes, sign } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
@@ -47,6 +48,22 @@ function rsaPair(): Promise<RsaPair> {
   );
 }
 
+/** What forge's cert.sign does (node-forge lib/x509.js) that @types/node-forge does not declare. */
+type ForgeTbs = {
+  getTBSCertificate(cert: forge.pki.Certificate): forge.asn1.Asn1;
+};
+
+/** forge's cert.sign(key, sha256) with the signature computed by node:crypto (RSASSA-PKCS1-v1_5, SHA-256). */
+function signCert(cert: forge.pki.Certificate, privatePem: string): void {
+  cert.signatureOid = forge.pki.oids.sha256WithRSAEncryption;
+  cert.siginfo.algorithmOid = forge.pki.oids.sha256WithRSAEncryption;
+  const tbs = (forge.pki as unknown as ForgeTbs).getTBSCertificate(cert);
+  // certificateToPem reuses the TBSCertificate the signature was computed over, as after cert.sign.
+  (cert as forge.pki.Certificate & { tbsCertificate: forge.asn1.Asn1 }).tbsCertificate = tbs;
+  const der = Buffer.from(forge.asn1.toDer(tbs).getBytes(), 'binary');
+  cert.signature = sign('sha256', der, privatePem).toString('binary');
+}
+
 function serial(): string {
   // Positive, 16 bytes.
   const b = randomBytes(16);
@@ -68,7 +85,7 @@ function makeCa(labName: string, { privatePem, publicPem }: RsaPair): { certPem:
     { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
     { name: 'subjectKeyIdentifier' },
   ]);
-  cert.sign(forge.pki.privateKeyFromPem(privatePem), forge.md.sha256.create());
+  signCert(cert, privatePem);
   return { certPem: forge.pki.certificateToPem(cert), keyPem: privatePem };
 }
 
@@ -95,7 +112,7 @@ function makeServing(
       altNames: sans.map((s) => (isIP(s) ? { type: 7, ip: s } : { type: 2, value: s })),
     },
   ]);
-  cert.sign(forge.pki.privateKeyFromPem(caKeyPem), forge.md.sha256.create());
+  signCert(cert, caKeyPem);
   return { certPem: forge.pki.certificateToPem(cert), keyPem: privatePem };
 }
 
