@@ -5,7 +5,7 @@ import { Kube } from '../lab/toolkit/kube.ts';
 import { type KubeconfigSource, resolveKubeconfig } from '../lab/toolkit/kubeconfig.ts';
 import type { CommonFlags } from './flags.ts';
 
-export { type CommonFlags, parseFlags, run } from './flags.ts';
+export { type CommonFlags, parseFlags, run, usageError } from './flags.ts';
 
 /** The usage lines every tool that talks to a cluster shares: how it picks one. */
 export const CLUSTER_USAGE = `cluster, by kubectl's rules:
