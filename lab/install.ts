@@ -27,6 +27,8 @@ export interface InstallOptions {
   /** Log level of the control plane's components (its --log-level). */
   controlPlaneLogLevel?: string;
   progress: Progress;
+  /** A step that runs beside the first three, awaited before the waits (lab:up: the lab process finishing its start). */
+  alongside?: Promise<unknown>;
 }
 
 const parsed = new Map<string, KObj[]>();
@@ -111,7 +113,7 @@ export async function installSystem(kube: Kube, opts: InstallOptions): Promise<v
       await applyAll(kube, of('GatewayClass'));
     },
   );
-  await Promise.all([gatewayApiCrds, vendorCrds, controlPlane]);
+  await Promise.all([gatewayApiCrds, vendorCrds, controlPlane, opts.alongside]);
   if (opts.withSampleApp)
     await p.step('sample application (namespace sampleapp)', () => kube.apply(readManifest('sampleapp.yaml')));
   if (opts.withExtAuth)

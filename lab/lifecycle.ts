@@ -1,7 +1,9 @@
 // lab:up / lab:down on every backend. The cluster part differs per backend; the install step is shared.
 // What only some paths need is loaded when they run: the container backends (execa), and the install step with the
 // Kubernetes client (@kubernetes/client-node: ~870 modules, ~0.4 s of CPU even from the compile cache), which lab:up
-// on the embedded backend loads while the lab process starts on the other core instead of before starting it.
+// on the embedded backend loads while the lab process starts on the other core instead of before starting it. The
+// install begins as soon as the lab process's API server serves (its record says `starting`), beside the start of its
+// controllers and node agent: the "embedded cluster" step still ends when they have started, before any Ready wait.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -68,6 +70,8 @@ export async function labUp(o: UpOptions): Promise<UpResult> {
   }
   let record: LabRecord;
   let reused = false;
+  /** Embedded: the lab process's controllers and node agent have started (the install runs alongside). */
+  let clusterStarted: Promise<void> | undefined;
   switch (o.backend) {
     case 'embedded': {
       const running = await runningLab(o.name, o.home);
@@ -79,10 +83,14 @@ export async function labUp(o: UpOptions): Promise<UpResult> {
           p.info(`--sa-token-max-expiration applies when the lab process starts: npm run lab:down first to change it`);
         }
       } else {
-        record = await p.step(
+        // The step ends when the controllers and the node agent have started; the install begins as soon as the API
+        // server serves (record), so the control plane's objects go in while they start.
+        let serving!: (rec: LabRecord) => void;
+        const apiServerServes = new Promise<LabRecord>((resolve) => (serving = resolve));
+        clusterStarted = p.step(
           'embedded cluster (API server, controllers, node agent)',
-          () => {
-            const started = spawnLabProcess({
+          async () => {
+            const spawned = spawnLabProcess({
               name: o.name,
               home: o.home,
               forceLbPortFallback: o.forceLbPortFallback,
@@ -93,12 +101,15 @@ export async function labUp(o: UpOptions): Promise<UpResult> {
               loadInstall()
                 .then(([, install]) => install.preloadManifests())
                 .catch(() => {});
-            return started;
+            const { record, started } = await spawned;
+            serving(record);
+            await started;
           },
           {
             hint: `read ${join(paths.root, 'lab-process.log')}; then npm run lab:down -- --name ${o.name} and try again`,
           },
         );
+        record = await Promise.race([apiServerServes, clusterStarted.then(() => apiServerServes)]);
       }
       break;
     }
@@ -173,9 +184,11 @@ export async function labUp(o: UpOptions): Promise<UpResult> {
       withSampleApp: o.withSampleApp,
       withExtAuth: o.withExtAuth,
       progress: p,
+      alongside: clusterStarted,
     });
     writeLabRecord({ ...readLabRecord(o.name, o.home)!, installed: true, validation: validation ?? 'strict' }, o.home);
   }
+  await clusterStarted;
   if (o.mergeKubeconfig) await p.step('merge into ~/.kube/config', () => mergeKubeconfig(record!.kubeconfig));
   return { record: readLabRecord(o.name, o.home)!, kubeconfig: record!.kubeconfig, context, reused };
 }

@@ -82,8 +82,18 @@ export interface SpawnOptions {
   timeoutMs?: number;
 }
 
-/** Starts the lab process detached (it outlives the command) and waits until its API server is ready. */
-export async function spawnLabProcess(o: SpawnOptions): Promise<LabRecord> {
+export interface SpawnedLab {
+  /** The record once the API server serves (lab:up's install can start). */
+  record: LabRecord;
+  /** Resolves with the record once the controllers and the node agent have started too; rejects if the process exits. */
+  started: Promise<LabRecord>;
+}
+
+/**
+ * Starts the lab process detached (it outlives the command) and waits until its API server is ready; the controllers
+ * and the node agent may still be starting then (`started`: the process writes its record again without `starting`).
+ */
+export async function spawnLabProcess(o: SpawnOptions): Promise<SpawnedLab> {
   const paths = labPaths(o.name, o.home);
   mkdirSync(paths.root, { recursive: true });
   const logPath = processLogPath(o.name, o.home);
@@ -105,17 +115,23 @@ export async function spawnLabProcess(o: SpawnOptions): Promise<LabRecord> {
   });
   child.unref();
   const deadline = performance.now() + (o.timeoutMs ?? 30_000);
-  while (performance.now() < deadline) {
-    if (exited !== undefined) break;
-    const rec = readLabRecord(o.name, o.home);
-    if (rec && rec.pid === child.pid && (await apiServerReady(rec, o.home))) return rec;
-    await sleep(20);
-  }
-  const tail = readTail(logPath, 20);
-  if (exited === undefined) child.kill('SIGKILL');
-  throw new Error(
-    `the lab process ${exited !== undefined ? `exited (code ${exited})` : 'did not become ready in time'}; last lines of ${logPath}:\n${tail}`,
-  );
+  /** Polls the record every 20 ms until `ok`; throws with the log's tail if the process exits or the time is up. */
+  const until = async (what: string, ok: (rec: LabRecord) => Promise<boolean> | boolean): Promise<LabRecord> => {
+    while (performance.now() < deadline && exited === undefined) {
+      const rec = readLabRecord(o.name, o.home);
+      if (rec && rec.pid === child.pid && (await ok(rec))) return rec;
+      await sleep(20);
+    }
+    const tail = readTail(logPath, 20);
+    if (exited === undefined) child.kill('SIGKILL');
+    throw new Error(
+      `the lab process ${exited !== undefined ? `exited (code ${exited})` : `did not ${what} in time`}; last lines of ${logPath}:\n${tail}`,
+    );
+  };
+  const record = await until('become ready', (rec) => apiServerReady(rec, o.home));
+  const started = until('start its controllers and node agent', (rec) => !rec.starting);
+  started.catch(() => {}); // the caller's to await; not unhandled if it stopped waiting first
+  return { record, started };
 }
 
 export function readTail(path: string, lines: number): string {
