@@ -80,7 +80,7 @@ async function main(): Promise<void> {
   const labUpSteps: Record<string, number>[] = [];
   for (let i = 0; i < RUNS; i++) {
     const last = i === RUNS - 1;
-    const r = await runNode('scripts/lab-up.ts', ['--name', NAME, ...(last ? ['--with-sampleapp'] : [])]);
+    const r = await runNode('scripts/lab-up.mjs', ['--name', NAME, ...(last ? ['--with-sampleapp'] : [])]);
     if (r.code !== 0) throw new Error(`lab:up failed:\n${r.out.slice(-3000)}`);
     labUp.push(r.ms);
     labUpSteps.push(stepTimes(r.out));
