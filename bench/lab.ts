@@ -188,7 +188,9 @@ Machine: ${result.machine.cpus} cores, load average ${load0.map((l) => l.toFixed
 ${effects.rows.join('\n')}
 | scenario suite wall time | ${suite ? `${Math.round(suite.ms / 1000)} s (${suite.line})` : 'skipped'} | | |
 
-lab:up's steps, median ms (the three install steps run side by side): ${Object.entries(result.labUpMs.steps)
+lab:up's steps, median ms (side by side: the three install steps start once the API server serves, while the embedded cluster step's controllers and node agent start): ${Object.entries(
+    result.labUpMs.steps,
+  )
     .map(([n, ms]) => `${n} ${ms}`)
     .join('; ')}.
 `;
