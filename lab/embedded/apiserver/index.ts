@@ -14,6 +14,7 @@ import { setupConnections } from './connection.ts';
 import { Core } from './core.ts';
 import { ApiError } from './errors.ts';
 import { EscalationCheck } from './escalation.ts';
+import { EventTtl } from './event-ttl.ts';
 import type { SubresourceHandler } from './handlers/subresources.ts';
 import { ensurePki, type Pki } from './pki.ts';
 import { Authorizer, bootstrapPolicy } from './rbac.ts';
@@ -56,6 +57,8 @@ export interface ApiServerOptions {
    * seconds (and a warning). The lab's short-TTL option, so that tests cross token renewals in seconds.
    */
   serviceAccountMaxTokenExpirationSeconds?: number;
+  /** kube-apiserver's --event-ttl: an Event is deleted this long after its last write (default 3600 s). */
+  eventTtlSeconds?: number;
 }
 
 export interface ApiServerHandle {
@@ -194,6 +197,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServerH
   writeFileSync(paths.kubeconfig, kubeconfigYaml(opts.labName, url, pki.caPem, pki.adminToken), { mode: 0o600 });
 
   bootstrap(core, store, kubernetesIp, port);
+  const eventTtl = new EventTtl(store, { ttlSeconds: opts.eventTtlSeconds });
   log.info('API server ready', {
     url,
     kubeconfig: paths.kubeconfig,
@@ -201,7 +205,8 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServerH
     revision: store.revision(),
     ms: Math.round(performance.now() - t0),
   });
-  return handleFor({ opts, url, host, port, kubeconfigPath: paths.kubeconfig, pki, authn, api, server, store, log });
+  const handle = { opts, url, host, port, kubeconfigPath: paths.kubeconfig, pki, authn, api, server, store, log };
+  return handleFor({ ...handle, eventTtl });
 }
 
 /** The verbs and their guards: authentication, RBAC with escalation prevention, ClusterIP allocation. */
@@ -252,6 +257,7 @@ function handleFor(p: {
   server: https.Server;
   store: Store;
   log: Logger;
+  eventTtl: EventTtl;
 }): ApiServerHandle {
   const { opts, url, pki, authn, api, server, store, log } = p;
   let stopped = false;
@@ -289,6 +295,7 @@ function handleFor(p: {
     stop: async () => {
       if (stopped) return;
       stopped = true;
+      p.eventTtl.stop();
       api.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
