@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Logger, LogRegistry } from '../../../system/shared/log.ts';
 import { type AddressPlan, labPaths, addressPlan as planFor } from '../../state.ts';
+import { type ClientCredentials, sharedTlsConnector } from '../client/kube-client.ts';
 import { Authenticator, type TokenOptions } from './authn.ts';
 import { setupConnections } from './connection.ts';
 import { Core } from './core.ts';
@@ -79,6 +80,11 @@ export interface ApiServerHandle {
    * client-node is loaded on first use (the server itself does not need it: ~85 MB of resident memory).
    */
   kubeConfig(opts?: { user?: string }): Promise<KubeConfig>;
+  /**
+   * The same identity as plain credentials, for the embedded cluster's own KubeClient (no client-node); every call
+   * carries the same TLS connector, so that this server's clients resume one another's TLS sessions.
+   */
+  credentials(opts?: { user?: string }): ClientCredentials;
   registerSubresource(resource: string, subresource: string, handler: SubresourceHandler): void;
   /** The store's current revision (tests, benchmark). */
   revision(): number;
@@ -131,13 +137,22 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServerH
   mkdirSync(paths.store, { recursive: true });
   const t0 = performance.now();
 
-  const pki = ensurePki(
+  // A new lab's keys are generated on the thread pool while the validators and the store load here.
+  const pkiReady = ensurePki(
     paths.pki,
     opts.labName,
     [...(opts.extraSans ?? []), kubernetesIp, host].filter((h) => /^[\d.:]+$/.test(h)),
   );
+  pkiReady.catch(() => {}); // awaited below; not unhandled if loading the rest fails first
   await loadModelValidators();
   const store = new Store({ file: join(paths.store, 'state.db'), historySize: opts.watchHistory });
+  let pki: Pki;
+  try {
+    pki = await pkiReady;
+  } catch (e) {
+    store.close();
+    throw e;
+  }
   const { core, authn, authz } = assemble(opts, store, pki, plan);
 
   let port = 0;
@@ -246,6 +261,7 @@ function handleFor(p: {
 }): ApiServerHandle {
   const { opts, url, pki, authn, api, server, store, log } = p;
   let stopped = false;
+  const connector = sharedTlsConnector(pki.caPem);
   return {
     url,
     host: p.host,
@@ -255,6 +271,12 @@ function handleFor(p: {
     adminToken: pki.adminToken,
     issueServiceAccountToken: (ns, sa, o) => authn.issueServiceAccountToken(ns, sa, o).token,
     issuePrivilegedToken: (user) => authn.issuePrivilegedToken(user),
+    credentials: (o = {}) => ({
+      server: url,
+      caPem: pki.caPem,
+      token: o.user ? authn.issuePrivilegedToken(o.user) : pki.adminToken,
+      connector,
+    }),
     kubeConfig: async (o = {}) => {
       const { KubeConfig } = await import('@kubernetes/client-node');
       const kc = new KubeConfig();
