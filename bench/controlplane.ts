@@ -345,6 +345,60 @@ async function pushTime(
   return last - t0;
 }
 
+/** controlplane.json's figures. */
+function controlplaneResult(m: {
+  load0: number[];
+  translated: { translationMs: number[] };
+  ready: any;
+  inc: any;
+  rdsPush: number[];
+  edsPush: number[];
+  rss: any;
+  cpFlags: string[];
+}) {
+  const { load0, translated, ready, inc, rdsPush, edsPush, rss, cpFlags } = m;
+  const load1 = loadavg();
+  return {
+    date: new Date().toISOString(),
+    node: process.version,
+    cpus: cpus().length,
+    loadavg: { before: load0.map(r1), after: load1.map(r1) },
+    scale: {
+      gateways: GATEWAYS,
+      httpRoutes: ROUTES,
+      rulesPerRoute: RULES,
+      xdsRoutes: ready.xdsRoutes,
+      services: SERVICES,
+    },
+    fullTranslationMs: {
+      median: r1(pct(translated.translationMs, 50)),
+      runs: translated.translationMs.map(r1),
+      target: TARGETS.fullTranslationMs,
+    },
+    fullTranslationWithSnapshotsMs: r1(ready.withSnapshotsMs),
+    incrementalMs: {
+      p50: r1(pct(inc.times, 50)),
+      p95: r1(pct(inc.times, 95)),
+      max: r1(Math.max(...inc.times)),
+      target_p50: TARGETS.incrementalP50Ms,
+    },
+    gatewayRecomputationsPerEdit: inc.gatewayRecomputations / EDITS,
+    push10ProxiesOneGatewayMs: { p50: r1(pct(rdsPush, 50)), max: r1(Math.max(...rdsPush)), target: TARGETS.pushMs },
+    push10GatewaysMs: { p50: r1(pct(edsPush, 50)), max: r1(Math.max(...edsPush)), target: TARGETS.pushMs },
+    rssMb: {
+      value: r1(rss.rssMb),
+      peak: r1(rss.peakRssMb),
+      heapUsedMb: r1(rss.heapUsedMb),
+      heapTotalMb: r1(rss.heapTotalMb),
+      externalMb: r1(rss.externalMb),
+      rightAfterWorkMb: r1(rss.rightAfterWorkMb),
+      idleS: IDLE_S,
+      target: TARGETS.rssMb,
+    },
+    controlPlaneNodeFlags: cpFlags,
+  };
+}
+
 async function parent(): Promise<void> {
   const load0 = loadavg();
   const { adsService } = await import('../system/shared/envoy/protos.ts');
@@ -422,46 +476,7 @@ async function parent(): Promise<void> {
     for (const c of [...same, ...spread]) c.close();
     cmd({ type: 'stop' });
 
-    const load1 = loadavg();
-    const result = {
-      date: new Date().toISOString(),
-      node: process.version,
-      cpus: cpus().length,
-      loadavg: { before: load0.map(r1), after: load1.map(r1) },
-      scale: {
-        gateways: GATEWAYS,
-        httpRoutes: ROUTES,
-        rulesPerRoute: RULES,
-        xdsRoutes: ready.xdsRoutes,
-        services: SERVICES,
-      },
-      fullTranslationMs: {
-        median: r1(pct(translated.translationMs, 50)),
-        runs: translated.translationMs.map(r1),
-        target: TARGETS.fullTranslationMs,
-      },
-      fullTranslationWithSnapshotsMs: r1(ready.withSnapshotsMs),
-      incrementalMs: {
-        p50: r1(pct(inc.times, 50)),
-        p95: r1(pct(inc.times, 95)),
-        max: r1(Math.max(...inc.times)),
-        target_p50: TARGETS.incrementalP50Ms,
-      },
-      gatewayRecomputationsPerEdit: inc.gatewayRecomputations / EDITS,
-      push10ProxiesOneGatewayMs: { p50: r1(pct(rdsPush, 50)), max: r1(Math.max(...rdsPush)), target: TARGETS.pushMs },
-      push10GatewaysMs: { p50: r1(pct(edsPush, 50)), max: r1(Math.max(...edsPush)), target: TARGETS.pushMs },
-      rssMb: {
-        value: r1(rss.rssMb),
-        peak: r1(rss.peakRssMb),
-        heapUsedMb: r1(rss.heapUsedMb),
-        heapTotalMb: r1(rss.heapTotalMb),
-        externalMb: r1(rss.externalMb),
-        rightAfterWorkMb: r1(rss.rightAfterWorkMb),
-        idleS: IDLE_S,
-        target: TARGETS.rssMb,
-      },
-      controlPlaneNodeFlags: cpFlags,
-    };
+    const result = controlplaneResult({ load0, translated, ready, inc, rdsPush, edsPush, rss, cpFlags });
     const md = controlplaneMarkdown(result);
     writeReports({ 'controlplane.json': reportJson(result), 'controlplane.md': md });
     process.stdout.write(md);

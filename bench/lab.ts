@@ -73,9 +73,8 @@ function stepMedians(runs: Record<string, number>[]): Record<string, number> {
   );
 }
 
-async function main(): Promise<void> {
-  const load0 = loadavg();
-  // ---- lab:up -------------------------------------------------------------------------------------------------
+/** lab:up RUNS times (the last one with the sample application, and left up): wall times and each run's steps. */
+async function labUpRuns(): Promise<{ labUp: number[]; labUpSteps: Record<string, number>[] }> {
   const labUp: number[] = [];
   const labUpSteps: Record<string, number>[] = [];
   for (let i = 0; i < RUNS; i++) {
@@ -87,6 +86,12 @@ async function main(): Promise<void> {
     log(`lab:up run ${i + 1}/${RUNS}: ${Math.round(r.ms)} ms${last ? ' (with the sample application)' : ''}`);
     if (!last) await labDown({ name: NAME, home, progress: new Progress({ quiet: true }) });
   }
+  return { labUp, labUpSteps };
+}
+
+async function main(): Promise<void> {
+  const load0 = loadavg();
+  const { labUp, labUpSteps } = await labUpRuns();
 
   // ---- HTTPRoute apply → first 200 ----------------------------------------------------------------------------
   const rec = readLabRecord(NAME, home)!;

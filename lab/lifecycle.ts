@@ -59,6 +59,46 @@ export interface UpResult {
   reused: boolean;
 }
 
+/** `--cluster existing`: a private kubeconfig of the chosen context, and a first request that proves it reaches it. */
+async function existingUp(
+  o: UpOptions,
+  paths: ReturnType<typeof labPaths>,
+  p: UpOptions['progress'],
+): Promise<LabRecord> {
+  // kubectl's rules (--kubeconfig > KUBECONFIG merged > ~/.kube/config, --context), as every tool applies them.
+  const { kubeconfigOfContext, resolveKubeconfig } = await import('./toolkit/kubeconfig.ts');
+  const [{ Kube }] = await loadInstall();
+  let resolved: ResolvedKubeconfig;
+  try {
+    resolved = resolveKubeconfig({ kubeconfig: o.kubeconfig, context: o.context, home: o.home, kubectlOnly: true });
+  } catch (err) {
+    throw new Error(`--cluster existing: ${(err as Error).message}`);
+  }
+  const context = resolved.context;
+  const src = resolved.files.join(delimiter);
+  mkdirSync(paths.root, { recursive: true });
+  // A private copy of that one context, so that a later edit of the user's files does not move the lab.
+  writeFileSync(paths.kubeconfig, kubeconfigOfContext(resolved), { mode: 0o600 });
+  const record: LabRecord = {
+    name: o.name,
+    index: -1,
+    backend: 'existing',
+    kubeconfig: paths.kubeconfig,
+    context,
+    source: src,
+  };
+  await p.step(
+    `reach the cluster (context ${context})`,
+    async () => {
+      await Kube.fromFile(paths.kubeconfig, context).core.listNamespace({ limit: 1 });
+    },
+    {
+      hint: `${resolved.files.length > 1 ? `KUBECONFIG=${src} kubectl` : `kubectl --kubeconfig ${src}`} --context ${context} cluster-info`,
+    },
+  );
+  return record;
+}
+
 export async function labUp(o: UpOptions): Promise<UpResult> {
   const p = o.progress;
   const paths = labPaths(o.name, o.home);
@@ -144,33 +184,9 @@ export async function labUp(o: UpOptions): Promise<UpResult> {
       record = { name: o.name, index: -1, backend: 'k3s', kubeconfig: paths.kubeconfig, context: c.context };
       break;
     }
-    case 'existing': {
-      // kubectl's rules (--kubeconfig > KUBECONFIG merged > ~/.kube/config, --context), as every tool applies them.
-      const { kubeconfigOfContext, resolveKubeconfig } = await import('./toolkit/kubeconfig.ts');
-      const [{ Kube }] = await loadInstall();
-      let resolved: ResolvedKubeconfig;
-      try {
-        resolved = resolveKubeconfig({ kubeconfig: o.kubeconfig, context: o.context, home: o.home, kubectlOnly: true });
-      } catch (err) {
-        throw new Error(`--cluster existing: ${(err as Error).message}`);
-      }
-      const context = resolved.context;
-      const src = resolved.files.join(delimiter);
-      mkdirSync(paths.root, { recursive: true });
-      // A private copy of that one context, so that a later edit of the user's files does not move the lab.
-      writeFileSync(paths.kubeconfig, kubeconfigOfContext(resolved), { mode: 0o600 });
-      record = { name: o.name, index: -1, backend: 'existing', kubeconfig: paths.kubeconfig, context, source: src };
-      await p.step(
-        `reach the cluster (context ${context})`,
-        async () => {
-          await Kube.fromFile(paths.kubeconfig, context).core.listNamespace({ limit: 1 });
-        },
-        {
-          hint: `${resolved.files.length > 1 ? `KUBECONFIG=${src} kubectl` : `kubectl --kubeconfig ${src}`} --context ${context} cluster-info`,
-        },
-      );
+    case 'existing':
+      record = await existingUp(o, paths, p);
       break;
-    }
   }
   if (o.backend !== 'embedded') writeLabRecord(record!, o.home);
   const context = (record!.context as string) ?? `gwlab-${o.name}`;

@@ -91,17 +91,42 @@ export interface EmbeddedCluster {
   stop(): Promise<void>;
 }
 
+/** The lab's log: the caller's sink, or lab.log in the lab's folder. */
+function openLabLog(
+  opts: EmbeddedClusterOptions,
+  file: string,
+): { logs: LogRegistry; logFile?: ReturnType<typeof createWriteStream> } {
+  if (opts.logSink) return { logs: new LogRegistry({ level: opts.logLevel ?? 'info', sink: opts.logSink }) };
+  const logFile = createWriteStream(file, { flags: 'a' });
+  const logs = new LogRegistry({ level: opts.logLevel ?? 'info', sink: (line) => logFile.write(line + '\n') });
+  return { logs, logFile };
+}
+
+/** What lab.json says of a running embedded lab (lab/state.ts). */
+function labRecordFor(opts: EmbeddedClusterOptions, plan: AddressPlan, apiServer: ApiServerHandle): LabRecord {
+  return {
+    name: opts.name,
+    index: plan.index,
+    backend: 'embedded',
+    pid: process.pid,
+    apiServerPort: apiServer.port,
+    apiServerUrl: apiServer.url,
+    startedAt: new Date().toISOString(),
+    kubeconfig: apiServer.kubeconfigPath,
+    context: `gwlab-${opts.name}`,
+    addressPlan: plan,
+    forceLbPortFallback: !!opts.forceLbPortFallback,
+    ...(opts.serviceAccountMaxTokenExpirationSeconds
+      ? { saTokenMaxExpirationSeconds: opts.serviceAccountMaxTokenExpirationSeconds }
+      : {}),
+  };
+}
+
 export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promise<EmbeddedCluster> {
   const home = opts.home ?? gwlabHome();
   const paths = labPaths(opts.name, home);
   mkdirSync(paths.root, { recursive: true });
-  let sink = opts.logSink;
-  let logFile: ReturnType<typeof createWriteStream> | undefined;
-  if (!sink) {
-    logFile = createWriteStream(paths.labLog, { flags: 'a' });
-    sink = (line) => logFile!.write(line + '\n');
-  }
-  const logs = new LogRegistry({ level: opts.logLevel ?? 'info', sink });
+  const { logs, logFile } = openLabLog(opts, paths.labLog);
   const log = logs.logger('lab');
 
   const previous = readLabRecord(opts.name, home);
@@ -127,22 +152,7 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
       serviceAccountMaxTokenExpirationSeconds: opts.serviceAccountMaxTokenExpirationSeconds,
     });
     cleanups.push(() => apiServer.stop());
-    const record: LabRecord = {
-      name: opts.name,
-      index: plan.index,
-      backend: 'embedded',
-      pid: process.pid,
-      apiServerPort: apiServer.port,
-      apiServerUrl: apiServer.url,
-      startedAt: new Date().toISOString(),
-      kubeconfig: apiServer.kubeconfigPath,
-      context: `gwlab-${opts.name}`,
-      addressPlan: plan,
-      forceLbPortFallback: !!opts.forceLbPortFallback,
-      ...(opts.serviceAccountMaxTokenExpirationSeconds
-        ? { saTokenMaxExpirationSeconds: opts.serviceAccountMaxTokenExpirationSeconds }
-        : {}),
-    };
+    const record = labRecordFor(opts, plan, apiServer);
     // The API server serves: lab:up may start installing while the controllers and the node agent start.
     writeLabRecord({ ...record, starting: true }, home);
     await opts.onServing?.(apiServer);
