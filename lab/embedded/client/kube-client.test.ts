@@ -69,6 +69,17 @@ describe('KubeClient.watch', () => {
     await expect(done).rejects.toThrow();
   });
 
+  it('lists a collection with its params as the query (ListWatchSource.list: a labelSelector)', async () => {
+    await client.request('POST', CMS, {
+      ...cm('labelled'),
+      metadata: { ...cm('labelled').metadata, labels: { l: 'x' } },
+    });
+    const list = await client.list(CMS, { labelSelector: 'l=x' });
+    expect(list.items.map((o) => o.metadata.name)).toEqual(['labelled']);
+    expect(list.metadata?.resourceVersion).toMatch(/^\d+$/);
+    await client.request('DELETE', `${CMS}/labelled`);
+  });
+
   it('is refused with a KubeError of the status (a resource that does not exist: 404)', async () => {
     const err = await client
       .watch('/apis/example.com/v1/nothings', {}, () => {}, new AbortController().signal)
