@@ -52,27 +52,22 @@ class ScriptedSource implements ListWatchSource {
     return a;
   }
 
-  async list(_path: string, params: Record<string, string>): Promise<ObjectList> {
+  list: ListWatchSource['list'] = async (_path, params) => {
     const a = this.next('list', params);
     if (!a) return new Promise(() => {});
     if (a instanceof Error) throw a;
     if (Array.isArray(a)) throw new Error('script: a watch answer where a list was due');
     return a;
-  }
+  };
 
-  async watch(
-    _path: string,
-    params: Record<string, string | boolean | undefined>,
-    onEvent: (e: WatchEventLine) => void,
-    signal: AbortSignal,
-  ): Promise<void> {
+  watch: ListWatchSource['watch'] = async (_path, params, onEvent, signal) => {
     this.signals.push(signal);
     const a = this.next('watch', params);
     if (!a) return new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted'))));
     if (a instanceof Error) throw a;
     if (!Array.isArray(a)) throw new Error('script: a list answer where a watch was due');
     for (const e of a) onEvent(e);
-  }
+  };
 }
 
 /** Runs a ListWatch over `source` until the script is used up; its events and errors. */
