@@ -15,6 +15,7 @@ import {
 import { ObjectSerializer } from '@kubernetes/client-node/dist/serializer.js';
 import { parseAllDocuments } from 'yaml';
 import { withTransport } from '../../system/controlplane/kube/transport.ts';
+import { httpStatusOf } from '../../system/shared/kube/list-watch.ts';
 import { type WaitOptions, waitFor } from './wait.ts';
 
 export interface Condition {
@@ -267,9 +268,5 @@ export function isClusterScoped(kind: string | undefined): boolean {
   return !!kind && CLUSTER_SCOPED.has(kind);
 }
 
-export function statusCode(err: unknown): number | undefined {
-  const e = err as { code?: number; statusCode?: number; body?: any };
-  if (typeof e?.code === 'number') return e.code;
-  if (typeof e?.statusCode === 'number') return e.statusCode;
-  return undefined;
-}
+/** The HTTP status of a failed client-node call (the list-watch loop's reading of it, one rule). */
+export const statusCode = httpStatusOf;

@@ -1,13 +1,16 @@
 // The embedded cluster's own Kubernetes client, for its controllers and its node agent: HTTPS to the API server with
 // a bearer token (the same path, authentication, admission and watch semantics as every other client;
-// apiserver/README.md "How controllers talk to the server"), undici with keep-alive. list-watch.ts builds the watch
-// loop on it, events.ts the event recorder. It takes plain credentials (ApiServerHandle.credentials) or a client-node
-// KubeConfig, and never loads client-node itself: the lab process does without its ~870 modules (issue 14: ~0.4 s of
-// CPU at every lab start, ~60 MB resident).
+// apiserver/README.md "How controllers talk to the server"), undici with keep-alive. It is the ListWatchSource of the
+// project's list-watch loop and informer (system/shared/kube/list-watch.ts); events.ts builds the event recorder on it.
+// It takes plain credentials (ApiServerHandle.credentials) or a client-node KubeConfig, and never loads client-node
+// itself: the lab process does without its ~870 modules (issue 14: ~0.4 s of CPU at every lab start, ~60 MB resident).
 import { isIP } from 'node:net';
 import tls from 'node:tls';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Agent, type buildConnector, fetch, request } from 'undici';
+import type { ListWatchSource, ObjectList, WatchEventLine } from '../../../system/shared/kube/list-watch.ts';
+
+export type { WatchEventLine };
 
 export class KubeError extends Error {
   readonly code: number;
@@ -85,16 +88,10 @@ export function credentialsOf(kc: KubeConfig): ClientCredentials {
   return { server: cluster.server, caPem, token: kc.getCurrentUser()?.token ?? '' };
 }
 
-/** A watch event as the API server streams it (one JSON object per line). */
-export interface WatchEventLine {
-  type: string;
-  object: any;
-}
-
 /** A watch that sent nothing (not even a bookmark) for this long is dropped and re-established (client-node's Watch). */
 const WATCH_IDLE_MS = 30_000;
 
-export class KubeClient {
+export class KubeClient implements ListWatchSource {
   readonly credentials: ClientCredentials;
   private readonly server: string;
   private readonly dispatcher: Agent;
@@ -136,6 +133,12 @@ export class KubeClient {
     }
     if (res.status >= 400) throw new KubeError(res.status, parsed);
     return parsed as T;
+  }
+
+  /** GET of a collection, `params` as its query (ListWatchSource.list). */
+  list(path: string, params: Record<string, string> = {}): Promise<ObjectList> {
+    const query = new URLSearchParams(params).toString();
+    return this.request('GET', query ? `${path}?${query}` : path);
   }
 
   /** GET of one object: undefined when it does not exist (404); other errors throw. */

@@ -1,9 +1,11 @@
-// The shape the queue-driven controllers share, as kube-controller-manager's: informers (client/list-watch.ts) keep
-// the objects a controller reads, their events put keys on a work queue, and sync(key) reconciles one object, one
-// sync per key at a time. A subclass declares its informers as fields (informer() returns the store) and its sync.
+// The shape the queue-driven controllers share, as kube-controller-manager's: informers
+// (system/shared/kube/list-watch.ts) keep the objects a controller reads, their events put keys on a work queue, and
+// sync(key) reconciles one object, one sync per key at a time. A subclass declares its informers as fields (informer()
+// returns the store) and its sync.
+
+import { Informer, type InformerOptions } from '../../../system/shared/kube/list-watch.ts';
 import type { Logger } from '../../../system/shared/log.ts';
 import type { KubeClient } from '../client/kube-client.ts';
-import { Informer, type InformerOptions } from '../client/list-watch.ts';
 
 export abstract class Controller {
   protected readonly client: KubeClient;

@@ -3,10 +3,11 @@
 // revision annotations, history cleanup (revisionHistoryLimit), and the status and conditions that
 // `kubectl rollout status` reads (observedGeneration, updated/ready/available/unavailableReplicas, Available,
 // Progressing).
+
+import { byUid, namespacedName } from '../../../system/shared/kube/list-watch.ts';
 import type { Logger } from '../../../system/shared/log.ts';
 import { EventRecorder } from '../client/events.ts';
 import { type KubeClient, KubeError } from '../client/kube-client.ts';
-import { byUid, namespacedName } from '../client/list-watch.ts';
 import { Controller } from './controller.ts';
 import { canonicalJson, controllerOf, intOrPercent, rfc3339, templateHash } from './workload-util.ts';
 

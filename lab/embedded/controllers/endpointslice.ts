@@ -2,10 +2,10 @@
 // with conditions ready/serving/terminating (only ready addresses are ready; Endpoints lists the others as
 // notReadyAddresses), ports resolved from targetPort (named ports through the pods' container ports).
 import { createHash } from 'node:crypto';
+import { byUid, namespacedName } from '../../../system/shared/kube/list-watch.ts';
 import type { Logger } from '../../../system/shared/log.ts';
 import { matchesLabelSet } from '../../../system/shared/selectors.ts';
 import { type KubeClient, KubeError } from '../client/kube-client.ts';
-import { byUid, namespacedName } from '../client/list-watch.ts';
 import { Controller } from './controller.ts';
 import { canonicalJson, isPodReady } from './workload-util.ts';
 

@@ -9,9 +9,9 @@
 // rediscovered when a CRD changes, so custom resources are owners and dependents too.
 
 import type { OwnerReference, ServedObject } from '../../../system/shared/kobject.ts';
+import { ListWatch } from '../../../system/shared/kube/list-watch.ts';
 import type { Logger } from '../../../system/shared/log.ts';
 import { type ApiResource, collectionPath, type KubeClient, KubeError, objectPath } from '../client/kube-client.ts';
-import { ListWatch } from '../client/list-watch.ts';
 
 interface Node {
   r: ApiResource;

@@ -2,10 +2,11 @@
 // (127.<lbOctet>.x.y) after a short, configurable delay (a new cloud load balancer is not there at once either), and
 // the ServiceProxy serves that address. Ports the proxy could not bind as written are recorded in the annotation
 // `gwlab.dev/lb-port-<p>: "<p+8000>"` and an event, which the lab's helpers read.
+
+import { namespacedName } from '../../../system/shared/kube/list-watch.ts';
 import type { Logger } from '../../../system/shared/log.ts';
 import { EventRecorder } from '../client/events.ts';
 import { type KubeClient, KubeError } from '../client/kube-client.ts';
-import { namespacedName } from '../client/list-watch.ts';
 import { AddressPool } from '../ipam.ts';
 import { type BindEvent, lbPortAnnotation } from '../node/service-proxy/service-proxy.ts';
 import { Controller } from './controller.ts';

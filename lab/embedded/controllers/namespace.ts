@@ -3,9 +3,9 @@
 // /finalize, and the API server removes the namespace.
 
 import type { KObject } from '../../../system/shared/kobject.ts';
+import { ListWatch } from '../../../system/shared/kube/list-watch.ts';
 import type { Logger } from '../../../system/shared/log.ts';
 import { type ApiResource, collectionPath, type KubeClient, KubeError } from '../client/kube-client.ts';
-import { ListWatch } from '../client/list-watch.ts';
 
 export class NamespaceController {
   private readonly client: KubeClient;

@@ -3,11 +3,11 @@
 // (replicas, fullyLabeledReplicas, readyReplicas, availableReplicas, observedGeneration).
 
 import type { KObject } from '../../../system/shared/kobject.ts';
+import { byUid, namespacedName } from '../../../system/shared/kube/list-watch.ts';
 import type { Logger } from '../../../system/shared/log.ts';
 import { matchesLabelSelector } from '../../../system/shared/selectors.ts';
 import { EventRecorder } from '../client/events.ts';
 import { type KubeClient, KubeError } from '../client/kube-client.ts';
-import { byUid, namespacedName } from '../client/list-watch.ts';
 import { Controller } from './controller.ts';
 import { controllerOf, isPodActive, isPodAvailable, isPodReady } from './workload-util.ts';
 

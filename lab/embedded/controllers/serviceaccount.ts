@@ -2,9 +2,9 @@
 // in-cluster clients verify the API server with), and gets them back when they are deleted.
 
 import type { KObject } from '../../../system/shared/kobject.ts';
+import { Informer, ListWatch } from '../../../system/shared/kube/list-watch.ts';
 import type { Logger } from '../../../system/shared/log.ts';
 import { type KubeClient, KubeError } from '../client/kube-client.ts';
-import { Informer, ListWatch } from '../client/list-watch.ts';
 
 export class ServiceAccountController {
   private readonly client: KubeClient;

@@ -4,10 +4,10 @@
 // status, pod-status.ts). Deleting a pod stops its processes (SIGTERM, SIGKILL after the grace period) and then
 // removes the object. It keeps the Services of the cluster for the containers' Service-link variables.
 import type { KObject } from '../../../../system/shared/kobject.ts';
+import { Informer, ListWatch } from '../../../../system/shared/kube/list-watch.ts';
 import { podLoopback } from '../../../state.ts';
 import { EventRecorder } from '../../client/events.ts';
 import { KubeError } from '../../client/kube-client.ts';
-import { Informer, ListWatch } from '../../client/list-watch.ts';
 import { AddressPool } from '../../ipam.ts';
 import { NodeStatus } from './node-status.ts';
 import { serviceLinkEnv } from './pod-env.ts';

@@ -2,9 +2,9 @@
 // become ServiceProxy relays (ClusterIP and LoadBalancer IP, ready endpoints only) and cluster DNS records.
 
 import type { KObject } from '../../../../system/shared/kobject.ts';
+import { Informer, ListWatch, namespacedName } from '../../../../system/shared/kube/list-watch.ts';
 import type { Logger } from '../../../../system/shared/log.ts';
 import type { KubeClient } from '../../client/kube-client.ts';
-import { Informer, ListWatch, namespacedName } from '../../client/list-watch.ts';
 import type { ClusterDns } from '../dns/cluster-dns.ts';
 import type { EndpointAddress, ServiceProxy } from './service-proxy.ts';
 

@@ -1,16 +1,17 @@
 // The embedded cluster's own client without client-node: KubeClient.watch streams a watch as kube-apiserver sends it
 // (one JSON event per line, `?watch=true&resourceVersion=`; a resourceVersion older than the history ends with an ERROR
-// event carrying 410 Expired, as client-go's reflector expects), ListWatch lists then watches and relists after 410,
-// and the lab process's module graph (cluster.ts) no longer loads @kubernetes/client-node at all (issue 14: its ~870
-// modules were ~0.4 s of CPU at every lab start).
+// event carrying 410 Expired, as client-go's reflector expects), the project's list-watch loop
+// (system/shared/kube/list-watch.ts, its steps pinned there over a scripted source) lists over KubeClient, watches and
+// relists after 410 against the real API server, and the lab process's module graph (cluster.ts) no longer loads
+// @kubernetes/client-node at all (issue 14: its ~870 modules were ~0.4 s of CPU at every lab start).
 import { execFile } from 'node:child_process';
 import type { TLSSocket } from 'node:tls';
 import type { buildConnector } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ListWatch, type WatchEvent } from '../../../system/shared/kube/list-watch.ts';
 import { LogRegistry } from '../../../system/shared/log.ts';
 import { startTestLab, type TestLab } from '../apiserver/testing/test-lab.ts';
 import { KubeClient, KubeError, type WatchEventLine } from './kube-client.ts';
-import { ListWatch, type WatchEvent } from './list-watch.ts';
 
 const CMS = '/api/v1/namespaces/default/configmaps';
 const cm = (name: string, data: Record<string, string> = {}) => ({
@@ -66,6 +67,17 @@ describe('KubeClient.watch', () => {
     expect(seen[1].object.data).toEqual({ a: '1' });
     abort.abort();
     await expect(done).rejects.toThrow();
+  });
+
+  it('lists a collection with its params as the query (ListWatchSource.list: a labelSelector)', async () => {
+    await client.request('POST', CMS, {
+      ...cm('labelled'),
+      metadata: { ...cm('labelled').metadata, labels: { l: 'x' } },
+    });
+    const list = await client.list(CMS, { labelSelector: 'l=x' });
+    expect(list.items.map((o) => o.metadata.name)).toEqual(['labelled']);
+    expect(list.metadata?.resourceVersion).toMatch(/^\d+$/);
+    await client.request('DELETE', `${CMS}/labelled`);
   });
 
   it('is refused with a KubeError of the status (a resource that does not exist: 404)', async () => {
