@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectHttpEventually } from '../lab/toolkit/http.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
+import { holdContractPorts } from './support/host-ports.ts';
 import { KUBECTL } from './support/lab.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -82,8 +83,12 @@ describe('a new user, from git clone to the contract section 4.3', () => {
       if (input !== undefined) c.stdin!.end(input);
     });
 
+  /** Held from the first forward to the end: the contract's local ports are one per machine (host-ports.ts). */
+  let releasePorts: (() => Promise<void>) | undefined;
+
   /** `kubectl port-forward` as the contract has it; resolves once kubectl prints its Forwarding line. */
   async function portForward(args: string[]): Promise<ChildProcess> {
+    releasePorts ??= await holdContractPorts();
     const child = spawn(KUBECTL, ['port-forward', ...args], {
       env: { ...env, KUBECONFIG: kubeconfig },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -114,6 +119,7 @@ describe('a new user, from git clone to the contract section 4.3', () => {
 
   afterAll(async () => {
     for (const f of forwards) f.kill('SIGKILL');
+    await releasePorts?.();
     await sh('npm run -s lab:down', { cwd: clone, env, timeoutMs: 60_000 });
     rmSync(tmp, { recursive: true, force: true });
   }, 90_000);
