@@ -40,7 +40,8 @@ describe('scenario labs', () => {
     expect(labOfWorker(labs, '1').name).toBe('one');
     expect(labOfWorker(labs, '3').name).toBe('three');
     expect(labOfWorker([lab('only')], '2').name).toBe('only');
-    expect(labOfWorker(labs, undefined).name).toBe('one');
+    expect(labOfWorker(labs, '').name).toBe('one');
+    expect(labOfWorker(labs, '5').name).toBe('two');
     expect(() => labOfWorker([], '1')).toThrow('provided no lab');
   });
 

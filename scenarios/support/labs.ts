@@ -51,7 +51,7 @@ export function scenarioLabCount(env: NodeJS.ProcessEnv = process.env, cores = a
  */
 export function labOfWorker(labs: ProvidedLab[], poolId: string | undefined = process.env.VITEST_POOL_ID): ProvidedLab {
   if (labs.length === 0) throw new Error('the scenario global setup provided no lab');
-  const id = Number(poolId ?? '1');
+  const id = Number(poolId || '1');
   const i = Number.isInteger(id) && id >= 1 ? (id - 1) % labs.length : 0;
   return labs[i];
 }
