@@ -13,7 +13,7 @@ export const LONG_BY_DESIGN = [
   'lab/embedded/apiserver/durability.test.ts',
   // scenarios: ~36 s, `git clone`, `npm ci` and lab:up in a temporary folder.
   'scenarios/91-new-user.test.ts',
-  // unit: ~27 s, pod tokens of 6 s renewed several times.
+  // unit: ~35 s, pod tokens of 10 s renewed several times.
   'lab/embedded/node/kubelet/token-renewal.test.ts',
   // scenarios: ~25 s, a lab with 10 s tokens renewed three times.
   'scenarios/94-token-renewal.test.ts',

@@ -276,7 +276,9 @@ describe('embedded cluster workloads', () => {
 
   it('serves logs of a deployment and by label, and follows them', async () => {
     expect(await c.k(['logs', 'deploy/web', '-n', 'apps'])).toContain('listening pod=web-');
-    expect(await c.k(['logs', '-l', 'app=web', '-n', 'apps', '--timestamps'])).toMatch(
+    // With a selector kubectl shows the last 10 lines of each pod by default, and the readiness probes' lines push
+    // the first one out after a few seconds (more on a busy machine): --tail=-1 asks for them all.
+    expect(await c.k(['logs', '-l', 'app=web', '-n', 'apps', '--timestamps', '--tail=-1'])).toMatch(
       /^\d{4}-\d\d-\d\dT\S+Z listening/m,
     );
     const { spawn } = await import('node:child_process');
