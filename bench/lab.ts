@@ -2,6 +2,8 @@
 //   - `npm run lab:up` (a new lab each run) until it returns with the control plane Ready (target < 10 s);
 //   - `kubectl apply` of an HTTPRoute → first 200 through the gateway's load balancer address, p50 and p99 over 20
 //     trials, each with a new hostname (targets: p50 < 1 s, p99 < 3 s);
+//   - change → effect in traffic (issue 14; lab/change-effect.ts): route edit, policy edit, ReferenceGrant created,
+//     selector relabel, p50 and p99 over --changes 100 of each (target: p99 < 250 ms);
 //   - the scenario suite's wall time (`npm run scenarios`), unless --no-suite.
 // Writes reports/bench/lab.json and lab.md, with the load average beside the figures (the machine is shared).
 import { execFile } from 'node:child_process';
@@ -14,12 +16,16 @@ import { readLabRecord } from '../lab/state.ts';
 import { send } from '../lab/toolkit/http.ts';
 import { Kube } from '../lab/toolkit/kube.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
+import { changeEffectReport, changeToEffect } from './lab/change-effect.ts';
 import { repoRoot } from './shared/paths.ts';
 import { removeTempDir, runNodeTimed, tempDir } from './shared/processes.ts';
 import { progress, reportJson, writeReports } from './shared/reports.ts';
 import { nearestRank } from './shared/stats.ts';
 
-const args = minimist(process.argv.slice(2), { boolean: ['suite'], default: { suite: true, runs: 3, trials: 20 } });
+const args = minimist(process.argv.slice(2), {
+  boolean: ['suite'],
+  default: { suite: true, runs: 3, trials: 20, changes: 100 },
+});
 const RUNS = Number(args.runs);
 const TRIALS = Number(args.trials);
 const TARGETS = { labUpMs: 10_000, routeP50Ms: 1_000, routeP99Ms: 3_000 };
@@ -109,6 +115,9 @@ spec:
   log(
     `route apply → first 200: p50 ${Math.round(nearestRank(routeMs, 50))} ms, p99 ${Math.round(nearestRank(routeMs, 99))} ms`,
   );
+  const effects = changeEffectReport(
+    await changeToEffect(kube, 'bench', `http://${ip}:8080`, Number(args.changes), log),
+  );
   await labDown({ name: NAME, home, progress: new Progress({ quiet: true }) });
 
   // ---- the scenario suite -------------------------------------------------------------------------------------
@@ -131,6 +140,7 @@ spec:
       p99: Math.round(nearestRank(routeMs, 99)),
       targets: { p50: TARGETS.routeP50Ms, p99: TARGETS.routeP99Ms },
     },
+    changeToEffectMs: effects.json,
     scenarioSuite: suite ? { wallMs: Math.round(suite.ms), result: suite.line } : 'skipped (--no-suite)',
   };
   const ok = (v: number, t: number) => (v < t ? 'met' : 'MISSED');
@@ -143,6 +153,7 @@ Machine: ${result.machine.cpus} cores, load average ${load0.map((l) => l.toFixed
 | lab:up → control plane Ready (p50 of ${RUNS}; runs ${result.labUpMs.runs.join(', ')} ms) | ${result.labUpMs.p50} ms | < ${TARGETS.labUpMs} ms | ${ok(result.labUpMs.p50, TARGETS.labUpMs)} |
 | HTTPRoute apply → first 200, p50 of ${TRIALS} | ${result.routeToFirst200Ms.p50} ms | < ${TARGETS.routeP50Ms} ms | ${ok(result.routeToFirst200Ms.p50, TARGETS.routeP50Ms)} |
 | HTTPRoute apply → first 200, p99 of ${TRIALS} | ${result.routeToFirst200Ms.p99} ms | < ${TARGETS.routeP99Ms} ms | ${ok(result.routeToFirst200Ms.p99, TARGETS.routeP99Ms)} |
+${effects.rows.join('\n')}
 | scenario suite wall time | ${suite ? `${Math.round(suite.ms / 1000)} s (${suite.line})` : 'skipped'} | | |
 `;
   writeReports({ 'lab.json': reportJson(result), 'lab.md': md });

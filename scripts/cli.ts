@@ -50,6 +50,12 @@ export function parseFlags(spec: {
   };
 }
 
+/** A usage error: says why, then the tool's usage, on stderr, and exits 2. */
+export function usageError(usage: string, why: string): never {
+  console.error(`${why}\n\n${usage}`);
+  process.exit(2);
+}
+
 /** Runs main; on failure prints the reason and the next step, and exits non-zero. */
 export async function run(main: () => Promise<void>): Promise<void> {
   try {

@@ -3,7 +3,7 @@
 
 import { collectStatus } from '../lab/tools/status.ts';
 import { renderStatus } from '../lab/tools/status-render.ts';
-import { CLUSTER_USAGE, openLab, parseFlags, run } from './cli.ts';
+import { CLUSTER_USAGE, openLab, parseFlags, run, usageError } from './cli.ts';
 
 const USAGE = `usage: npm run lab:status -- [-A | -n <namespace>] [-v] [-o json] [--kubeconfig <f> | --name <lab>] [--context <c>]
 
@@ -42,10 +42,7 @@ await run(async () => {
     console.log(USAGE);
     return;
   }
-  const usage = (why: string) => {
-    console.error(`${why}\n\n${USAGE}`);
-    process.exit(2);
-  };
+  const usage = (why: string) => usageError(USAGE, why);
   const all = a.A || a['all-namespaces'];
   if (Array.isArray(a.namespace)) usage('give one -n <namespace> (or -A for all)');
   const ns = a.namespace as string | undefined;

@@ -3,7 +3,7 @@
 // Offline: no cluster is read. The logic is lab/tools/translate-tool.ts (input: translate-tool-input.ts).
 import { renderTranslation, SECTIONS, type Section, translate } from '../lab/tools/translate-tool.ts';
 import { parseSources, readSources } from '../lab/tools/translate-tool-input.ts';
-import { parseFlags, run } from './cli.ts';
+import { parseFlags, run, usageError } from './cli.ts';
 
 const USAGE = `usage: npm run translate -- -f <file|dir|-> [-f ...] [--validation strict|off] [-o yaml|json]
                              [--gateway <namespace>/<name>] [--only ir|xds|status]
@@ -37,10 +37,7 @@ await run(async () => {
     console.log(USAGE);
     return;
   }
-  const usage = (why: string) => {
-    console.error(`${why}\n\n${USAGE}`);
-    process.exit(2);
-  };
+  const usage = (why: string) => usageError(USAGE, why);
   const files = ([] as string[]).concat(a.f ?? []);
   if (!files.length) usage('translate needs at least one -f <file|dir|->');
   const validation = (a.validation as string | undefined) ?? 'strict';

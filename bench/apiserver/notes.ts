@@ -4,7 +4,7 @@ import { round2 } from '../shared/stats.ts';
 import { CAUSES, type Tail, type TailCause } from './fanout-tail.ts';
 import { CLIENTS, TARGETS, WATCHERS, WRITES } from './settings.ts';
 
-export type Notes = Partial<Record<'creates' | 'list1k' | 'watchP99' | 'memory', string>>;
+export type Notes = Partial<Record<'creates' | 'list1k' | 'watchP99' | 'memory' | 'clientNodeGet', string>>;
 
 /** The parts of apiserver.json the notes read. */
 interface Figures {
@@ -15,8 +15,9 @@ interface Figures {
   list: { objects1k: { p50Ms: number } };
   watchFanout: { fromSendP99Ms: number; serverCpuUsPerDelivery: number; separateProcess: { p99Ms: number } };
   memory: { rssMbHolding10k: number };
-  met: { creates: boolean; list1k: boolean; watchP99: boolean; memory: boolean };
-  diagnostics: { memory: Record<string, number> };
+  clientPath: { clientNodeHttpsUs: number; rawHttpsUs: number };
+  met: { creates: boolean; list1k: boolean; watchP99: boolean; memory: boolean; clientNodeGet: boolean };
+  diagnostics: { memory: Record<string, number>; clientPathCpuUsPerGet: Record<string, number> };
 }
 
 /** The note for the watch p99 target: which cause the tail comes from, in the data above, and what would close it. */
@@ -99,6 +100,21 @@ function memoryNote(r: Figures): string {
   );
 }
 
+function clientNodeGetNote(r: Figures, load: string): string {
+  const { clientNodeHttpsUs: cn, rawHttpsUs: raw } = r.clientPath;
+  const cpu = r.diagnostics.clientPathCpuUsPerGet;
+  return (
+    `${cn} µs per GET through client-node against ${raw} µs over raw HTTPS, both on kept-alive connections to the ` +
+    `same server, timed in interleaved rounds (${load}). ` +
+    (raw >= TARGETS.clientNodeGetUs * 0.8
+      ? 'The raw path alone is close to the target: the server and waiting for a CPU take most of it, which a ' +
+        'machine without other work would close.'
+      : `The ${Math.round(cn - raw)} µs between them is this process's CPU (${cpu.clientNode} against ${cpu.raw} µs per ` +
+        "GET): client-node's per-request work (its typed deserialization, the credentials and TLS files applied to " +
+        'each request, its middleware chain); a CPU profile of the GET loop shows which to cut.')
+  );
+}
+
 /** A note for each missed target; `listServerCpuMs` unrounded, as the list note compares it with the target. */
 export function missedTargetNotes(r: Figures, x: { tail: Tail; listServerCpuMs: number }): Notes {
   const load = `load ${r.load.after.join(' ')} on ${r.machine.cpus} cores`;
@@ -115,5 +131,6 @@ export function missedTargetNotes(r: Figures, x: { tail: Tail; listServerCpuMs: 
       r.watchFanout.separateProcess.p99Ms,
     );
   if (!r.met.memory) notes.memory = memoryNote(r);
+  if (!r.met.clientNodeGet) notes.clientNodeGet = clientNodeGetNote(r, load);
   return notes;
 }

@@ -1,3 +1,6 @@
+// Kube against the embedded API server: SSA apply, waits, deletes, and its requests over kept-alive connections.
+import diagnostics from 'node:diagnostics_channel';
+import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestLab, type TestLab } from '../embedded/apiserver/testing/test-lab.ts';
 import { Kube } from './kube.ts';
@@ -85,6 +88,26 @@ ${CRD}`);
     await expect(
       kube.waitForCondition('toolkit.gwlab.dev/v1', 'Widget', 'w1', 'tk', 'Broken', { timeoutMs: 300 }),
     ).rejects.toThrow(WaitTimeout);
+  });
+
+  it('reuses kept-alive connections: 20 reads open at most 2 (client-node alone opened one per request)', async () => {
+    // system/controlplane/kube/transport.ts; counted on undici's documented 'undici:client:connected' channel.
+    const sockets: Socket[] = [];
+    const ch = diagnostics.channel('undici:client:connected');
+    const onConnected = (m: unknown) => {
+      const { socket, connectParams } = m as { socket: Socket; connectParams: { port: string | number } };
+      if (Number(connectParams.port) === lab.server.port) sockets.push(socket);
+    };
+    ch.subscribe(onConnected);
+    try {
+      for (let i = 0; i < 10; i++) {
+        expect((await kube.get('v1', 'Namespace', 'tk'))?.metadata?.name).toBe('tk');
+        expect((await kube.list('toolkit.gwlab.dev/v1', 'Widget', 'tk')).map((w) => w.metadata?.name)).toEqual(['w1']);
+      }
+    } finally {
+      ch.unsubscribe(onConnected);
+    }
+    expect(sockets.length).toBeLessThanOrEqual(2);
   });
 
   it('deletes and waits for deletion', async () => {

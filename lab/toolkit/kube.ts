@@ -1,5 +1,7 @@
 // Typed helpers over @kubernetes/client-node that work on every backend: connect, server-side apply of YAML, reads,
-// deletes, and waits on conditions (with the observedGeneration check kubectl wait makes).
+// deletes, and waits on conditions (with the observedGeneration check kubectl wait makes). Every request of a Kube
+// reuses kept-alive connections and skips fetch()'s layer (system/controlplane/kube/transport.ts: client-node alone
+// opens a new TLS connection per request).
 import {
   CoreV1Api,
   dumpYaml,
@@ -10,6 +12,7 @@ import {
   PatchStrategy,
 } from '@kubernetes/client-node';
 import { parse, parseAllDocuments } from 'yaml';
+import { withTransport } from '../../system/controlplane/kube/transport.ts';
 import { type WaitOptions, waitFor } from './wait.ts';
 
 export interface Condition {
@@ -63,7 +66,7 @@ export class Kube {
   readonly core: CoreV1Api;
 
   constructor(kc: KubeConfig) {
-    this.kc = kc;
+    this.kc = withTransport(kc);
     this.objects = KubernetesObjectApi.makeApiClient(kc);
     this.core = kc.makeApiClient(CoreV1Api);
   }

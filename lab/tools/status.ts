@@ -178,8 +178,8 @@ async function clusterSection(t: StatusTarget): Promise<StatusReport['cluster']>
   return out;
 }
 
-async function controlPlaneSection(kube: Kube): Promise<StatusReport['controlPlane']> {
-  const out: StatusReport['controlPlane'] = {
+function controlPlaneNotRead(): StatusReport['controlPlane'] {
+  return {
     namespace: CONTROL_PLANE.namespace,
     deployment: CONTROL_PLANE.deployment,
     found: false,
@@ -187,6 +187,10 @@ async function controlPlaneSection(kube: Kube): Promise<StatusReport['controlPla
     desired: 0,
     pods: [],
   };
+}
+
+async function controlPlaneSection(kube: Kube): Promise<StatusReport['controlPlane']> {
+  const out = controlPlaneNotRead();
   const d = await settle(kube.get('apps/v1', 'Deployment', CONTROL_PLANE.deployment, CONTROL_PLANE.namespace));
   if (!d.ok) return { ...out, error: d.error };
   if (!d.value) return out;
@@ -209,35 +213,25 @@ async function controlPlaneSection(kube: Kube): Promise<StatusReport['controlPla
   };
 }
 
-/** Everything lab:status shows, read in parallel. */
-export async function collectStatus(t: StatusTarget, opts: StatusOptions = {}): Promise<StatusReport> {
-  const t0 = performance.now();
-  const kube = t.kube;
-  const ns = opts.namespace;
-  const cluster = await clusterSection(t);
-  if (cluster.error && !cluster.version) {
-    // Without the API server every other section would fail with the same error.
-    return {
-      ...(ns ? { namespace: ns } : {}),
-      cluster,
-      controlPlane: {
-        namespace: CONTROL_PLANE.namespace,
-        deployment: CONTROL_PLANE.deployment,
-        found: false,
-        ready: 0,
-        desired: 0,
-        pods: [],
-        error: 'not read: the API server is unreachable',
-      },
-      gateways: [],
-      conditions: [],
-      proxies: { reachable: false, reason: 'not read: the API server is unreachable', rows: [] },
-      errors: [],
-      problems: [`${cluster.error} (is the lab up? npm run lab:up; or check --kubeconfig/--context)`],
-      warnings: [],
-      elapsedMs: Math.round(performance.now() - t0),
-    };
-  }
+/** The report without the API server: every other section would fail with the same error, so none is read. */
+function unreachableReport(cluster: StatusReport['cluster'], ns: string | undefined): Omit<StatusReport, 'elapsedMs'> {
+  return {
+    ...(ns ? { namespace: ns } : {}),
+    cluster,
+    controlPlane: { ...controlPlaneNotRead(), error: 'not read: the API server is unreachable' },
+    gateways: [],
+    conditions: [],
+    proxies: { reachable: false, reason: 'not read: the API server is unreachable', rows: [] },
+    errors: [],
+    problems: [`${cluster.error} (is the lab up? npm run lab:up; or check --kubeconfig/--context)`],
+    warnings: [],
+  };
+}
+
+type XdsSnapshots = { data?: Record<string, any>; reason?: string };
+
+/** The objects lab:status judges, read in parallel; a list that cannot be read is empty, with its error. */
+async function readObjects(kube: Kube, ns: string | undefined) {
   const list = (apiVersion: string, kind: string) => settle(kube.list(apiVersion, kind, ns));
   const [controlPlane, classes, gateways, routes, policies, extensions, services, pods, xds] = await Promise.all([
     controlPlaneSection(kube),
@@ -248,11 +242,8 @@ export async function collectStatus(t: StatusTarget, opts: StatusOptions = {}): 
     list(VENDOR_API, 'GatewayExtension'),
     list('v1', 'Service'),
     settle(listProxyPods(kube, ns ? [ns] : undefined)),
-    settle(
-      withControlPlaneAdmin(kube, (a) => a.json<{ data?: Record<string, any>; reason?: string }>('/snapshots/xds')),
-    ),
+    settle(withControlPlaneAdmin(kube, (a) => a.json<XdsSnapshots>('/snapshots/xds'))),
   ]);
-
   const errors: string[] = [];
   const got = <T>(what: string, s: Settled<T[]>): T[] => {
     if (s.ok) return s.value;
@@ -262,20 +253,22 @@ export async function collectStatus(t: StatusTarget, opts: StatusOptions = {}): 
   const gws = got('Gateways', gateways);
   // Scoped to a namespace, the classes shown are those its Gateways use: another team's class is not its problem.
   const usedClasses = new Set(gws.map((g) => g.spec?.gatewayClassName));
-  const cls = got('GatewayClasses', classes).filter((c) => !ns || usedClasses.has(c.metadata?.name));
-  const svcs = got('Services', services);
-  const proxyPods = got('proxy pods', pods);
-  const conditions = conditionRows(
-    {
-      gatewayClasses: cls,
-      gateways: gws,
-      httpRoutes: got('HTTPRoutes', routes),
-      trafficPolicies: got('TrafficPolicies', policies),
-      gatewayExtensions: got('GatewayExtensions', extensions),
-    },
-    { verbose: opts.verbose },
-  );
-  const gatewaySummaries = [...gws]
+  return {
+    controlPlane,
+    xds,
+    gateways: gws,
+    classes: got('GatewayClasses', classes).filter((c) => !ns || usedClasses.has(c.metadata?.name)),
+    services: got('Services', services),
+    proxyPods: got('proxy pods', pods),
+    httpRoutes: got('HTTPRoutes', routes),
+    trafficPolicies: got('TrafficPolicies', policies),
+    gatewayExtensions: got('GatewayExtensions', extensions),
+    errors,
+  };
+}
+
+function gatewaySummaries(gateways: KObj[], services: KObj[], proxyPods: ProxyPod[]): GatewaySummary[] {
+  return [...gateways]
     .sort(
       (a, b) =>
         (a.metadata?.namespace ?? '').localeCompare(b.metadata?.namespace ?? '') ||
@@ -284,19 +277,62 @@ export async function collectStatus(t: StatusTarget, opts: StatusOptions = {}): 
     .map((g) =>
       gatewaySummary(
         g,
-        svcs.find((s) => s.metadata?.namespace === g.metadata?.namespace && s.metadata?.name === g.metadata?.name),
+        services.find((s) => s.metadata?.namespace === g.metadata?.namespace && s.metadata?.name === g.metadata?.name),
         proxyPods,
       ),
     );
+}
 
-  const proxies: StatusReport['proxies'] = xds.ok
+function proxiesSection(xds: Settled<XdsSnapshots>, ns: string | undefined): StatusReport['proxies'] {
+  return xds.ok
     ? {
         reachable: true,
         ...(xds.value.reason ? { reason: xds.value.reason } : {}),
         rows: proxyRows(xds.value.data ?? {}, { namespace: ns }),
       }
     : { reachable: false, reason: xds.error, rows: [] };
+}
 
+/** Everything lab:status shows, read in parallel. */
+export async function collectStatus(t: StatusTarget, opts: StatusOptions = {}): Promise<StatusReport> {
+  const t0 = performance.now();
+  const ns = opts.namespace;
+  const cluster = await clusterSection(t);
+  if (cluster.error && !cluster.version) {
+    return { ...unreachableReport(cluster, ns), elapsedMs: Math.round(performance.now() - t0) };
+  }
+  const o = await readObjects(t.kube, ns);
+  const report = {
+    ...(ns ? { namespace: ns } : {}),
+    cluster,
+    controlPlane: o.controlPlane,
+    gateways: gatewaySummaries(o.gateways, o.services, o.proxyPods),
+    conditions: conditionRows(
+      {
+        gatewayClasses: o.classes,
+        gateways: o.gateways,
+        httpRoutes: o.httpRoutes,
+        trafficPolicies: o.trafficPolicies,
+        gatewayExtensions: o.gatewayExtensions,
+      },
+      { verbose: opts.verbose },
+    ),
+    proxies: proxiesSection(o.xds, ns),
+    errors: o.errors,
+  };
+  return { ...report, ...judge(report, o.classes), elapsedMs: Math.round(performance.now() - t0) };
+}
+
+/**
+ * What makes lab:status exit non-zero (problems) and what it only warns about, from the sections read: the cluster,
+ * the control plane, the read errors, the condition and proxy rows (status-rows.ts judged those), and each Gateway of
+ * one of our classes: its proxy pods ready and connected.
+ */
+function judge(
+  r: Omit<StatusReport, 'problems' | 'warnings' | 'elapsedMs'>,
+  classes: KObj[],
+): { problems: string[]; warnings: string[] } {
+  const { cluster, controlPlane, proxies } = r;
   const problems: string[] = [];
   const warnings: string[] = [];
   if (cluster.error) problems.push(cluster.error);
@@ -313,18 +349,28 @@ export async function collectStatus(t: StatusTarget, opts: StatusOptions = {}): 
     );
   }
   if (!proxies.reachable) problems.push(`control plane admin (/snapshots/xds) not reachable: ${proxies.reason}`);
-  problems.push(...errors);
-  for (const r of conditions) {
-    if (r.health === 'problem') problems.push(describeRow(r));
-    else if (r.health === 'warning') warnings.push(describeRow(r));
+  problems.push(...r.errors);
+  for (const row of r.conditions) {
+    if (row.health === 'problem') problems.push(describeRow(row));
+    else if (row.health === 'warning') warnings.push(describeRow(row));
   }
-  for (const r of proxies.rows) {
-    if (r.health === 'problem') problems.push(describeProxy(r));
-    else if (r.health === 'warning') warnings.push(describeProxy(r));
+  for (const row of proxies.rows) {
+    if (row.health === 'problem') problems.push(describeProxy(row));
+    else if (row.health === 'warning') warnings.push(describeProxy(row));
   }
-  const classOk = new Set(cls.filter((c) => c.spec?.controllerName === CONTROLLER_NAME).map((c) => c.metadata?.name));
-  const connected = new Set(proxies.rows.map((r) => r.gateway));
-  for (const g of gatewaySummaries) {
+  warnings.push(...gatewayWarnings(r.gateways, classes, proxies));
+  for (const p of controlPlane.pods) if (!p.ready) warnings.push(`control plane pod ${p.name}: ${p.state}`);
+  return { problems, warnings };
+}
+
+/** A Gateway of one of our classes whose proxy pods are not all ready, or none of which is connected. */
+function gatewayWarnings(gateways: GatewaySummary[], classes: KObj[], proxies: StatusReport['proxies']): string[] {
+  const warnings: string[] = [];
+  const classOk = new Set(
+    classes.filter((c) => c.spec?.controllerName === CONTROLLER_NAME).map((c) => c.metadata?.name),
+  );
+  const connected = new Set(proxies.rows.map((row) => row.gateway));
+  for (const g of gateways) {
     if (!classOk.has(g.class)) continue;
     const key = `${g.namespace}/${g.name}`;
     if (g.proxiesReady < g.proxyPods.length || !g.proxyPods.length) {
@@ -337,18 +383,5 @@ export async function collectStatus(t: StatusTarget, opts: StatusOptions = {}): 
       warnings.push(`Gateway ${key}: no proxy of it is connected to the control plane`);
     }
   }
-  for (const p of controlPlane.pods) if (!p.ready) warnings.push(`control plane pod ${p.name}: ${p.state}`);
-
-  return {
-    ...(ns ? { namespace: ns } : {}),
-    cluster,
-    controlPlane,
-    gateways: gatewaySummaries,
-    conditions,
-    proxies,
-    errors,
-    problems,
-    warnings,
-    elapsedMs: Math.round(performance.now() - t0),
-  };
+  return warnings;
 }

@@ -162,18 +162,30 @@ function testsOf(t: TaskLike): TaskLike[] {
 export async function collectSuiteFailure(suite: TaskLike): Promise<void> {
   const errors = errorsOf(suite.result);
   if (!errors.length) return;
-  const titles = titlesOf(suite);
+  await collectOnce(suite, errors, {
+    suffix: ['beforeAll'],
+    // Its tests never ran (the report lists them as skipped): the summary links each of them to this folder.
+    alsoFor: testsOf(suite).map((t) => titlesOf(t).join(' ')),
+  });
+}
+
+/** Collects the artifacts of a failed test or suite, once per full name, while the lab is there. */
+async function collectOnce(
+  task: TaskLike,
+  errors: ReturnType<typeof errorsOf>,
+  extra: { suffix?: string[]; alsoFor?: string[] } = {},
+): Promise<void> {
+  const titles = titlesOf(task);
   const fullName = titles.join(' ');
   if (state.collected.has(fullName)) return;
   state.collected.add(fullName);
   const kube = labKube();
   if (!kube) return;
   await collectFailure(kube, {
-    file: suite.file?.filepath ?? 'unknown',
+    file: task.file?.filepath ?? 'unknown',
     fullName,
-    titles: [...titles, 'beforeAll'],
-    // Its tests never ran (the report lists them as skipped): the summary links each of them to this folder.
-    alsoFor: testsOf(suite).map((t) => titlesOf(t).join(' ')),
+    titles: [...titles, ...(extra.suffix ?? [])],
+    ...(extra.alsoFor ? { alsoFor: extra.alsoFor } : {}),
     errors,
   });
 }
@@ -186,18 +198,7 @@ export function installFailureArtifacts(): void {
   afterEach(async ({ task: t }) => {
     const task = t as unknown as TaskLike;
     if (task.result?.state !== 'fail') return;
-    const titles = titlesOf(task);
-    const fullName = titles.join(' ');
-    if (state.collected.has(fullName)) return;
-    state.collected.add(fullName);
-    const kube = labKube();
-    if (!kube) return;
-    await collectFailure(kube, {
-      file: task.file?.filepath ?? 'unknown',
-      fullName,
-      titles,
-      errors: errorsOf(task.result),
-    });
+    await collectOnce(task, errorsOf(task.result));
   }, 120_000);
 }
 

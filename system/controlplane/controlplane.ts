@@ -14,6 +14,7 @@ import type { DeployerSettings } from './deployer/objects.ts';
 import type { ValidationMode } from './ir/types.ts';
 import { Runtime } from './krt/collection.ts';
 import { type InformerSet, startInformers } from './kube/informers.ts';
+import { closeTransport, withTransport } from './kube/transport.ts';
 import { Metrics } from './metrics.ts';
 import { Pipeline } from './pipeline.ts';
 import { SnapshotCache } from './serve/cache.ts';
@@ -82,6 +83,9 @@ export class ControlPlane {
 
   constructor(opts: ControlPlaneOptions) {
     this.opts = opts;
+    // Informers, status writes, Events and the deployer over kept-alive connections (kube/transport.ts); before
+    // the clients below are made from it, so that they take its HTTP layer.
+    if (opts.kubeConfig) withTransport(opts.kubeConfig);
     this.logs = opts.logs ?? new LogRegistry();
     for (const c of COMPONENTS) this.logs.logger(c);
     this.log = this.logs.logger('controlplane');
@@ -280,6 +284,7 @@ export class ControlPlane {
     ]);
     this.health?.closeAllConnections();
     this.metricsServer?.closeAllConnections();
+    if (this.opts.kubeConfig) await closeTransport(this.opts.kubeConfig);
     this.log.info('stopped');
   }
 }

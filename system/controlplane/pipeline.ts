@@ -267,35 +267,36 @@ function deriveGateways(
     o.observe?.('gateway', (performance.now() - t0) / 1000);
     return result;
   });
-  const routeReports = derive(
-    rt,
-    'RouteReports',
-    gateways,
-    (_ctx, g) =>
-      Object.entries(g.reports.routes).map(([route, report]) => ({
-        key: `${g.key}|${route}`,
-        route,
-        gateway: g.reports.gateway,
-        report,
-      })),
-    { keyOf: (x) => x.key },
-  );
-  const routeReportsByRoute = routeReports.index('route', (x) => [x.route]);
-  const policyReports = derive(
-    rt,
-    'PolicyReports',
-    gateways,
-    (_ctx, g) =>
-      Object.entries(g.reports.policies).map(([policy, report]) => ({
-        key: `${g.key}|${policy}`,
-        policy,
-        gateway: g.reports.gateway,
-        report,
-      })),
-    { keyOf: (x) => x.key },
-  );
-  const policyReportsByPolicy = policyReports.index('policy', (x) => [x.policy]);
+  const routeReportsByRoute = reportsByObject(rt, 'RouteReports', gateways, 'routes', 'route');
+  const policyReportsByPolicy = reportsByObject(rt, 'PolicyReports', gateways, 'policies', 'policy');
   return { gateways, routeReportsByRoute, policyReportsByPolicy };
+}
+
+/**
+ * One kind of the reports the Gateways make about other objects (their routes, the policies attached to them) as a
+ * row per (Gateway, object), indexed (`index`) by the object's key: what that object's status is written from.
+ */
+function reportsByObject<K extends 'routes' | 'policies'>(
+  rt: Runtime,
+  name: string,
+  gateways: Collection<GatewayResult>,
+  kind: K,
+  index: string,
+) {
+  const rows = derive(
+    rt,
+    name,
+    gateways,
+    (_ctx, g) =>
+      Object.entries(g.reports[kind]).map(([object, report]) => ({
+        key: `${g.key}|${object}`,
+        object,
+        gateway: g.reports.gateway,
+        report: report as GatewayResult['reports'][K][string],
+      })),
+    { keyOf: (x) => x.key },
+  );
+  return rows.index(index, (x) => [x.object]);
 }
 
 /** Per Gateway: its xDS resources (xds/translator), its clusters' endpoints, and the snapshot that holds both. */

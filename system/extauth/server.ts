@@ -1,9 +1,9 @@
 // The ext-auth sample: an HTTP authorization service for Envoy's ext_authz filter in HTTP-service mode. The proxy
 // sends it the original request's method, path and (allowed) headers; a 2xx answer allows the request, anything else
 // denies it and is relayed to the client. Convention of Istio's ext-authz sample: allow iff `x-ext-authz: allow`.
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Logger, LogRegistry } from '../shared/log.ts';
+import { type ListeningService, listenHttp } from '../shared/sample-service.ts';
 
 export const AUTHZ_HEADER = 'x-ext-authz';
 export const ALLOW_VALUE = 'allow';
@@ -19,12 +19,7 @@ export interface ExtAuthOptions {
   log?: 'stdout' | false | ((line: string) => void);
 }
 
-export interface ExtAuth {
-  host: string;
-  port: number;
-  url: string;
-  close(): Promise<void>;
-}
+export type ExtAuth = ListeningService;
 
 export interface Decision {
   allowed: boolean;
@@ -47,34 +42,10 @@ export async function startExtAuth(opts: ExtAuthOptions = {}): Promise<ExtAuth> 
     sink: typeof logOpt === 'function' ? logOpt : undefined,
   });
   const log = registry.logger('extauth');
-  const server = http.createServer((req, res) => check(req, res, log));
-  // The proxy pools its connections to the authorization service; see the sample app for why this is long.
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
-
-  await new Promise<void>((resolve, reject) => {
-    const onError = (err: NodeJS.ErrnoException) => {
-      reject(new Error(`extauth: cannot listen on ${host}:${opts.port ?? 0}: ${err.code ?? err.message}`));
-    };
-    server.once('error', onError);
-    server.listen({ host, port: opts.port ?? 0 }, () => {
-      server.off('error', onError);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
-  const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
-  log.info('listening', { host, port });
-  return {
-    host,
-    port,
-    url: `http://${urlHost}:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  // The proxy pools its connections to the authorization service: listenHttp keeps them alive long enough.
+  const service = await listenHttp('extauth', (req, res) => check(req, res, log), { host, port: opts.port });
+  log.info('listening', { host, port: service.port });
+  return service;
 }
 
 function check(req: IncomingMessage, res: ServerResponse, log: Logger): void {

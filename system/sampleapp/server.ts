@@ -4,8 +4,8 @@
 import { isUtf8 } from 'node:buffer';
 import { randomBytes, randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
+import { type ListeningService, listenHttp } from '../shared/sample-service.ts';
 import { type LineWriter, stdoutWriter } from './accesslog.ts';
 import { canonicalHeaderName, clientIp, queryArgs, requestHeaders, requestUrl, sortKeys } from './request.ts';
 import { chooseStatus, parseStatusSpec, StatusSpecError } from './status.ts';
@@ -36,13 +36,7 @@ export interface SampleAppOptions {
   maxDelaySeconds?: number;
 }
 
-export interface SampleApp {
-  host: string;
-  port: number;
-  /** `http://<host>:<port>` (127.0.0.1 when listening on all interfaces). */
-  url: string;
-  close(): Promise<void>;
-}
+export type SampleApp = ListeningService;
 
 interface Limits {
   maxDelaySeconds: number;
@@ -76,37 +70,11 @@ export async function startSampleApp(opts: SampleAppOptions = {}): Promise<Sampl
   }
 
   const limits: Limits = { maxDelaySeconds: opts.maxDelaySeconds ?? MAX_DELAY_SECONDS };
-  const server = http.createServer((req, res) => handle(req, res, sink, limits));
-  // Proxies keep pooled upstream connections for long; a short server idle timeout races with their reuse and shows
-  // up as spurious 503s, so idle keep-alive connections live for 65 s (longer than common proxy idle timeouts' floor).
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
-
-  await new Promise<void>((resolve, reject) => {
-    const onError = (err: NodeJS.ErrnoException) => {
-      reject(new Error(`sampleapp: cannot listen on ${host}:${opts.port ?? 0}: ${err.code ?? err.message}`));
-    };
-    server.once('error', onError);
-    server.listen({ host, port: opts.port ?? 0 }, () => {
-      server.off('error', onError);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
-  const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
-  return {
+  return listenHttp('sampleapp', (req, res) => handle(req, res, sink, limits), {
     host,
-    port,
-    url: `http://${urlHost}:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => {
-          writer?.flush();
-          resolve();
-        });
-        server.closeAllConnections();
-      }),
-  };
+    port: opts.port,
+    onClosed: () => writer?.flush(),
+  });
 }
 
 function handle(

@@ -1,5 +1,6 @@
 // The architecture's rules as pure functions over the source facts (source-facts.ts): imports one part of the tree
-// may not make, import cycles, and files or functions too long to read in one sitting.
+// may not make, a folder that may import only what it names, import cycles, and files or functions too long to read
+// in one sitting.
 import type { FunctionSize, ImportEdge, SourceFacts } from './source-facts.ts';
 
 export interface ImportRule {
@@ -13,6 +14,21 @@ export interface ImportRule {
 /** The imports that break the rule. */
 export function brokenImports(edges: ImportEdge[], rule: ImportRule): ImportEdge[] {
   return edges.filter((e) => e.from.startsWith(rule.from) && e.to.startsWith(rule.to));
+}
+
+export interface ConfinedFolder {
+  /** The production files under this folder (tests are not held to it)… */
+  folder: string;
+  /** …import only what starts with one of these: a repository path (a folder) or a package prefix such as `node:`. */
+  only: string[];
+  why: string;
+}
+
+/** The imports of the folder's production files that reach outside what it may import. */
+export function importsOutside(edges: ImportEdge[], rule: ConfinedFolder): ImportEdge[] {
+  return edges.filter(
+    (e) => e.from.startsWith(rule.folder) && !isTest(e.from) && !rule.only.some((p) => e.to.startsWith(p)),
+  );
 }
 
 /**
@@ -62,17 +78,25 @@ export interface SizeLimits {
   functionLines: number;
 }
 
-/** Production files under `under` longer than the limit, and functions longer than theirs. Test files are not read. */
+/**
+ * Production files under `under` longer than the limit, and functions longer than theirs. Test files are not judged,
+ * nor the files named in `except` (generated tables, which nobody reads as code).
+ */
 export function oversized(
   facts: SourceFacts,
   under: string,
   limits: SizeLimits,
+  except: readonly string[] = [],
 ): { files: { file: string; lines: number }[]; functions: FunctionSize[] } {
-  const production = (f: string) => f.startsWith(under) && !f.endsWith('.test.ts');
+  const production = (f: string) => f.startsWith(under) && !isTest(f) && !except.includes(f);
   return {
     files: Object.entries(facts.lines)
       .filter(([f, n]) => production(f) && n > limits.fileLines)
       .map(([file, lines]) => ({ file, lines })),
     functions: facts.functions.filter((f) => production(f.file) && f.lines > limits.functionLines),
   };
+}
+
+function isTest(file: string): boolean {
+  return file.endsWith('.test.ts');
 }

@@ -1,6 +1,9 @@
 // The control plane against the embedded API server (lab/embedded, hence this folder outside system/): informers
 // synced under the install RBAC, the deployer's proxy objects, statuses and Events written, GatewayParameters rolls,
-// informers restarted after the API server returns, and `system/main.ts controlplane` as a process.
+// informers restarted after the API server returns, its requests over kept-alive connections, and
+// `system/main.ts controlplane` as a process.
+import diagnostics from 'node:diagnostics_channel';
+import type { Socket } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -297,6 +300,42 @@ describe('control plane with the embedded API server', () => {
       60_000,
     );
   }, 90_000);
+
+  it('writes statuses over kept-alive connections (kube/transport.ts), not a new connection per write', async () => {
+    // Connections to the API server counted on undici's documented 'undici:client:connected' channel; kubectl runs
+    // in processes of its own, so what is counted here is the control plane's.
+    const sockets: Socket[] = [];
+    const ch = diagnostics.channel('undici:client:connected');
+    const onConnected = (m: unknown) => {
+      const { socket, connectParams } = m as { socket: Socket; connectParams: { port: string | number } };
+      if (Number(connectParams.port) === lab.server.port) sockets.push(socket);
+    };
+    await cp.statusWriter!.idle();
+    const writes = cp.statusWriter!.writes;
+    const names = [1, 2, 3, 4, 5, 6, 7, 8].map((i) => `conn-${i}`);
+    ch.subscribe(onConnected);
+    try {
+      const routes = names.map(
+        (n) =>
+          `apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: ${n}, namespace: sampleapp}\n` +
+          `spec: {parentRefs: [{name: debug, namespace: gwvendor-system}], rules: [{backendRefs: [{name: sampleapp, port: 8000}]}]}\n`,
+      );
+      await lab.k(['apply', '-f', '-'], routes.join('---\n'));
+      await until('route statuses written', async () => {
+        const list = await getJson(['-n', 'sampleapp', 'get', 'httproutes']);
+        const done = list.items.filter((o: any) => names.includes(o.metadata.name) && o.status?.parents?.length);
+        return done.length === names.length ? true : undefined;
+      });
+      await cp.statusWriter!.idle();
+    } finally {
+      ch.unsubscribe(onConnected);
+    }
+    const made = cp.statusWriter!.writes - writes;
+    expect(made).toBeGreaterThanOrEqual(names.length);
+    // client-node alone opened one connection per write.
+    expect(sockets.length).toBeLessThan(made);
+    await lab.k(['-n', 'sampleapp', 'delete', 'httproute', ...names]);
+  });
 });
 
 describe('the controlplane command', () => {

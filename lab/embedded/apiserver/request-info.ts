@@ -3,6 +3,12 @@
 // the response form its Accept header negotiates (endpoints/handlers/negotiation: JSON, Table, PartialObjectMetadata,
 // aggregated discovery).
 
+/** A boolean query parameter as the API server and the kubelet read it: `true` or `1`. */
+export function boolParam(q: URLSearchParams, k: string): boolean {
+  const v = q.get(k);
+  return v === 'true' || v === '1';
+}
+
 export interface RequestInfo {
   resourceRequest: boolean;
   verb: string;
@@ -55,7 +61,7 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
   info.name = rest[1];
   info.subresource = rest.length > 2 ? rest.slice(2).join('/') : undefined;
   if (info.resource === 'namespaces' && info.name) info.namespace = info.name;
-  if (query.get('watch') === 'true' || query.get('watch') === '1') info.watch = true;
+  if (boolParam(query, 'watch')) info.watch = true;
   switch (method) {
     case 'GET':
     case 'HEAD':

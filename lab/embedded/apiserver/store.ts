@@ -7,20 +7,16 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import type { ObjectMeta } from '../../../system/shared/kobject.ts';
 
+/**
+ * An object as a client sent it or the store holds it: system/shared/kobject.ts's shape before validation, so every
+ * field may be missing (a name comes from generateName) and anything else may be there.
+ */
 export type K8sObject = {
   apiVersion?: string;
   kind?: string;
-  metadata: {
-    name?: string;
-    namespace?: string;
-    uid?: string;
-    resourceVersion?: string;
-    generation?: number;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-    [k: string]: any;
-  };
+  metadata: Partial<ObjectMeta> & { [k: string]: any };
   [k: string]: any;
 };
 

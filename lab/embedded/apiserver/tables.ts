@@ -83,9 +83,18 @@ function mapSelector(m: Record<string, string> | undefined): string {
   return e.length ? e.map(([k, v]) => `${k}=${v}`).join(',') : '<none>';
 }
 
-function containersAndImages(spec: any): [string, string] {
-  const cs = spec?.template?.spec?.containers ?? [];
-  return [cs.map((c: any) => c.name).join(','), cs.map((c: any) => c.image).join(',')];
+/** The columns a workload (Deployment, ReplicaSet) ends with, wide ones last, as Kubernetes' printers lay them out. */
+const WORKLOAD_TAIL = [AGE, col('Containers', 'string', 1), col('Images', 'string', 1), col('Selector', 'string', 1)];
+
+/** The cells of WORKLOAD_TAIL: age, the pod template's container names and images, the selector. */
+function workloadTailCells(o: K8sObject, now: number): unknown[] {
+  const cs = o.spec?.template?.spec?.containers ?? [];
+  return [
+    age(o.metadata.creationTimestamp, now),
+    cs.map((c: any) => c.name).join(','),
+    cs.map((c: any) => c.image).join(','),
+    selectorString(o.spec?.selector),
+  ];
 }
 
 /** The pod STATUS column, as kubectl's printPod computes it. */
@@ -242,6 +251,25 @@ function eventLastSeen(e: K8sObject, now: number): string {
   return age(ts, now);
 }
 
+/** Roles, ClusterRoles and CRDs: Name and Created At. */
+const CREATED_AT_TABLE: TableSpec = {
+  columns: [NAME, col('Created At', 'date')],
+  cells: (r) => [r.metadata.name, r.metadata.creationTimestamp],
+};
+
+/** RoleBindings and ClusterRoleBindings: the role, then the subjects by kind (wide). */
+const BINDING_TABLE: TableSpec = {
+  columns: [
+    NAME,
+    col('Role', 'string'),
+    AGE,
+    col('Users', 'string', 1),
+    col('Groups', 'string', 1),
+    col('ServiceAccounts', 'string', 1),
+  ],
+  cells: bindingCells,
+};
+
 export const builtinTables: Record<string, TableSpec> = {
   pods: {
     columns: [
@@ -281,24 +309,15 @@ export const builtinTables: Record<string, TableSpec> = {
         '',
         'Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.',
       ),
-      AGE,
-      col('Containers', 'string', 1),
-      col('Images', 'string', 1),
-      col('Selector', 'string', 1),
+      ...WORKLOAD_TAIL,
     ],
-    cells: (d, now) => {
-      const [c, i] = containersAndImages(d.spec);
-      return [
-        d.metadata.name,
-        `${d.status?.readyReplicas ?? 0}/${d.spec?.replicas ?? 1}`,
-        d.status?.updatedReplicas ?? 0,
-        d.status?.availableReplicas ?? 0,
-        age(d.metadata.creationTimestamp, now),
-        c,
-        i,
-        selectorString(d.spec?.selector),
-      ];
-    },
+    cells: (d, now) => [
+      d.metadata.name,
+      `${d.status?.readyReplicas ?? 0}/${d.spec?.replicas ?? 1}`,
+      d.status?.updatedReplicas ?? 0,
+      d.status?.availableReplicas ?? 0,
+      ...workloadTailCells(d, now),
+    ],
   },
   replicasets: {
     columns: [
@@ -306,24 +325,15 @@ export const builtinTables: Record<string, TableSpec> = {
       col('Desired', 'integer', 0, '', 'Number of desired pods.'),
       col('Current', 'integer', 0, '', 'Number of actual replicas.'),
       col('Ready', 'integer', 0, '', 'Number of ready replicas.'),
-      AGE,
-      col('Containers', 'string', 1),
-      col('Images', 'string', 1),
-      col('Selector', 'string', 1),
+      ...WORKLOAD_TAIL,
     ],
-    cells: (r, now) => {
-      const [c, i] = containersAndImages(r.spec);
-      return [
-        r.metadata.name,
-        r.spec?.replicas ?? 1,
-        r.status?.replicas ?? 0,
-        r.status?.readyReplicas ?? 0,
-        age(r.metadata.creationTimestamp, now),
-        c,
-        i,
-        selectorString(r.spec?.selector),
-      ];
-    },
+    cells: (r, now) => [
+      r.metadata.name,
+      r.spec?.replicas ?? 1,
+      r.status?.replicas ?? 0,
+      r.status?.readyReplicas ?? 0,
+      ...workloadTailCells(r, now),
+    ],
   },
   services: {
     columns: [
@@ -445,40 +455,11 @@ export const builtinTables: Record<string, TableSpec> = {
     columns: [NAME, col('Holder', 'string'), AGE],
     cells: (l, now) => [l.metadata.name, l.spec?.holderIdentity ?? '', age(l.metadata.creationTimestamp, now)],
   },
-  roles: {
-    columns: [NAME, col('Created At', 'date')],
-    cells: (r) => [r.metadata.name, r.metadata.creationTimestamp],
-  },
-  clusterroles: {
-    columns: [NAME, col('Created At', 'date')],
-    cells: (r) => [r.metadata.name, r.metadata.creationTimestamp],
-  },
-  rolebindings: {
-    columns: [
-      NAME,
-      col('Role', 'string'),
-      AGE,
-      col('Users', 'string', 1),
-      col('Groups', 'string', 1),
-      col('ServiceAccounts', 'string', 1),
-    ],
-    cells: bindingCells,
-  },
-  clusterrolebindings: {
-    columns: [
-      NAME,
-      col('Role', 'string'),
-      AGE,
-      col('Users', 'string', 1),
-      col('Groups', 'string', 1),
-      col('ServiceAccounts', 'string', 1),
-    ],
-    cells: bindingCells,
-  },
-  customresourcedefinitions: {
-    columns: [NAME, col('Created At', 'date')],
-    cells: (r) => [r.metadata.name, r.metadata.creationTimestamp],
-  },
+  roles: CREATED_AT_TABLE,
+  clusterroles: CREATED_AT_TABLE,
+  rolebindings: BINDING_TABLE,
+  clusterrolebindings: BINDING_TABLE,
+  customresourcedefinitions: CREATED_AT_TABLE,
 };
 
 function bindingCells(b: K8sObject, now: number): unknown[] {

@@ -63,6 +63,16 @@ export class KubeClient {
     return parsed as T;
   }
 
+  /** GET of one object: undefined when it does not exist (404); other errors throw. */
+  async getIfExists<T = any>(path: string): Promise<T | undefined> {
+    try {
+      return await this.request<T>('GET', path);
+    } catch (err) {
+      if (err instanceof KubeError && err.code === 404) return undefined;
+      throw err;
+    }
+  }
+
   /** Every resource the server serves (from the legacy per-group-version discovery lists). */
   async resources(): Promise<ApiResource[]> {
     const out: ApiResource[] = [];

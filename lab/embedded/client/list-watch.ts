@@ -114,3 +114,58 @@ export class ListWatch {
     });
   }
 }
+
+/** How an informer keys its objects. */
+export type StoreKey = (o: ServedObject) => string;
+
+/** client-go's MetaNamespaceKeyFunc: `namespace/name`, or `name` for a cluster-scoped object. */
+export const namespacedName: StoreKey = (o) =>
+  o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
+
+/** By uid: for a cache that must keep apart the objects a name has stood for (an owner's dependents, say). */
+export const byUid: StoreKey = (o) => o.metadata.uid;
+
+export interface InformerOptions {
+  /** How `store` is keyed; namespacedName by default. */
+  key?: StoreKey;
+  /** Each event after `store` has taken it, with the object's previous version there; SYNC after each list. */
+  onEvent?: (type: WatchEvent, obj: any, prev: any) => void;
+}
+
+/**
+ * client-go's informer with its store: a ListWatch whose objects are kept in `store` by key, the events passed on
+ * after the store has them. The store is a plain Map the owner may also write to, as client-go's controllers assume
+ * their own writes before the watch brings them back.
+ */
+export class Informer {
+  readonly store = new Map<string, any>();
+  private readonly lw: ListWatch;
+
+  constructor(client: KubeClient, path: string, log: Logger, opts: InformerOptions = {}) {
+    const key = opts.key ?? namespacedName;
+    this.lw = new ListWatch(
+      client,
+      path,
+      (type, o) => {
+        if (!o) {
+          opts.onEvent?.(type, undefined, undefined);
+          return;
+        }
+        const k = key(o);
+        const prev = this.store.get(k);
+        if (type === 'DELETED') this.store.delete(k);
+        else this.store.set(k, o);
+        opts.onEvent?.(type, o, prev);
+      },
+      log,
+    );
+  }
+
+  start(): void {
+    this.lw.start();
+  }
+
+  stop(): void {
+    this.lw.stop();
+  }
+}

@@ -6,65 +6,31 @@
 import type { Logger } from '../../../system/shared/log.ts';
 import { EventRecorder } from '../client/events.ts';
 import { type KubeClient, KubeError } from '../client/kube-client.ts';
-import { ListWatch } from '../client/list-watch.ts';
-import { canonicalJson, controllerOf, intOrPercent, KeyedQueue, rfc3339, templateHash } from './workload-util.ts';
+import { byUid, namespacedName } from '../client/list-watch.ts';
+import { Controller } from './controller.ts';
+import { canonicalJson, controllerOf, intOrPercent, rfc3339, templateHash } from './workload-util.ts';
 
 const REVISION = 'deployment.kubernetes.io/revision';
 const DESIRED = 'deployment.kubernetes.io/desired-replicas';
 const MAX_REPLICAS = 'deployment.kubernetes.io/max-replicas';
 const HASH = 'pod-template-hash';
 
-export class DeploymentController {
-  private readonly client: KubeClient;
-  private readonly log: Logger;
+export class DeploymentController extends Controller {
   private readonly events: EventRecorder;
-  private readonly deployments = new Map<string, any>();
-  private readonly rs = new Map<string, any>();
-  private readonly queue: KeyedQueue;
-  private watches: ListWatch[] = [];
+  private readonly deployments = this.informer('/apis/apps/v1/deployments', {
+    onEvent: (_type, o) => o && this.queue.add(namespacedName(o)),
+  });
+  private readonly rs = this.informer('/apis/apps/v1/replicasets', {
+    key: byUid,
+    onEvent: (_type, o) => {
+      const ref = o && controllerOf(o);
+      if (ref?.kind === 'Deployment') this.queue.add(`${o.metadata.namespace}/${ref.name}`);
+    },
+  });
 
   constructor(client: KubeClient, log: Logger) {
-    this.client = client;
-    this.log = log;
+    super(client, log, { what: 'deployment', field: 'deployment' });
     this.events = new EventRecorder(client, { component: 'deployment-controller' }, log);
-    this.queue = new KeyedQueue(
-      (k) => this.sync(k),
-      (k, err) => this.log.warn('deployment sync failed', { deployment: k, err: err as Error }),
-    );
-  }
-
-  start(): void {
-    const dw = new ListWatch(
-      this.client,
-      '/apis/apps/v1/deployments',
-      (type, o) => {
-        if (!o) return;
-        const key = `${o.metadata.namespace}/${o.metadata.name}`;
-        if (type === 'DELETED') this.deployments.delete(key);
-        else this.deployments.set(key, o);
-        this.queue.add(key);
-      },
-      this.log,
-    );
-    const rw = new ListWatch(
-      this.client,
-      '/apis/apps/v1/replicasets',
-      (type, o) => {
-        if (!o) return;
-        if (type === 'DELETED') this.rs.delete(o.metadata.uid);
-        else this.rs.set(o.metadata.uid, o);
-        const ref = controllerOf(o);
-        if (ref?.kind === 'Deployment') this.queue.add(`${o.metadata.namespace}/${ref.name}`);
-      },
-      this.log,
-    );
-    this.watches = [dw, rw];
-    for (const w of this.watches) w.start();
-  }
-
-  async stop(): Promise<void> {
-    this.queue.stop();
-    for (const w of this.watches) w.stop();
   }
 
   private ownedRS(d: any): any[] {
@@ -104,7 +70,7 @@ export class DeploymentController {
     );
   }
 
-  private async sync(key: string): Promise<void> {
+  protected async sync(key: string): Promise<void> {
     const d = this.deployments.get(key);
     if (!d || d.metadata.deletionTimestamp) return;
     const ns = d.metadata.namespace;

@@ -5,8 +5,9 @@ import { createHash } from 'node:crypto';
 import type { Logger } from '../../../system/shared/log.ts';
 import { matchesLabelSet } from '../../../system/shared/selectors.ts';
 import { type KubeClient, KubeError } from '../client/kube-client.ts';
-import { ListWatch } from '../client/list-watch.ts';
-import { canonicalJson, isPodReady, KeyedQueue } from './workload-util.ts';
+import { byUid, namespacedName } from '../client/list-watch.ts';
+import { Controller } from './controller.ts';
+import { canonicalJson, isPodReady } from './workload-util.ts';
 
 /** Whether a Service's `spec.selector` selects these labels; a Service without one selects no pod here. */
 function selects(labels: Record<string, string> | undefined, selector: Record<string, string> | undefined): boolean {
@@ -15,64 +16,29 @@ function selects(labels: Record<string, string> | undefined, selector: Record<st
 
 const MANAGED_BY = 'endpointslice-controller.k8s.io';
 
-export class EndpointSliceController {
-  private readonly client: KubeClient;
-  private readonly log: Logger;
-  private readonly services = new Map<string, any>();
-  private readonly pods = new Map<string, any>();
-  private readonly queue: KeyedQueue;
-  private watches: ListWatch[] = [];
+export class EndpointSliceController extends Controller {
+  private readonly services = this.informer('/api/v1/services', {
+    onEvent: (_type, o) => o && this.queue.add(namespacedName(o)),
+  });
+  private readonly pods = this.informer('/api/v1/pods', {
+    key: byUid,
+    onEvent: (_type, o, prev) => {
+      if (!o) return;
+      for (const s of this.services.values()) {
+        if (s.metadata.namespace !== o.metadata.namespace) continue;
+        const sel = s.spec?.selector;
+        if (selects(o.metadata.labels, sel) || (prev && selects(prev.metadata.labels, sel))) {
+          this.queue.add(`${s.metadata.namespace}/${s.metadata.name}`);
+        }
+      }
+    },
+  });
 
   constructor(client: KubeClient, log: Logger) {
-    this.client = client;
-    this.log = log;
-    this.queue = new KeyedQueue(
-      (k) => this.sync(k),
-      (k, err) => this.log.warn('endpoints sync failed', { service: k, err: err as Error }),
-    );
+    super(client, log, { what: 'endpoints', field: 'service' });
   }
 
-  start(): void {
-    const sw = new ListWatch(
-      this.client,
-      '/api/v1/services',
-      (type, o) => {
-        if (!o) return;
-        const key = `${o.metadata.namespace}/${o.metadata.name}`;
-        if (type === 'DELETED') this.services.delete(key);
-        else this.services.set(key, o);
-        this.queue.add(key);
-      },
-      this.log,
-    );
-    const pw = new ListWatch(
-      this.client,
-      '/api/v1/pods',
-      (type, o) => {
-        if (!o) return;
-        const prev = this.pods.get(o.metadata.uid);
-        if (type === 'DELETED') this.pods.delete(o.metadata.uid);
-        else this.pods.set(o.metadata.uid, o);
-        for (const s of this.services.values()) {
-          if (s.metadata.namespace !== o.metadata.namespace) continue;
-          const sel = s.spec?.selector;
-          if (selects((o.metadata as any).labels, sel) || (prev && selects(prev.metadata.labels, sel))) {
-            this.queue.add(`${s.metadata.namespace}/${s.metadata.name}`);
-          }
-        }
-      },
-      this.log,
-    );
-    this.watches = [sw, pw];
-    for (const w of this.watches) w.start();
-  }
-
-  async stop(): Promise<void> {
-    this.queue.stop();
-    for (const w of this.watches) w.stop();
-  }
-
-  private async sync(key: string): Promise<void> {
+  protected async sync(key: string): Promise<void> {
     const svc = this.services.get(key);
     // Services without a selector (like default/kubernetes) have endpoints managed by someone else.
     if (!svc?.spec?.selector || Object.keys(svc.spec.selector).length === 0) return;

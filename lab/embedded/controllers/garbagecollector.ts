@@ -172,16 +172,10 @@ export class GarbageCollector {
     if (cached) return cached.obj;
     const r = this.resourceFor(ref.apiVersion, ref.kind);
     if (!r) return undefined;
-    try {
-      const o: ServedObject = await this.client.request(
-        'GET',
-        objectPath(r, r.namespaced ? namespace : undefined, ref.name),
-      );
-      return o.metadata.uid === ref.uid ? o : undefined;
-    } catch (e) {
-      if (e instanceof KubeError && e.code === 404) return undefined;
-      throw e;
-    }
+    const o = await this.client.getIfExists<ServedObject>(
+      objectPath(r, r.namespaced ? namespace : undefined, ref.name),
+    );
+    return o && o.metadata.uid === ref.uid ? o : undefined;
   }
 
   /** Returns false to be retried later. */

@@ -5,10 +5,10 @@
 import type { Logger } from '../../../system/shared/log.ts';
 import { EventRecorder } from '../client/events.ts';
 import { type KubeClient, KubeError } from '../client/kube-client.ts';
-import { ListWatch } from '../client/list-watch.ts';
+import { namespacedName } from '../client/list-watch.ts';
 import { AddressPool } from '../ipam.ts';
 import { type BindEvent, lbPortAnnotation } from '../node/service-proxy/service-proxy.ts';
-import { KeyedQueue } from './workload-util.ts';
+import { Controller } from './controller.ts';
 
 export interface LoadBalancerOptions {
   /** Second octet of the lab's LoadBalancer range. */
@@ -17,73 +17,49 @@ export interface LoadBalancerOptions {
   provisionDelayMs?: number;
 }
 
-export class LoadBalancerController {
-  private readonly client: KubeClient;
-  private readonly log: Logger;
+export class LoadBalancerController extends Controller {
   private readonly opts: LoadBalancerOptions;
   private readonly events: EventRecorder;
   private readonly pool: AddressPool;
-  private readonly services = new Map<string, any>();
+  private readonly services = this.informer('/api/v1/services', {
+    onEvent: (type, o) => {
+      if (type === 'SYNC') this.firstSync();
+      else if (type === 'DELETED') this.forget(namespacedName(o));
+      else if (o && this.synced) this.queue.add(namespacedName(o));
+    },
+  });
   private readonly assigned = new Map<string, string>();
-  private readonly queue: KeyedQueue;
   private readonly provisioning = new Set<string>();
   /** service key → port → bind outcome, from the ServiceProxy. */
   private readonly binds = new Map<string, Map<number, BindEvent>>();
-  private watch?: ListWatch;
   private synced = false;
 
   constructor(client: KubeClient, opts: LoadBalancerOptions, log: Logger) {
-    this.client = client;
+    super(client, log, { what: 'load balancer', field: 'service' });
     this.opts = opts;
-    this.log = log;
     this.events = new EventRecorder(client, { component: 'service-controller' }, log);
     this.pool = new AddressPool(opts.lbOctet);
-    this.queue = new KeyedQueue(
-      (k) => this.sync(k),
-      (k, err) => this.log.warn('load balancer sync failed', { service: k, err: err as Error }),
-    );
   }
 
-  start(): void {
-    this.watch = new ListWatch(
-      this.client,
-      '/api/v1/services',
-      (type, o) => {
-        if (type === 'SYNC') {
-          if (!this.synced) {
-            this.synced = true;
-            // Addresses held by existing Services survive a lab restart.
-            for (const s of this.services.values()) {
-              const ip = s.status?.loadBalancer?.ingress?.[0]?.ip;
-              if (ip && s.spec?.type === 'LoadBalancer' && this.pool.claim(ip)) {
-                this.assigned.set(`${s.metadata.namespace}/${s.metadata.name}`, ip);
-              }
-            }
-            for (const k of this.services.keys()) this.queue.add(k);
-          }
-          return;
-        }
-        if (!o) return;
-        const key = `${o.metadata.namespace}/${o.metadata.name}`;
-        if (type === 'DELETED') {
-          this.services.delete(key);
-          const ip = this.assigned.get(key);
-          if (ip) this.pool.release(ip);
-          this.assigned.delete(key);
-          this.binds.delete(key);
-          return;
-        }
-        this.services.set(key, o);
-        if (this.synced) this.queue.add(key);
-      },
-      this.log,
-    );
-    this.watch.start();
+  /** After the first list: addresses held by existing Services survive a lab restart; then every Service is synced. */
+  private firstSync(): void {
+    if (this.synced) return;
+    this.synced = true;
+    for (const s of this.services.values()) {
+      const ip = s.status?.loadBalancer?.ingress?.[0]?.ip;
+      if (ip && s.spec?.type === 'LoadBalancer' && this.pool.claim(ip)) {
+        this.assigned.set(`${s.metadata.namespace}/${s.metadata.name}`, ip);
+      }
+    }
+    for (const k of this.services.keys()) this.queue.add(k);
   }
 
-  async stop(): Promise<void> {
-    this.queue.stop();
-    this.watch?.stop();
+  /** A deleted Service gives its address back. */
+  private forget(key: string): void {
+    const ip = this.assigned.get(key);
+    if (ip) this.pool.release(ip);
+    this.assigned.delete(key);
+    this.binds.delete(key);
   }
 
   /** Feed of ServiceProxy 'bind' events (the lab process wires `proxy.on('bind', lb.onBind)`). */
@@ -119,7 +95,7 @@ export class LoadBalancerController {
     this.queue.add(key);
   };
 
-  private async sync(key: string): Promise<void> {
+  protected async sync(key: string): Promise<void> {
     const svc = this.services.get(key);
     if (!svc) return;
     const ns = svc.metadata.namespace;

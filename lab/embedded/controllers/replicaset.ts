@@ -7,59 +7,23 @@ import type { Logger } from '../../../system/shared/log.ts';
 import { matchesLabelSelector } from '../../../system/shared/selectors.ts';
 import { EventRecorder } from '../client/events.ts';
 import { type KubeClient, KubeError } from '../client/kube-client.ts';
-import { ListWatch } from '../client/list-watch.ts';
-import { controllerOf, isPodActive, isPodAvailable, isPodReady, KeyedQueue } from './workload-util.ts';
+import { byUid, namespacedName } from '../client/list-watch.ts';
+import { Controller } from './controller.ts';
+import { controllerOf, isPodActive, isPodAvailable, isPodReady } from './workload-util.ts';
 
-export class ReplicaSetController {
-  private readonly client: KubeClient;
-  private readonly log: Logger;
+export class ReplicaSetController extends Controller {
   private readonly events: EventRecorder;
-  private readonly rs = new Map<string, any>();
-  private readonly pods = new Map<string, any>();
-  private readonly queue: KeyedQueue;
-  private watches: ListWatch[] = [];
+  private readonly rs = this.informer('/apis/apps/v1/replicasets', {
+    onEvent: (_type, o) => o && this.queue.add(namespacedName(o)),
+  });
+  private readonly pods = this.informer('/api/v1/pods', {
+    key: byUid,
+    onEvent: (_type, o) => o && this.enqueueOwner(o),
+  });
 
   constructor(client: KubeClient, log: Logger) {
-    this.client = client;
-    this.log = log;
+    super(client, log, { what: 'replicaset', field: 'replicaset' });
     this.events = new EventRecorder(client, { component: 'replicaset-controller' }, log);
-    this.queue = new KeyedQueue(
-      (k) => this.sync(k),
-      (k, err) => this.log.warn('replicaset sync failed', { replicaset: k, err: err as Error }),
-    );
-  }
-
-  start(): void {
-    const rsw = new ListWatch(
-      this.client,
-      '/apis/apps/v1/replicasets',
-      (type, o) => {
-        if (!o) return;
-        const key = `${o.metadata.namespace}/${o.metadata.name}`;
-        if (type === 'DELETED') this.rs.delete(key);
-        else this.rs.set(key, o);
-        this.queue.add(key);
-      },
-      this.log,
-    );
-    const pw = new ListWatch(
-      this.client,
-      '/api/v1/pods',
-      (type, o) => {
-        if (!o) return;
-        if (type === 'DELETED') this.pods.delete(o.metadata.uid);
-        else this.pods.set(o.metadata.uid, o);
-        this.enqueueOwner(o);
-      },
-      this.log,
-    );
-    this.watches = [rsw, pw];
-    for (const w of this.watches) w.start();
-  }
-
-  async stop(): Promise<void> {
-    this.queue.stop();
-    for (const w of this.watches) w.stop();
   }
 
   private enqueueOwner(pod: KObject): void {
@@ -73,7 +37,7 @@ export class ReplicaSetController {
     );
   }
 
-  private async sync(key: string): Promise<void> {
+  protected async sync(key: string): Promise<void> {
     const rs = this.rs.get(key);
     if (!rs || rs.metadata.deletionTimestamp) return;
     const ns = rs.metadata.namespace;

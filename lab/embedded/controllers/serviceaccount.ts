@@ -4,14 +4,14 @@
 import type { KObject } from '../../../system/shared/kobject.ts';
 import type { Logger } from '../../../system/shared/log.ts';
 import { type KubeClient, KubeError } from '../client/kube-client.ts';
-import { ListWatch } from '../client/list-watch.ts';
+import { Informer, ListWatch } from '../client/list-watch.ts';
 
 export class ServiceAccountController {
   private readonly client: KubeClient;
   private readonly log: Logger;
   private readonly caPem: string;
-  private watches: ListWatch[] = [];
-  private readonly namespaces = new Map<string, KObject>();
+  private watches: (Informer | ListWatch)[] = [];
+  private namespaces = new Map<string, KObject>();
 
   constructor(client: KubeClient, caPem: string, log: Logger) {
     this.client = client;
@@ -20,19 +20,12 @@ export class ServiceAccountController {
   }
 
   start(): void {
-    const ns = new ListWatch(
-      this.client,
-      '/api/v1/namespaces',
-      (type, o) => {
-        if (!o) return;
-        if (type === 'DELETED') this.namespaces.delete(o.metadata.name);
-        else {
-          this.namespaces.set(o.metadata.name, o);
-          void this.ensure(o.metadata.name);
-        }
+    const ns = new Informer(this.client, '/api/v1/namespaces', this.log, {
+      onEvent: (type, o) => {
+        if (o && type !== 'DELETED') void this.ensure(o.metadata.name);
       },
-      this.log,
-    );
+    });
+    this.namespaces = ns.store;
     const sa = new ListWatch(
       this.client,
       '/api/v1/serviceaccounts?fieldSelector=metadata.name%3Ddefault',

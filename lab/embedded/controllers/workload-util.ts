@@ -1,4 +1,5 @@
-// Helpers the workload controllers share: ownership, pod readiness and availability, names, a keyed work queue.
+// Helpers the workload controllers share: ownership, pod readiness and availability, names and hashes. (Their work
+// queue and informers are controller.ts.)
 // (Label selectors are system/shared/selectors.ts, the one implementation the API server and control plane use too.)
 import type { KObject } from '../../../system/shared/kobject.ts';
 
@@ -69,48 +70,3 @@ export function intOrPercent(v: unknown, n: number, roundUp: boolean): number {
 }
 
 export const rfc3339 = (d = new Date()) => d.toISOString().replace(/\.\d+Z$/, 'Z');
-
-/** A serial queue per key with coalescing: at most one sync running and one pending per key. */
-export class KeyedQueue {
-  private readonly running = new Set<string>();
-  private readonly again = new Set<string>();
-  private readonly fn: (key: string) => Promise<void>;
-  private readonly onError: (key: string, err: unknown) => void;
-  private stopped = false;
-
-  constructor(fn: (key: string) => Promise<void>, onError: (key: string, err: unknown) => void) {
-    this.fn = fn;
-    this.onError = onError;
-  }
-
-  add(key: string, delayMs = 0): void {
-    if (this.stopped) return;
-    if (delayMs > 0) {
-      setTimeout(() => this.add(key), delayMs).unref();
-      return;
-    }
-    if (this.running.has(key)) {
-      this.again.add(key);
-      return;
-    }
-    this.running.add(key);
-    void (async () => {
-      do {
-        this.again.delete(key);
-        try {
-          await this.fn(key);
-        } catch (err) {
-          // Syncs still in flight when the controller stops fail against a closed server: not worth a warning.
-          if (this.stopped) break;
-          this.onError(key, err);
-          setTimeout(() => this.add(key), 500).unref();
-        }
-      } while (this.again.has(key) && !this.stopped);
-      this.running.delete(key);
-    })();
-  }
-
-  stop(): void {
-    this.stopped = true;
-  }
-}

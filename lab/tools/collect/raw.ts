@@ -1,9 +1,10 @@
 // Reads from the Kubernetes API as the server sends them. client-node's typed lists keep only the fields its model
 // knows, so a field newer than the library (or a status field of the embedded server) would silently vanish from a
-// collection; these GETs keep every field, with the kubeconfig's TLS and credentials applied as client-node does.
-import http from 'node:http';
-import https from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
+// collection; these GETs keep every field, with the kubeconfig's TLS and credentials applied by client-node itself
+// (applySecurityAuthentication: headers and dispatcher), over the kept-alive connections of a Kube's KubeConfig
+// (system/controlplane/kube/transport.ts).
+import { HttpMethod, type KubeConfig, RequestContext } from '@kubernetes/client-node';
+import { request } from 'undici';
 
 export class ApiError extends Error {
   readonly code: number;
@@ -22,25 +23,27 @@ const TIMEOUT_MS = 30_000;
 export async function getJson<T = any>(kc: KubeConfig, path: string): Promise<T> {
   const server = kc.getCurrentCluster()?.server;
   if (!server) throw new Error(`the kubeconfig's current context (${kc.getCurrentContext()}) names no cluster server`);
-  const url = new URL(server.replace(/\/+$/, '') + path);
-  const opts: https.RequestOptions = { method: 'GET', headers: { accept: 'application/json' } };
-  await kc.applyToHTTPSOptions(opts);
-  // Named, so an audit log tells the debug tools' reads apart from everything else.
-  opts.headers = { ...(opts.headers ?? {}), accept: 'application/json', 'user-agent': 'gwlab-collect' };
-  const mod = url.protocol === 'http:' ? http : https;
-  // client-node's agent is an https one; a plain-http server (a local proxy) takes the default agent.
-  if (url.protocol === 'http:') delete opts.agent;
-  const body = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-    const req = mod.request(url, { ...opts, timeout: TIMEOUT_MS }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
+  const url = server.replace(/\/+$/, '') + path;
+  const ctx = new RequestContext(url, HttpMethod.GET);
+  await kc.applySecurityAuthentication(ctx);
+  let body: { status: number; text: string };
+  try {
+    const res = await request(url, {
+      method: 'GET',
+      // Named, so an audit log tells the debug tools' reads apart from everything else.
+      headers: { ...ctx.getHeaders(), accept: 'application/json', 'user-agent': 'gwlab-collect' },
+      dispatcher: ctx.getDispatcher(),
+      headersTimeout: TIMEOUT_MS,
+      bodyTimeout: TIMEOUT_MS,
     });
-    req.on('timeout', () => req.destroy(new Error(`GET ${path}: no answer within ${TIMEOUT_MS / 1000} s`)));
-    req.on('error', reject);
-    req.end();
-  });
+    body = { status: res.statusCode, text: await res.body.text() };
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+      throw new Error(`GET ${path}: no answer within ${TIMEOUT_MS / 1000} s`);
+    }
+    throw err;
+  }
   if (body.status < 200 || body.status > 299) throw new ApiError(body.status, path, body.text);
   return JSON.parse(body.text) as T;
 }

@@ -264,6 +264,40 @@ class IndexImpl<T> implements Index<T> {
   }
 }
 
+/** A reverse dependency table: per source (a collection, an index), per key read there, the outputs that read it. */
+type Dependents<S> = Map<S, Map<string, Set<string>>>;
+
+/** Records that `dependent` read these keys of these sources. */
+function link<S>(table: Dependents<S>, read: Map<S, Set<string>>, dependent: string): void {
+  for (const [source, keys] of read) {
+    let m = table.get(source);
+    if (!m) {
+      m = new Map();
+      table.set(source, m);
+    }
+    for (const k of keys) {
+      let s = m.get(k);
+      if (!s) {
+        s = new Set();
+        m.set(k, s);
+      }
+      s.add(dependent);
+    }
+  }
+}
+
+/** Forgets what `dependent` read (link's reverse), dropping keys no output reads any more. */
+function unlink<S>(table: Dependents<S>, read: Map<S, Set<string>>, dependent: string): void {
+  for (const [source, keys] of read) {
+    const m = table.get(source);
+    for (const k of keys) {
+      const s = m?.get(k);
+      s?.delete(dependent);
+      if (s && !s.size) m!.delete(k);
+    }
+  }
+}
+
 /** A collection fed from outside (an informer, or a test). */
 export class InputCollection<T> extends BaseCollection<T> {
   private hasSynced = false;
@@ -327,8 +361,8 @@ export class DerivedCollection<P, O> extends BaseCollection<O> {
   /** parent key → what it read */
   private readonly deps = new Map<string, Recorded>();
   /** reverse indexes: collection id → item key → parent keys; index → index key → parent keys; collection id → parents */
-  private readonly byKey = new Map<number, Map<string, Set<string>>>();
-  private readonly byIndex = new Map<Index<unknown>, Map<string, Set<string>>>();
+  private readonly byKey: Dependents<number> = new Map();
+  private readonly byIndex: Dependents<Index<unknown>> = new Map();
   private readonly byAll = new Map<number, Set<string>>();
   private readonly watched = new Map<number, { c: Collection<unknown>; indexes: Set<Index<unknown>> }>();
   private readonly keyOf?: (out: O) => string;
@@ -397,58 +431,16 @@ export class DerivedCollection<P, O> extends BaseCollection<O> {
   private clearDeps(parentKey: string): void {
     const r = this.deps.get(parentKey);
     if (!r) return;
-    for (const [cid, keys] of r.keys) {
-      const m = this.byKey.get(cid);
-      for (const k of keys) {
-        const s = m?.get(k);
-        s?.delete(parentKey);
-        if (s && !s.size) m!.delete(k);
-      }
-    }
-    for (const [idx, iks] of r.indexes) {
-      const m = this.byIndex.get(idx);
-      for (const ik of iks) {
-        const s = m?.get(ik);
-        s?.delete(parentKey);
-        if (s && !s.size) m!.delete(ik);
-      }
-    }
+    unlink(this.byKey, r.keys, parentKey);
+    unlink(this.byIndex, r.indexes, parentKey);
     for (const cid of r.all) this.byAll.get(cid)?.delete(parentKey);
     this.deps.delete(parentKey);
   }
 
   private recordDeps(parentKey: string, r: Recorded): void {
     this.deps.set(parentKey, r);
-    for (const [cid, keys] of r.keys) {
-      let m = this.byKey.get(cid);
-      if (!m) {
-        m = new Map();
-        this.byKey.set(cid, m);
-      }
-      for (const k of keys) {
-        let s = m.get(k);
-        if (!s) {
-          s = new Set();
-          m.set(k, s);
-        }
-        s.add(parentKey);
-      }
-    }
-    for (const [idx, iks] of r.indexes) {
-      let m = this.byIndex.get(idx);
-      if (!m) {
-        m = new Map();
-        this.byIndex.set(idx, m);
-      }
-      for (const ik of iks) {
-        let s = m.get(ik);
-        if (!s) {
-          s = new Set();
-          m.set(ik, s);
-        }
-        s.add(parentKey);
-      }
-    }
+    link(this.byKey, r.keys, parentKey);
+    link(this.byIndex, r.indexes, parentKey);
     for (const cid of r.all) {
       let s = this.byAll.get(cid);
       if (!s) {

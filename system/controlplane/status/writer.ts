@@ -54,6 +54,24 @@ export function withTransitionTimes(
 
 const sameRef = (a: Json, b: Json) => isDeepStrictEqual(a, b);
 
+/**
+ * A list of per-controller entries (a route's `parents`, a policy's `ancestors`, keyed by `refField`): the other
+ * controllers' entries as they are, ours as desired with the transition times of our existing entry for the same ref.
+ */
+function mergeControllerEntries(current: unknown, desired: unknown, refField: string, now: string) {
+  const existing = (current as Json[] | undefined) ?? [];
+  const others = existing.filter((e) => e.controllerName !== CONTROLLER_NAME);
+  const ours = (desired as Json[]).map((d) => ({
+    ...d,
+    conditions: withTransitionTimes(
+      d.conditions,
+      existing.find((e) => e.controllerName === CONTROLLER_NAME && sameRef(e[refField], d[refField]))?.conditions,
+      now,
+    ),
+  }));
+  return { existing, others, ours };
+}
+
 /** The full status to write: ours merged into what the object has. Undefined when there is nothing of ours. */
 export function mergeStatus(
   resource: StatusUpdate['resource'],
@@ -81,34 +99,15 @@ export function mergeStatus(
         })),
       };
     case 'httproutes': {
-      const existing = (cur.parents as Json[] | undefined) ?? [];
-      const others = existing.filter((p) => p.controllerName !== CONTROLLER_NAME);
-      const ours = (desired.parents as Json[]).map((p) => ({
-        ...p,
-        conditions: withTransitionTimes(
-          p.conditions,
-          existing.find((e) => e.controllerName === CONTROLLER_NAME && sameRef(e.parentRef, p.parentRef))?.conditions,
-          now,
-        ),
-      }));
-      if (!ours.length && others.length === existing.length) return undefined;
-      return { ...cur, parents: [...others, ...ours] };
+      const m = mergeControllerEntries(cur.parents, desired.parents, 'parentRef', now);
+      if (!m.ours.length && m.others.length === m.existing.length) return undefined;
+      return { ...cur, parents: [...m.others, ...m.ours] };
     }
     case 'trafficpolicies': {
-      const existing = (cur.ancestors as Json[] | undefined) ?? [];
-      const others = existing.filter((a) => a.controllerName !== CONTROLLER_NAME);
-      const ours = (desired.ancestors as Json[]).map((a) => ({
-        ...a,
-        conditions: withTransitionTimes(
-          a.conditions,
-          existing.find((e) => e.controllerName === CONTROLLER_NAME && sameRef(e.ancestorRef, a.ancestorRef))
-            ?.conditions,
-          now,
-        ),
-      }));
+      const m = mergeControllerEntries(cur.ancestors, desired.ancestors, 'ancestorRef', now);
       return {
         ...cur,
-        ancestors: [...others, ...ours],
+        ancestors: [...m.others, ...m.ours],
         conditions: withTransitionTimes(desired.conditions, cur.conditions, now),
       };
     }

@@ -1,5 +1,5 @@
 // The error every config compiler throws (its message is a NACK's reason) and readers of proto JSON values
-// (durations, fractional percents) the compilers share.
+// (durations, fractional percents) the compilers share, with the one roll of a fractional percent at request time.
 /** A resource that cannot be accepted: the message is what a NACK's error_detail and the `config` warning carry. */
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -22,4 +22,13 @@ export function fraction(p: { numerator?: number; denominator?: string } | undef
   if (!p) return fallback;
   const den = p.denominator === 'TEN_THOUSAND' ? 10_000 : p.denominator === 'MILLION' ? 1_000_000 : 100;
   return Math.min(1, (p.numerator ?? 0) / den);
+}
+
+/**
+ * Whether this request falls within the probability `p` (a fraction()): Envoy's runtime featureEnabled on a
+ * FractionalPercent, as fault injection, the local rate limit, CORS filter_enabled, mirrors and route runtime_fraction
+ * decide. 1 or more always, 0 or less never.
+ */
+export function inFraction(p: number): boolean {
+  return p >= 1 || (p > 0 && Math.random() < p);
 }

@@ -30,6 +30,22 @@ function checkModifiable(key: string, where: string): void {
   }
 }
 
+/**
+ * The request and response header mutations a RouteConfiguration, a virtual host, a route or a weighted cluster
+ * carries (`request_headers_to_add`/`_remove`, `response_headers_to_add`/`_remove`); `where` is that object's path.
+ */
+export function compileHeaderMutations(o: J, where: string): { request: HeaderMutation; response: HeaderMutation } {
+  const at = (field: string) => (where ? `${where}.${field}` : field);
+  return {
+    request: compileHeaderMutation(o.request_headers_to_add, o.request_headers_to_remove, at('request_headers_to_add')),
+    response: compileHeaderMutation(
+      o.response_headers_to_add,
+      o.response_headers_to_remove,
+      at('response_headers_to_add'),
+    ),
+  };
+}
+
 export function compileHeaderMutation(
   toAdd: J[] | undefined,
   toRemove: string[] | undefined,

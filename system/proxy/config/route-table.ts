@@ -4,8 +4,8 @@
 
 import type { Re2 } from '../../shared/regex.ts';
 import { parsePerFilterConfig } from '../filters/registry.ts';
-import { ConfigError, durationMs, fraction } from './errors.ts';
-import { compileHeaderMutation, EMPTY_MUTATION, type HeaderMutation } from './headers.ts';
+import { ConfigError, durationMs, fraction, inFraction } from './errors.ts';
+import { compileHeaderMutations, EMPTY_MUTATION, type HeaderMutation } from './headers.ts';
 import { compileHeaderMatcher, compileQueryMatcher, compileRegex } from './matchers.ts';
 import type {
   Action,
@@ -235,7 +235,7 @@ function compileMatch(m: J | undefined, where: string): { spec: MatchSpec; match
         for (const q of queries) if (!q(params)) return false;
       }
       if (grpcOnly && !(i.header('content-type') ?? '').startsWith('application/grpc')) return false;
-      if (runtime < 1 && Math.random() >= runtime) return false;
+      if (!inFraction(runtime)) return false;
       return true;
     },
   };
@@ -278,19 +278,12 @@ function compileAction(r: J, vh: J, where: string, opts: CompileOptions, validat
         const here = `${w}.weighted_clusters.clusters[${i}]`;
         if (!c.name && !c.cluster_header) throw new ConfigError(`${here}: name is required`);
         if (c.cluster_header) throw new ConfigError(`${here}.cluster_header: not supported`);
+        const mutations = compileHeaderMutations(c, here);
         return {
           name: String(c.name),
           weight: Number(c.weight ?? 0),
-          requestMutation: compileHeaderMutation(
-            c.request_headers_to_add,
-            c.request_headers_to_remove,
-            `${here}.request_headers_to_add`,
-          ),
-          responseMutation: compileHeaderMutation(
-            c.response_headers_to_add,
-            c.response_headers_to_remove,
-            `${here}.response_headers_to_add`,
-          ),
+          requestMutation: mutations.request,
+          responseMutation: mutations.response,
           perFilter: perFilterMap(c.typed_per_filter_config, here),
           hostRewriteLiteral: c.host_rewrite_literal,
         };
@@ -384,16 +377,7 @@ export function compileRouteConfiguration(rc: J, opts: CompileOptions): RouteTab
   const name = String(rc.name ?? '');
   const validate = rc.validate_clusters ?? opts.validateClustersDefault;
   const mostSpecificWins = rc.most_specific_header_mutations_wins === true;
-  const rcReq = compileHeaderMutation(
-    rc.request_headers_to_add,
-    rc.request_headers_to_remove,
-    'request_headers_to_add',
-  );
-  const rcResp = compileHeaderMutation(
-    rc.response_headers_to_add,
-    rc.response_headers_to_remove,
-    'response_headers_to_add',
-  );
+  const { request: rcReq, response: rcResp } = compileHeaderMutations(rc, '');
   const rcPerFilter = perFilterMap(rc.typed_per_filter_config, '');
   if ((rc.vhds as J | undefined) !== undefined) throw new ConfigError('vhds: VHDS is not supported');
   const vhosts: VirtualHost[] = [];
@@ -411,16 +395,7 @@ export function compileRouteConfiguration(rc: J, opts: CompileOptions): RouteTab
     if (v.require_tls !== undefined && v.require_tls !== 'NONE') {
       throw new ConfigError(`${vw}.require_tls: TLS is not supported by this proxy`);
     }
-    const vhReq = compileHeaderMutation(
-      v.request_headers_to_add,
-      v.request_headers_to_remove,
-      `${vw}.request_headers_to_add`,
-    );
-    const vhResp = compileHeaderMutation(
-      v.response_headers_to_add,
-      v.response_headers_to_remove,
-      `${vw}.response_headers_to_add`,
-    );
+    const { request: vhReq, response: vhResp } = compileHeaderMutations(v, vw);
     const vhPerFilter = perFilterMap(v.typed_per_filter_config, vw);
     if (v.cors !== undefined)
       vhPerFilter.set(
@@ -435,16 +410,7 @@ export function compileRouteConfiguration(rc: J, opts: CompileOptions): RouteTab
       const rw = `${vw}.routes[${ri}]`;
       const { spec, matches } = compileMatch(r.match, `${rw}.match`);
       const action = compileAction(r, v, rw, opts, validate);
-      const rReq = compileHeaderMutation(
-        r.request_headers_to_add,
-        r.request_headers_to_remove,
-        `${rw}.request_headers_to_add`,
-      );
-      const rResp = compileHeaderMutation(
-        r.response_headers_to_add,
-        r.response_headers_to_remove,
-        `${rw}.response_headers_to_add`,
-      );
+      const { request: rReq, response: rResp } = compileHeaderMutations(r, rw);
       const perFilter = new Map<string, unknown>([
         ...rcPerFilter,
         ...vhPerFilter,

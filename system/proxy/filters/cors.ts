@@ -1,7 +1,7 @@
 // envoy.filters.http.cors: the policy comes from the route (typed_per_filter_config CorsPolicy, or the legacy
 // virtual host / route `cors` field). Preflights from an allowed origin are answered here; other CORS requests get
 // access-control-allow-origin (and credentials, expose headers) on the response.
-import { ConfigError, fraction } from '../config/errors.ts';
+import { ConfigError, fraction, inFraction } from '../config/errors.ts';
 import { compileStringMatcher, type StringMatch } from '../config/matchers.ts';
 import type { Counter } from '../stats.ts';
 import { isDisabled } from './disabled.ts';
@@ -60,7 +60,7 @@ export const corsFactory: FilterFactory = {
       decodeHeaders(s) {
         const policy = policyOf(s);
         if (!policy) return true;
-        if (policy.enabled < 1 && Math.random() >= policy.enabled) return true;
+        if (!inFraction(policy.enabled)) return true;
         const origin = s.header('origin');
         if (!origin) return true;
         const allowed = policy.anyOrigin || policy.origins.some((m) => m(origin));

@@ -1,7 +1,7 @@
 // envoy.filters.http.fault: delays and aborts for a fraction of requests (optionally only those matching headers),
 // configured on the HCM or per route (the route's HTTPFault replaces the HCM's). Header-controlled faults
 // (x-envoy-fault-delay-request, x-envoy-fault-abort-request) apply when the config asks for them.
-import { ConfigError, durationMs, fraction } from '../config/errors.ts';
+import { ConfigError, durationMs, fraction, inFraction } from '../config/errors.ts';
 import { compileHeaderMatcher, type HeaderMatch } from '../config/matchers.ts';
 import type { Counter } from '../stats.ts';
 import { isDisabled } from './disabled.ts';
@@ -40,10 +40,6 @@ export function compileFault(c: J, where: string): FaultConfig {
   };
 }
 
-function roll(p: number): boolean {
-  return p >= 1 || (p > 0 && Math.random() < p);
-}
-
 export const faultFactory: FilterFactory = {
   canonicalName: 'envoy.filters.http.fault',
   configTypes: ['envoy.extensions.filters.http.fault.v3.HTTPFault'],
@@ -67,17 +63,18 @@ export const faultFactory: FilterFactory = {
         if (cfg.headerDelay) {
           const v = Number(s.header('x-envoy-fault-delay-request'));
           const pct = s.header('x-envoy-fault-delay-request-percentage');
-          if (Number.isFinite(v) && v > 0 && roll(pct === undefined ? cfg.delayFraction || 1 : Number(pct) / 100))
+          if (Number.isFinite(v) && v > 0 && inFraction(pct === undefined ? cfg.delayFraction || 1 : Number(pct) / 100))
             delayMs = v;
-        } else if (cfg.delayMs !== undefined && roll(cfg.delayFraction)) {
+        } else if (cfg.delayMs !== undefined && inFraction(cfg.delayFraction)) {
           delayMs = cfg.delayMs;
         }
         let abort: number | undefined;
         if (cfg.headerAbort) {
           const v = Number(s.header('x-envoy-fault-abort-request'));
           const pct = s.header('x-envoy-fault-abort-request-percentage');
-          if (v >= 200 && v < 600 && roll(pct === undefined ? cfg.abortFraction || 1 : Number(pct) / 100)) abort = v;
-        } else if (cfg.abortStatus !== undefined && roll(cfg.abortFraction)) {
+          if (v >= 200 && v < 600 && inFraction(pct === undefined ? cfg.abortFraction || 1 : Number(pct) / 100))
+            abort = v;
+        } else if (cfg.abortStatus !== undefined && inFraction(cfg.abortFraction)) {
           abort = cfg.abortStatus;
         }
         if (delayMs === undefined && abort === undefined) return true;

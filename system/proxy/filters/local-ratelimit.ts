@@ -2,7 +2,7 @@
 // typed_per_filter_config), enabled and enforced by fractions that default to 0% as in Envoy. Rate-limited
 // requests get the configured status (429) with body "local_rate_limited" and response flag RL.
 import { lookupEnum } from '../../shared/envoy/protos.ts';
-import { ConfigError, durationMs, fraction } from '../config/errors.ts';
+import { ConfigError, durationMs, fraction, inFraction } from '../config/errors.ts';
 import { applyMutations, compileHeaderMutation, type HeaderMutation } from '../config/headers.ts';
 import type { Counter, StatsStore } from '../stats.ts';
 import { isDisabled } from './disabled.ts';
@@ -126,10 +126,6 @@ function statsFor(store: StatsStore, prefix: string): Stats {
   return s;
 }
 
-function roll(p: number): boolean {
-  return p >= 1 || (p > 0 && Math.random() < p);
-}
-
 export const localRateLimitFactory: FilterFactory = {
   canonicalName: 'envoy.filters.http.local_ratelimit',
   configTypes: ['envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit'],
@@ -145,7 +141,7 @@ export const localRateLimitFactory: FilterFactory = {
         const cfg = route ?? base;
         if (!cfg.bucket) return true;
         const st = statsFor(ctx.stats, cfg.statPrefix);
-        if (!roll(cfg.enabled)) return true;
+        if (!inFraction(cfg.enabled)) return true;
         st.enabled.inc();
         const allowed = cfg.bucket.consume();
         if (cfg.xRateLimitHeaders) {
@@ -159,7 +155,7 @@ export const localRateLimitFactory: FilterFactory = {
           return true;
         }
         st.rate_limited.inc();
-        if (!roll(cfg.enforced)) return true;
+        if (!inFraction(cfg.enforced)) return true;
         st.enforced.inc();
         const headers: Record<string, string | string[] | undefined> = {};
         applyMutations(headers, [cfg.responseHeaders], s.info);

@@ -9,6 +9,7 @@ import { ConfigError } from '../config/errors.ts';
 import type { HcmRuntime } from '../http/hcm.ts';
 import type { Logger, LogRegistry } from '../log.ts';
 import type { Counter, Gauge, Histogram, StatsStore } from '../stats.ts';
+import { strerror } from '../strerror.ts';
 import type { ListenerSpec } from './listener-config.ts';
 
 /** A listening socket; kept while listeners with its address come and go. */
@@ -44,7 +45,7 @@ export class ListenerSocket {
   listen(): Promise<void> {
     return new Promise((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException) => {
-        reject(new ConfigError(`cannot bind '${this.address}:${this.port}': ${errnoText(err)}`));
+        reject(new ConfigError(`cannot bind '${this.address}:${this.port}': ${strerror(err) ?? err.message}`));
       };
       this.server.once('error', onError);
       this.server.listen({ host: this.address, port: this.port, exclusive: true }, () => {
@@ -72,19 +73,6 @@ export class ListenerSocket {
     this.closed = true;
     this.server.close();
     this.server.closeIdleConnections();
-  }
-}
-
-function errnoText(err: NodeJS.ErrnoException): string {
-  switch (err.code) {
-    case 'EADDRINUSE':
-      return 'Address already in use';
-    case 'EACCES':
-      return 'Permission denied';
-    case 'EADDRNOTAVAIL':
-      return 'Cannot assign requested address';
-    default:
-      return err.message;
   }
 }
 

@@ -13,7 +13,7 @@ import type { Logger, LogRegistry } from '../log.ts';
 import type { StatsStore } from '../stats.ts';
 import type { ClusterManager } from '../upstream/cluster-manager.ts';
 import type { DecodedResource } from '../xds/ads-client.ts';
-import { type ErrorState, errorState, sameJson, WarmingInit } from '../xds/resource-state.ts';
+import { type ErrorState, errorState, sameJson, subscriptionStats, WarmingInit } from '../xds/resource-state.ts';
 import { ActiveListener, ConnectionHandler, ListenerSocket } from './active-listener.ts';
 import { compileListener, type ListenerSpec } from './listener-config.ts';
 
@@ -39,7 +39,7 @@ export class ListenerManager {
   private readonly deps: ListenerManagerDeps;
   private readonly log: Logger;
   private readonly connections: ConnectionHandler;
-  private readonly lds: ReturnType<typeof ldsStats>;
+  private readonly lds: ReturnType<typeof subscriptionStats>;
   private readonly lm: ReturnType<typeof lmStats>;
   private readonly init: WarmingInit;
   /** Static listeners accept requests only once the server is initialized (Envoy starts workers then). */
@@ -49,7 +49,7 @@ export class ListenerManager {
     this.deps = deps;
     this.log = deps.logs.logger('config');
     this.connections = new ConnectionHandler(deps.logs, deps.connectionIds);
-    this.lds = ldsStats(deps.stats);
+    this.lds = subscriptionStats(deps.stats, 'listener_manager.lds.');
     this.lm = lmStats(deps.stats);
     this.init = new WarmingInit(() => this.warming.size > 0, this.lds.init_fetch_timeout);
   }
@@ -299,18 +299,6 @@ export class ListenerManager {
     );
     for (const l of [...this.static_.values(), ...this.active.values(), ...this.warming.values()]) l.hcm.close();
   }
-}
-
-function ldsStats(s: StatsStore) {
-  return {
-    update_attempt: s.counter('listener_manager.lds.update_attempt'),
-    update_success: s.counter('listener_manager.lds.update_success'),
-    update_rejected: s.counter('listener_manager.lds.update_rejected'),
-    update_failure: s.counter('listener_manager.lds.update_failure'),
-    update_empty: s.counter('listener_manager.lds.update_empty'),
-    init_fetch_timeout: s.counter('listener_manager.lds.init_fetch_timeout'),
-    version: s.gauge('listener_manager.lds.version'),
-  };
 }
 
 function lmStats(s: StatsStore) {

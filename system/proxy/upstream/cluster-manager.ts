@@ -8,7 +8,14 @@ import { ConfigError } from '../config/errors.ts';
 import type { Logger, LogRegistry } from '../log.ts';
 import type { StatsStore } from '../stats.ts';
 import type { DecodedResource } from '../xds/ads-client.ts';
-import { type ErrorState, errorState, sameJson, versionHash, WarmingInit } from '../xds/resource-state.ts';
+import {
+  type ErrorState,
+  errorState,
+  sameJson,
+  subscriptionStats,
+  versionHash,
+  WarmingInit,
+} from '../xds/resource-state.ts';
 import { Cluster } from './cluster.ts';
 import { compileCluster, parseLoadAssignment } from './cluster-config.ts';
 import type { ClusterManagerView } from './cluster-manager-view.ts';
@@ -264,16 +271,7 @@ export class ClusterManager implements ClusterManagerView {
 }
 
 function cdsStats(s: StatsStore) {
-  return {
-    update_attempt: s.counter('cluster_manager.cds.update_attempt'),
-    update_success: s.counter('cluster_manager.cds.update_success'),
-    update_rejected: s.counter('cluster_manager.cds.update_rejected'),
-    update_failure: s.counter('cluster_manager.cds.update_failure'),
-    update_empty: s.counter('cluster_manager.cds.update_empty'),
-    init_fetch_timeout: s.counter('cluster_manager.cds.init_fetch_timeout'),
-    update_time: s.gauge('cluster_manager.cds.update_time'),
-    version: s.gauge('cluster_manager.cds.version'),
-  };
+  return { ...subscriptionStats(s, 'cluster_manager.cds.'), update_time: s.gauge('cluster_manager.cds.update_time') };
 }
 
 function cmStats(s: StatsStore) {

@@ -94,12 +94,7 @@ export class Cluster {
       const probe = new Host(e);
       const kept = old.get(probe.key);
       if (kept && !next.includes(kept)) {
-        kept.health = e.health;
-        kept.weight = e.weight;
-        kept.priority = e.priority;
-        kept.hostname = e.hostname;
-        kept.locality = e.locality;
-        kept.metadata = e.metadata;
+        kept.update(e);
         old.delete(probe.key);
         next.push(kept);
       } else {

@@ -10,10 +10,11 @@ export class Host {
   readonly address: string;
   readonly port: number;
   readonly key: string;
-  hostname: string;
-  health: HealthStatus;
-  weight: number;
-  priority: number;
+  // What the endpoint carries (update() sets them, from the constructor on).
+  hostname!: string;
+  health!: HealthStatus;
+  weight!: number;
+  priority!: number;
   locality: J | undefined;
   metadata: J | undefined;
   readonly stats = {
@@ -33,10 +34,15 @@ export class Host {
     this.address = e.address;
     this.port = e.port;
     this.key = net.isIPv6(e.address) ? `[${e.address}]:${e.port}` : `${e.address}:${e.port}`;
-    this.hostname = e.hostname;
+    this.update(e);
+  }
+
+  /** The endpoint at this address again, in a new assignment: what it carries changes in place. */
+  update(e: EndpointSpec): void {
     this.health = e.health;
     this.weight = e.weight;
     this.priority = e.priority;
+    this.hostname = e.hostname;
     this.locality = e.locality;
     this.metadata = e.metadata;
   }

@@ -6,6 +6,7 @@
 import net from 'node:net';
 import { Client, type Dispatcher } from 'undici';
 import type { Logger, LogRegistry } from '../log.ts';
+import { strerror } from '../strerror.ts';
 import type { Resources } from './circuit-breakers.ts';
 import type { ClusterStats } from './cluster-stats.ts';
 import type { Host } from './host.ts';
@@ -337,19 +338,7 @@ export class ConnPool {
   }
 }
 
+/** A connect error as the pool logs it: strerror's text, else the code, else the message. */
 function describeErrno(err: NodeJS.ErrnoException): string {
-  switch (err.code) {
-    case 'ECONNREFUSED':
-      return 'Connection refused';
-    case 'ECONNRESET':
-      return 'Connection reset by peer';
-    case 'EHOSTUNREACH':
-      return 'No route to host';
-    case 'ENETUNREACH':
-      return 'Network is unreachable';
-    case 'ETIMEDOUT':
-      return 'Connection timed out';
-    default:
-      return err.code ?? err.message;
-  }
+  return strerror(err) ?? err.code ?? err.message;
 }

@@ -244,13 +244,8 @@ export class AdsClient {
     const typeUrl = String(resp.type_url ?? '');
     const version = String(resp.version_info ?? '');
     const nonce = String(resp.nonce ?? '');
-    const t = this.types.get(typeUrl);
-    if (!t) {
-      this.log.warn(`Ignoring the message for type URL ${typeUrl} as it has no current subscribers.`);
-      return;
-    }
-    t.nonce = nonce;
-    this.log.debug(`Received gRPC message for ${typeUrl} at version ${version}`);
+    const t = this.received(typeUrl, version, nonce);
+    if (!t) return;
     let error: string | undefined;
     const resources: DecodedResource[] = [];
     const typeName = typeNameOf(typeUrl);
@@ -273,13 +268,7 @@ export class AdsClient {
     }
     // Non-wildcard types (EDS, RDS) may send a subset: keep the digests of resources not in this response.
     if (error === undefined) t.decoded = t.handler.wildcard ? decoded : new Map([...t.decoded, ...decoded]);
-    if (error === undefined) {
-      try {
-        error = await t.handler.onResponse(resources, version, { nonce });
-      } catch (err) {
-        error = (err as Error).message;
-      }
-    }
+    if (error === undefined) error = await this.apply(t, resources, version, nonce);
     if (call !== this.call) return; // the stream went away meanwhile; the new one re-requests
     if (error === undefined) {
       t.version = version;
@@ -295,6 +284,27 @@ export class AdsClient {
       });
     }
     t.dirty = false;
+  }
+
+  /** The subscription a response is for, its nonce noted; undefined (and a warning) when nobody subscribes to it. */
+  private received(typeUrl: string, version: string, nonce: string): TypeState | undefined {
+    const t = this.types.get(typeUrl);
+    if (!t) {
+      this.log.warn(`Ignoring the message for type URL ${typeUrl} as it has no current subscribers.`);
+      return undefined;
+    }
+    t.nonce = nonce;
+    this.log.debug(`Received gRPC message for ${typeUrl} at version ${version}`);
+    return t;
+  }
+
+  /** Hands the decoded resources to the type's handler: undefined when it accepts them, else why it rejects them. */
+  private async apply(t: TypeState, resources: DecodedResource[], version: string, nonce: string) {
+    try {
+      return await t.handler.onResponse(resources, version, { nonce });
+    } catch (err) {
+      return (err as Error).message;
+    }
   }
 
   private flushDirty(): void {
@@ -319,14 +329,15 @@ export class AdsClient {
   }
 
   private write(typeUrl: string, t: TypeState, fields: J): void {
+    const req = { ...fields, type_url: typeUrl, resource_names: t.handler.wildcard ? [] : [...t.names].sort() };
+    this.send(typeUrl, t, req, 'DiscoveryRequest', !this.opts.setNodeOnFirstMessageOnly || !this.nodeSent);
+  }
+
+  /** Writes a request on the open stream (none: dropped), the node with it when asked, and keeps it in `sent`. */
+  private send(typeUrl: string, t: TypeState, req: J, kind: string, withNode: boolean): void {
     const call = this.call;
     if (!call) return;
-    const req: J = {
-      ...fields,
-      type_url: typeUrl,
-      resource_names: t.handler.wildcard ? [] : [...t.names].sort(),
-    };
-    if (!this.opts.setNodeOnFirstMessageOnly || !this.nodeSent) {
+    if (withNode) {
       req.node = this.opts.node;
       this.nodeSent = true;
     }
@@ -334,7 +345,7 @@ export class AdsClient {
     this.sent.push(req);
     if (this.sent.length > 200) this.sent.shift();
     if (this.log.on('trace'))
-      this.log.trace(`Sending DiscoveryRequest for ${typeUrl}: ${JSON.stringify({ ...req, node: undefined })}`);
+      this.log.trace(`Sending ${kind} for ${typeUrl}: ${JSON.stringify({ ...req, node: undefined })}`);
     call.write(req);
   }
 
@@ -347,13 +358,8 @@ export class AdsClient {
     const typeUrl = String(resp.type_url ?? '');
     const version = String(resp.system_version_info ?? '');
     const nonce = String(resp.nonce ?? '');
-    const t = this.types.get(typeUrl);
-    if (!t) {
-      this.log.warn(`Ignoring the message for type URL ${typeUrl} as it has no current subscribers.`);
-      return;
-    }
-    t.nonce = nonce;
-    this.log.debug(`Received gRPC message for ${typeUrl} at version ${version}`);
+    const t = this.received(typeUrl, version, nonce);
+    if (!t) return;
     const typeName = typeNameOf(typeUrl);
     const next = new Map(t.accepted);
     const changed: DecodedResource[] = [];
@@ -385,13 +391,7 @@ export class AdsClient {
     const resources: DecodedResource[] = t.handler.wildcard
       ? [...next.entries()].map(([name, r]) => ({ name, json: r.json }))
       : changed;
-    if (error === undefined) {
-      try {
-        error = await t.handler.onResponse(resources, version, { nonce });
-      } catch (err) {
-        error = (err as Error).message;
-      }
-    }
+    if (error === undefined) error = await this.apply(t, resources, version, nonce);
     if (call !== this.call) return;
     if (error === undefined) {
       t.accepted = next;
@@ -410,20 +410,8 @@ export class AdsClient {
   }
 
   private writeDelta(typeUrl: string, t: TypeState, fields: J): void {
-    const call = this.call;
-    if (!call) return;
-    const req: J = { type_url: typeUrl, ...fields };
-    if (!this.nodeSent) {
-      // Delta streams carry the node on the first request only.
-      req.node = this.opts.node;
-      this.nodeSent = true;
-    }
-    t.requested = true;
-    this.sent.push(req);
-    if (this.sent.length > 200) this.sent.shift();
-    if (this.log.on('trace'))
-      this.log.trace(`Sending DeltaDiscoveryRequest for ${typeUrl}: ${JSON.stringify({ ...req, node: undefined })}`);
-    call.write(req);
+    // Delta streams carry the node on the first request only.
+    this.send(typeUrl, t, { type_url: typeUrl, ...fields }, 'DeltaDiscoveryRequest', !this.nodeSent);
   }
 
   stop(): void {

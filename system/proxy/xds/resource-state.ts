@@ -1,8 +1,8 @@
 // Bookkeeping every xDS resource manager shares (clusters, listeners, route configurations): the rejected update
 // kept per resource for config_dump's `error_state` (Envoy's UpdateFailureState), whether an update changes a
-// resource, the hash of a version_info that Envoy exports as the `version` gauges, and the initialization of a
-// subscription whose resources warm (CDS, LDS).
-import type { Counter } from '../stats.ts';
+// resource, the hash of a version_info that Envoy exports as the `version` gauges, the stats of a subscription, and
+// the initialization of a subscription whose resources warm (CDS, LDS).
+import type { Counter, StatsStore } from '../stats.ts';
 
 type J = Record<string, any>;
 
@@ -39,6 +39,22 @@ export function versionHash(v: string): number {
     h2 = (h2 * 31 + v.charCodeAt(i)) % 2097152;
   }
   return h2 * 4294967296 + h;
+}
+
+/**
+ * The stats of one xDS subscription under `prefix` (`cluster_manager.cds.`, `listener_manager.lds.`): Envoy's
+ * SubscriptionStats (source/common/config/utility.h, ALL_SUBSCRIPTION_STATS) but for the text readout.
+ */
+export function subscriptionStats(s: StatsStore, prefix: string) {
+  return {
+    update_attempt: s.counter(`${prefix}update_attempt`),
+    update_success: s.counter(`${prefix}update_success`),
+    update_rejected: s.counter(`${prefix}update_rejected`),
+    update_failure: s.counter(`${prefix}update_failure`),
+    update_empty: s.counter(`${prefix}update_empty`),
+    init_fetch_timeout: s.counter(`${prefix}init_fetch_timeout`),
+    version: s.gauge(`${prefix}version`),
+  };
 }
 
 /**

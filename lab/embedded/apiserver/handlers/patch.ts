@@ -2,7 +2,7 @@
 // kinds) and server-side apply, with `force` for apply; an apply to an absent object creates it (201). The patch
 // itself is core.ts's.
 import { errors } from '../errors.ts';
-import { boolParam } from './response.ts';
+import { boolParam } from '../request-info.ts';
 import { type RequestScope, respond } from './scope.ts';
 import { writeOptions } from './write.ts';
 

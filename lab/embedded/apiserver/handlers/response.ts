@@ -7,11 +7,6 @@ import { ApiError, errors } from '../errors.ts';
 import { gv, type ResourceType } from '../resources.ts';
 import type { K8sObject } from '../store.ts';
 
-export function boolParam(q: URLSearchParams, k: string): boolean {
-  const v = q.get(k);
-  return v === 'true' || v === '1';
-}
-
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const len = Number(req.headers['content-length'] ?? 0);

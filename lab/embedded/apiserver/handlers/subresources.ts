@@ -6,9 +6,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { UserInfo } from '../authn.ts';
 import { errors } from '../errors.ts';
+import { boolParam } from '../request-info.ts';
 import { getScale, patchScale, updateScale } from '../scale.ts';
 import type { K8sObject } from '../store.ts';
-import { boolParam } from './response.ts';
 import { type RequestScope, respond } from './scope.ts';
 import { writeOptions } from './write.ts';
 

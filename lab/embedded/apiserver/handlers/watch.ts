@@ -6,9 +6,9 @@
 import type { ServerResponse } from 'node:http';
 import type { Core } from '../core.ts';
 import { errors } from '../errors.ts';
+import { boolParam } from '../request-info.ts';
 import { gv, type ResourceType } from '../resources.ts';
 import type { K8sObject, StoreEvent } from '../store.ts';
-import { boolParam } from './response.ts';
 import type { RequestScope, TableRenderer } from './scope.ts';
 
 export interface WatchOptions {

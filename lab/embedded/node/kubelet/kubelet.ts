@@ -7,7 +7,7 @@ import type { KObject } from '../../../../system/shared/kobject.ts';
 import { podLoopback } from '../../../state.ts';
 import { EventRecorder } from '../../client/events.ts';
 import { KubeError } from '../../client/kube-client.ts';
-import { ListWatch } from '../../client/list-watch.ts';
+import { Informer, ListWatch } from '../../client/list-watch.ts';
 import { AddressPool } from '../../ipam.ts';
 import { NodeStatus } from './node-status.ts';
 import { serviceLinkEnv } from './pod-env.ts';
@@ -23,8 +23,10 @@ export class Kubelet implements PodHost {
   private readonly scheduler: EventRecorder;
   private readonly podIPs: AddressPool;
   private readonly workers = new Map<string, PodWorker>();
-  private readonly services = new Map<string, KObject>();
-  private watches: ListWatch[] = [];
+  /** The cluster's Services, for the containers' Service-link variables. */
+  private readonly serviceInformer: Informer;
+  private readonly services: Map<string, KObject>;
+  private watches: (Informer | ListWatch)[] = [];
   private readonly node: NodeStatus;
   private heartbeat?: NodeJS.Timeout;
   private stopped = false;
@@ -36,6 +38,8 @@ export class Kubelet implements PodHost {
     this.scheduler = new EventRecorder(opts.client, { component: 'default-scheduler' }, opts.log);
     this.podIPs = new AddressPool(opts.plan.podOctet);
     this.node = new NodeStatus(opts, this.hostIP, this.events);
+    this.serviceInformer = new Informer(opts.client, '/api/v1/services', opts.log);
+    this.services = this.serviceInformer.store;
   }
 
   get hostIP(): string {
@@ -64,19 +68,8 @@ export class Kubelet implements PodHost {
     await this.node.register();
     this.heartbeat = setInterval(() => void this.node.register().catch(() => undefined), 20_000);
     this.heartbeat.unref();
-    const svc = new ListWatch(
-      this.opts.client,
-      '/api/v1/services',
-      (type, o) => {
-        if (!o) return;
-        const key = `${o.metadata.namespace}/${o.metadata.name}`;
-        if (type === 'DELETED') this.services.delete(key);
-        else this.services.set(key, o);
-      },
-      this.opts.log,
-    );
     const pods = new ListWatch(this.opts.client, '/api/v1/pods', (type, o) => this.onPod(type, o), this.opts.log);
-    this.watches = [svc, pods];
+    this.watches = [this.serviceInformer, pods];
     for (const w of this.watches) w.start();
   }
 

@@ -3,7 +3,6 @@
 // fieldRef, resourceFieldRef, configMapKeyRef, secretKeyRef). Missing references fail with the message kubelet
 // gives, so the container waits in CreateContainerConfigError.
 import type { KubeClient } from '../../client/kube-client.ts';
-import { KubeError } from '../../client/kube-client.ts';
 import { expandVars } from './expand.ts';
 
 export class EnvError extends Error {}
@@ -70,16 +69,39 @@ function fieldPathValue(path: string, f: PodFacts): string {
   }
 }
 
-async function getOptional(client: KubeClient, path: string): Promise<any | undefined> {
-  try {
-    return await client.request('GET', path);
-  } catch (err) {
-    if (err instanceof KubeError && err.code === 404) return undefined;
-    throw err;
-  }
+const decode = (b64: string) => Buffer.from(b64, 'base64').toString();
+
+/** Where a container's env reads data: ConfigMaps (values as they are) and Secrets (values base64-decoded). */
+interface DataSource {
+  /** As the kubelet's "not found" message names it. */
+  noun: string;
+  kind: string;
+  get(name: string): Promise<any | undefined>;
+  value(v: unknown): string;
 }
 
-const decode = (b64: string) => Buffer.from(b64, 'base64').toString();
+/** The data of an envFrom source, decoded; undefined when an optional source is missing. */
+async function envFromData(ref: any, src: DataSource): Promise<[string, string][] | undefined> {
+  const o = await src.get(ref.name);
+  if (!o) {
+    if (ref.optional) return undefined;
+    throw new EnvError(`${src.noun} "${ref.name}" not found`);
+  }
+  return Object.entries(o.data ?? {}).map(([k, v]) => [k, src.value(v)]);
+}
+
+/** One key of a ConfigMap or Secret (valueFrom), decoded; undefined when an optional one is missing. */
+async function keyRefValue(ref: any, src: DataSource, ns: string): Promise<string | undefined> {
+  const o = await src.get(ref.name);
+  const v = o?.data?.[ref.key];
+  if (v === undefined) {
+    if (ref.optional) return undefined;
+    throw new EnvError(
+      o ? `couldn't find key ${ref.key} in ${src.kind} ${ns}/${ref.name}` : `${src.noun} "${ref.name}" not found`,
+    );
+  }
+  return src.value(v);
+}
 
 export async function containerEnv(
   client: KubeClient,
@@ -89,33 +111,32 @@ export async function containerEnv(
 ): Promise<Record<string, string>> {
   const ns = facts.pod.metadata.namespace;
   const env: Record<string, string> = { ...base };
-  const cms = new Map<string, any>();
-  const secrets = new Map<string, any>();
-  const cm = async (name: string) => {
-    if (!cms.has(name)) cms.set(name, await getOptional(client, `/api/v1/namespaces/${ns}/configmaps/${name}`));
-    return cms.get(name);
+  // Each object is read once per container, however many variables name it.
+  const cached = (plural: string) => {
+    const seen = new Map<string, any>();
+    return async (name: string) => {
+      if (!seen.has(name)) seen.set(name, await client.getIfExists(`/api/v1/namespaces/${ns}/${plural}/${name}`));
+      return seen.get(name);
+    };
   };
-  const secret = async (name: string) => {
-    if (!secrets.has(name)) secrets.set(name, await getOptional(client, `/api/v1/namespaces/${ns}/secrets/${name}`));
-    return secrets.get(name);
+  const configMaps: DataSource = { noun: 'configmap', kind: 'ConfigMap', get: cached('configmaps'), value: String };
+  const secrets: DataSource = {
+    noun: 'secret',
+    kind: 'Secret',
+    get: cached('secrets'),
+    value: (v) => decode(String(v)),
   };
   for (const from of container.envFrom ?? []) {
     const prefix = from.prefix ?? '';
     if (from.configMapRef) {
-      const o = await cm(from.configMapRef.name);
-      if (!o) {
-        if (from.configMapRef.optional) continue;
-        throw new EnvError(`configmap "${from.configMapRef.name}" not found`);
-      }
-      for (const [k, v] of Object.entries(o.data ?? {})) env[prefix + k] = String(v);
+      const data = await envFromData(from.configMapRef, configMaps);
+      if (!data) continue;
+      for (const [k, v] of data) env[prefix + k] = v;
     }
     if (from.secretRef) {
-      const o = await secret(from.secretRef.name);
-      if (!o) {
-        if (from.secretRef.optional) continue;
-        throw new EnvError(`secret "${from.secretRef.name}" not found`);
-      }
-      for (const [k, v] of Object.entries(o.data ?? {})) env[prefix + k] = decode(String(v));
+      const data = await envFromData(from.secretRef, secrets);
+      if (!data) continue;
+      for (const [k, v] of data) env[prefix + k] = v;
     }
   }
   for (const e of container.env ?? []) {
@@ -126,28 +147,12 @@ export async function containerEnv(
     const vf = e.valueFrom;
     if (vf.fieldRef) env[e.name] = fieldPathValue(vf.fieldRef.fieldPath, facts);
     else if (vf.resourceFieldRef) env[e.name] = resourceValue(container, vf.resourceFieldRef);
-    else if (vf.configMapKeyRef) {
-      const ref = vf.configMapKeyRef;
-      const o = await cm(ref.name);
-      const v = o?.data?.[ref.key];
-      if (v === undefined) {
-        if (ref.optional) continue;
-        throw new EnvError(
-          o ? `couldn't find key ${ref.key} in ConfigMap ${ns}/${ref.name}` : `configmap "${ref.name}" not found`,
-        );
-      }
-      env[e.name] = String(v);
-    } else if (vf.secretKeyRef) {
-      const ref = vf.secretKeyRef;
-      const o = await secret(ref.name);
-      const v = o?.data?.[ref.key];
-      if (v === undefined) {
-        if (ref.optional) continue;
-        throw new EnvError(
-          o ? `couldn't find key ${ref.key} in Secret ${ns}/${ref.name}` : `secret "${ref.name}" not found`,
-        );
-      }
-      env[e.name] = decode(String(v));
+    else if (vf.configMapKeyRef || vf.secretKeyRef) {
+      const v = vf.configMapKeyRef
+        ? await keyRefValue(vf.configMapKeyRef, configMaps, ns)
+        : await keyRefValue(vf.secretKeyRef, secrets, ns);
+      if (v === undefined) continue;
+      env[e.name] = v;
     }
   }
   return env;

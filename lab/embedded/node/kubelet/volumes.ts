@@ -42,15 +42,6 @@ function projection(files: Files, mode: number): Record<string, FileProjection> 
   return Object.fromEntries(Object.entries(files).map(([p, data]) => [p, { data, mode: mode & 0o777 }]));
 }
 
-async function getObj(client: KubeClient, path: string): Promise<any | undefined> {
-  try {
-    return await client.request('GET', path);
-  } catch (err) {
-    if (err instanceof KubeError && err.code === 404) return undefined;
-    throw err;
-  }
-}
-
 function keyed(data: Files, items: { key: string; path: string }[] | undefined, what: string): Files {
   if (!items?.length) return { ...data };
   const out: Files = {};
@@ -68,7 +59,7 @@ const b64 = (data: Record<string, string> = {}): Record<string, Buffer> =>
 
 async function configMapFiles(ctx: Ctx, src: any): Promise<Files> {
   const ns = ctx.pod.metadata.namespace;
-  const cm = await getObj(ctx.client, `/api/v1/namespaces/${ns}/configmaps/${src.name}`);
+  const cm = await ctx.client.getIfExists(`/api/v1/namespaces/${ns}/configmaps/${src.name}`);
   if (!cm) {
     if (src.optional) return {};
     throw new VolumeError(`configmap "${src.name}" not found`);
@@ -80,7 +71,7 @@ async function configMapFiles(ctx: Ctx, src: any): Promise<Files> {
 async function secretFiles(ctx: Ctx, src: any): Promise<Files> {
   const ns = ctx.pod.metadata.namespace;
   const name = src.secretName ?? src.name;
-  const s = await getObj(ctx.client, `/api/v1/namespaces/${ns}/secrets/${name}`);
+  const s = await ctx.client.getIfExists(`/api/v1/namespaces/${ns}/secrets/${name}`);
   if (!s) {
     if (src.optional) return {};
     throw new VolumeError(`secret "${name}" not found`);

@@ -7,7 +7,10 @@ import { fileURLToPath } from 'node:url';
 import util from 'node:util';
 import type { PodRuntimeMount } from './runtime-config.ts';
 
-/** fs functions and the positions of their path arguments. */
+/**
+ * fs functions and the positions of their path arguments; a function of fs.promises takes its path where its
+ * callback twin of the same name does, so the one table serves both (names fs.promises lacks are skipped).
+ */
 const FS_PATH_ARGS: Record<string, number[]> = {
   access: [0],
   accessSync: [0],
@@ -73,37 +76,6 @@ const FS_PATH_ARGS: Record<string, number[]> = {
   writeFileSync: [0],
 };
 
-const FS_PROMISES_PATH_ARGS: Record<string, number[]> = {
-  access: [0],
-  appendFile: [0],
-  chmod: [0],
-  chown: [0],
-  copyFile: [0, 1],
-  cp: [0, 1],
-  lchown: [0],
-  link: [0, 1],
-  lstat: [0],
-  lutimes: [0],
-  mkdir: [0],
-  open: [0],
-  opendir: [0],
-  readdir: [0],
-  readFile: [0],
-  readlink: [0],
-  realpath: [0],
-  rename: [0, 1],
-  rm: [0],
-  rmdir: [0],
-  stat: [0],
-  statfs: [0],
-  symlink: [0, 1],
-  truncate: [0],
-  unlink: [0],
-  utimes: [0],
-  watch: [0],
-  writeFile: [0],
-};
-
 /** Maps a path given to fs to the host path, or returns it unchanged. Longest mountPath wins. */
 export function pathMapper(mounts: PodRuntimeMount[]): (p: unknown) => unknown {
   const sorted = [...mounts]
@@ -155,7 +127,7 @@ export function installFs(mounts: PodRuntimeMount[]): void {
   if (mounts.length === 0) return;
   const map = pathMapper(mounts);
   wrapAll(fs, FS_PATH_ARGS, map);
-  wrapAll(fs.promises, FS_PROMISES_PATH_ARGS, map);
+  wrapAll(fs.promises, FS_PATH_ARGS, map);
   const origChdir = process.chdir;
   process.chdir = (dir: string) => origChdir(map(dir) as string);
 }

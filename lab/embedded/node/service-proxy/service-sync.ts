@@ -4,7 +4,7 @@
 import type { KObject } from '../../../../system/shared/kobject.ts';
 import type { Logger } from '../../../../system/shared/log.ts';
 import type { KubeClient } from '../../client/kube-client.ts';
-import { ListWatch } from '../../client/list-watch.ts';
+import { Informer, ListWatch, namespacedName } from '../../client/list-watch.ts';
 import type { ClusterDns } from '../dns/cluster-dns.ts';
 import type { EndpointAddress, ServiceProxy } from './service-proxy.ts';
 
@@ -17,35 +17,27 @@ export interface ServiceSyncOptions {
 
 export class ServiceSync {
   private readonly opts: ServiceSyncOptions;
-  private readonly services = new Map<string, any>();
+  private readonly serviceInformer: Informer;
+  private readonly services: Map<string, any>;
   /** service key → slice uid → slice */
   private readonly slices = new Map<string, Map<string, any>>();
-  private watches: ListWatch[] = [];
+  private watches: (Informer | ListWatch)[] = [];
   private readonly pending = new Set<string>();
   private timer?: NodeJS.Timeout;
   private synced = { services: false, slices: false };
 
   constructor(opts: ServiceSyncOptions) {
     this.opts = opts;
+    this.serviceInformer = new Informer(opts.client, '/api/v1/services', opts.log, {
+      onEvent: (type, o) => {
+        if (type === 'SYNC') this.synced.services = true;
+        else if (o) this.enqueue(namespacedName(o));
+      },
+    });
+    this.services = this.serviceInformer.store;
   }
 
   start(): void {
-    const svc = new ListWatch(
-      this.opts.client,
-      '/api/v1/services',
-      (type, o) => {
-        if (type === 'SYNC') {
-          this.synced.services = true;
-          return;
-        }
-        if (!o) return;
-        const key = `${o.metadata.namespace}/${o.metadata.name}`;
-        if (type === 'DELETED') this.services.delete(key);
-        else this.services.set(key, o);
-        this.enqueue(key);
-      },
-      this.opts.log,
-    );
     const eps = new ListWatch(
       this.opts.client,
       '/apis/discovery.k8s.io/v1/endpointslices',
@@ -69,7 +61,7 @@ export class ServiceSync {
       },
       this.opts.log,
     );
-    this.watches = [svc, eps];
+    this.watches = [this.serviceInformer, eps];
     for (const w of this.watches) w.start();
   }
 

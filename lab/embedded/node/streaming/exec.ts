@@ -8,10 +8,11 @@
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { SubresourceRequest } from '../../apiserver/index.ts';
+import { boolParam } from '../../apiserver/request-info.ts';
 import type { Kubelet, PodWorker } from '../kubelet/kubelet.ts';
 import type { ContainerExit, ContainerProcess } from '../runtime/runner.ts';
 import { SpdySession, type SpdyStream } from './spdy.ts';
-import { pickContainer, rejectUpgrade } from './subresource-util.ts';
+import { pickContainer, rejectUpgrade, upgradeOf } from './subresource-util.ts';
 
 const WS_PROTOCOLS = [
   'v5.channel.k8s.io',
@@ -65,13 +66,9 @@ export function execHandler(kubelet: Kubelet) {
   });
   return async (r: SubresourceRequest): Promise<void> => {
     const pod = r.object as any;
-    const up = r.upgrade;
-    if (!up) {
-      r.res?.writeHead(400, { 'Content-Type': 'text/plain' });
-      r.res?.end('Upgrade request required');
-      return;
-    }
-    const socket = up.socket as Duplex;
+    const up = upgradeOf(r);
+    if (!up) return;
+    const socket = up.socket;
     const q = r.query;
     const command = q.getAll('command');
     if (command.length === 0) return rejectUpgrade(socket, 400, 'BadRequest', 'you must specify at least 1 command');
@@ -86,7 +83,7 @@ export function execHandler(kubelet: Kubelet) {
         `container ${pick.name} is not running in pod ${pod.metadata.name}`,
       );
     }
-    const target: ExecTarget = { worker, container: pick.name, command };
+    const target: ExecTarget = { worker, container: pick.name, command, stdin: boolParam(q, 'stdin') };
     const upgrade = String(r.req.headers.upgrade ?? '').toLowerCase();
     if (upgrade === 'websocket') return execOverWebSocket(wss, r, socket, up.head, target);
     if (upgrade === 'spdy/3.1') return execOverSpdy(r, socket, up.head, target);
@@ -99,6 +96,8 @@ interface ExecTarget {
   worker: PodWorker;
   container: string;
   command: string[];
+  /** Whether the client sends stdin (else it is closed at once). */
+  stdin: boolean;
 }
 
 /** WebSocket channels: 0 stdin, 1 stdout, 2 stderr, 3 status (the command's end), [255, 0] closes stdin (v5). */
@@ -107,10 +106,8 @@ function execOverWebSocket(
   r: SubresourceRequest,
   socket: Duplex,
   head: Buffer,
-  { worker, container, command }: ExecTarget,
+  { worker, container, command, stdin: wantStdin }: ExecTarget,
 ): void {
-  const q = r.query;
-  const wantStdin = q.get('stdin') === 'true' || q.get('stdin') === '1';
   wss.handleUpgrade(r.req, socket, head, (ws) => {
     let proc: ContainerProcess;
     try {
@@ -151,10 +148,9 @@ function execOverSpdy(
   r: SubresourceRequest,
   socket: Duplex,
   head: Buffer,
-  { worker, container, command }: ExecTarget,
+  { worker, container, command, stdin: wantStdin }: ExecTarget,
 ): void {
   const q = r.query;
-  const wantStdin = q.get('stdin') === 'true' || q.get('stdin') === '1';
   const offeredVersions = String(r.req.headers['x-stream-protocol-version'] ?? '')
     .split(',')
     .map((s) => s.trim());
@@ -181,7 +177,7 @@ function execOverSpdy(
     'error',
     ...(wantStdin ? ['stdin'] : []),
     ...(q.get('stdout') !== 'false' ? ['stdout'] : []),
-    ...(q.get('stderr') === 'true' || q.get('stderr') === '1' ? ['stderr'] : []),
+    ...(boolParam(q, 'stderr') ? ['stderr'] : []),
   ];
   let started = false;
   const start = () => {

@@ -10,12 +10,11 @@
 // and dials localhost:<port>, the node dials the pod loopback (lab/state.ts podLoopback): loopback-only listeners
 // (the admin servers) and wildcard ones are reached, a listener bound to the pod IP alone is not.
 import net from 'node:net';
-import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
 import type { SubresourceRequest } from '../../apiserver/index.ts';
 import type { Kubelet } from '../kubelet/kubelet.ts';
 import { SpdySession, type SpdyStream } from './spdy.ts';
-import { rejectUpgrade } from './subresource-util.ts';
+import { rejectUpgrade, upgradeOf } from './subresource-util.ts';
 
 const WS_SPDY = 'SPDY/3.1+portforward.k8s.io';
 /** `ws` accepts only RFC 7230 tokens as subprotocols, and '/' is not one: the offer is renamed for the handshake. */
@@ -141,13 +140,9 @@ export function portForwardHandler(
     const pod = r.object as any;
     const name = pod.metadata.name;
     const ip: string | undefined = pod.status?.podIP;
-    const up = r.upgrade;
-    if (!up) {
-      r.res?.writeHead(400, { 'Content-Type': 'text/plain' });
-      r.res?.end('Upgrade request required');
-      return;
-    }
-    const socket = up.socket as Duplex;
+    const up = upgradeOf(r);
+    if (!up) return;
+    const socket = up.socket;
     if (!ip || pod.status?.phase !== 'Running') {
       return rejectUpgrade(
         socket,

@@ -270,40 +270,27 @@ export class SpdySession extends EventEmitter {
     if (s.remoteClosed && s.writableFinished) this.streams.delete(s.id);
   }
 
-  private decodeHeaders(block: Buffer): Promise<Record<string, string>> {
-    return new Promise((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      const onData = (d: Buffer) => chunks.push(d);
-      this.inflate.on('data', onData);
-      this.inflate.write(block);
-      this.inflate.flush(zlib.constants.Z_SYNC_FLUSH, () => {
-        this.inflate.off('data', onData);
-        try {
-          const raw = Buffer.concat(chunks);
-          const n = raw.readUInt32BE(0);
-          let off = 4;
-          const headers: Record<string, string> = {};
-          for (let i = 0; i < n; i++) {
-            const nl = raw.readUInt32BE(off);
-            const name = raw
-              .subarray(off + 4, off + 4 + nl)
-              .toString('latin1')
-              .toLowerCase();
-            off += 4 + nl;
-            const vl = raw.readUInt32BE(off);
-            // Several values of one header are NUL-separated; the first is what the port-forward protocol uses.
-            headers[name] = raw
-              .subarray(off + 4, off + 4 + vl)
-              .toString('latin1')
-              .split('\0')[0];
-            off += 4 + vl;
-          }
-          resolve(headers);
-        } catch (e) {
-          reject(e);
-        }
-      });
-    });
+  private async decodeHeaders(block: Buffer): Promise<Record<string, string>> {
+    const raw = await syncFlush(this.inflate, block);
+    const n = raw.readUInt32BE(0);
+    let off = 4;
+    const headers: Record<string, string> = {};
+    for (let i = 0; i < n; i++) {
+      const nl = raw.readUInt32BE(off);
+      const name = raw
+        .subarray(off + 4, off + 4 + nl)
+        .toString('latin1')
+        .toLowerCase();
+      off += 4 + nl;
+      const vl = raw.readUInt32BE(off);
+      // Several values of one header are NUL-separated; the first is what the port-forward protocol uses.
+      headers[name] = raw
+        .subarray(off + 4, off + 4 + vl)
+        .toString('latin1')
+        .split('\0')[0];
+      off += 4 + vl;
+    }
+    return headers;
   }
 
   private encodeHeaders(headers: Record<string, string>): Promise<Buffer> {
@@ -320,17 +307,7 @@ export class SpdySession extends EventEmitter {
         parts.push(l, b);
       }
     }
-    const raw = Buffer.concat(parts);
-    return new Promise((resolve) => {
-      const chunks: Buffer[] = [];
-      const onData = (d: Buffer) => chunks.push(d);
-      this.deflate.on('data', onData);
-      this.deflate.write(raw);
-      this.deflate.flush(zlib.constants.Z_SYNC_FLUSH, () => {
-        this.deflate.off('data', onData);
-        resolve(Buffer.concat(chunks));
-      });
-    });
+    return syncFlush(this.deflate, Buffer.concat(parts));
   }
 
   private sendControl(type: number, flags: number, payload: Buffer): void {
@@ -397,4 +374,21 @@ export class SpdySession extends EventEmitter {
     p.writeUInt32BE(status, 4);
     this.sendControl(T.GOAWAY, 0, p);
   }
+}
+
+/**
+ * Runs `input` through a session's zlib stream (SPDY header blocks share one compression context per direction) and
+ * resolves with what it gives up to a sync flush.
+ */
+function syncFlush(stream: zlib.Inflate | zlib.Deflate, input: Buffer): Promise<Buffer> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    const onData = (d: Buffer) => chunks.push(d);
+    stream.on('data', onData);
+    stream.write(input);
+    stream.flush(zlib.constants.Z_SYNC_FLUSH, () => {
+      stream.off('data', onData);
+      resolve(Buffer.concat(chunks));
+    });
+  });
 }

@@ -1,6 +1,7 @@
 // Small helpers for the pod subresources served by the node agent (log, portforward, exec).
 import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { SubresourceRequest } from '../../apiserver/index.ts';
 
 export function statusBody(code: number, reason: string, message: string): string {
   return JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code });
@@ -17,6 +18,14 @@ export function sendStatus(res: ServerResponse, code: number, reason: string, me
   const body = statusBody(code, reason, message);
   res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
   res.end(body);
+}
+
+/** The upgrade a streaming subresource needs (WebSocket, SPDY); a plain request is answered 400 and gets undefined. */
+export function upgradeOf(r: SubresourceRequest): { socket: Duplex; head: Buffer } | undefined {
+  if (r.upgrade) return { socket: r.upgrade.socket as Duplex, head: r.upgrade.head };
+  r.res?.writeHead(400, { 'Content-Type': 'text/plain' });
+  r.res?.end('Upgrade request required');
+  return undefined;
 }
 
 /** Answers an upgrade request (before the 101) with a Kubernetes Status. */

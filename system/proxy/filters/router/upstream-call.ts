@@ -4,6 +4,7 @@
 // breaker, the response headers and body downstream, and the local replies Envoy's router sends when upstream gives
 // no answer (503 with the reset reason, 504 upstream request timeout). Each try is an Attempt (attempt.ts).
 import type { Dispatcher } from 'undici';
+import { inFraction } from '../../config/errors.ts';
 import { applyMutations } from '../../config/headers.ts';
 import type { RetryPolicy, RouteActionConfig, WeightedCluster } from '../../config/route.ts';
 import type { Logger } from '../../log.ts';
@@ -399,7 +400,7 @@ export class UpstreamCall implements AttemptOwner {
   private sendMirrors(): void {
     const s = this.s;
     for (const m of this.action.mirrors) {
-      if (m.fraction < 1 && Math.random() >= m.fraction) continue;
+      if (!inFraction(m.fraction)) continue;
       const cluster = this.router.clusters.get(m.cluster);
       if (!cluster) continue;
       const headers: HeaderMap = { ...this.headers, host: shadowHost(String(this.headers.host ?? s.host)) };

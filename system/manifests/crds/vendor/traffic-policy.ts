@@ -1,0 +1,143 @@
+// The TrafficPolicy CRD: traffic behaviour (timeouts, retry, CORS, header modifiers, local rate limit, ext auth, URL
+// rewrite, fault injection) on the Gateways and HTTPRoutes it targets or selects; the policy status per ancestor.
+import { conditionColumn } from '../crd.ts';
+import {
+  arr,
+  bool,
+  conditions,
+  controllerName,
+  desc,
+  duration,
+  group,
+  headerFilter,
+  int32,
+  obj,
+  objectName,
+  parentReference,
+  preciseHostname,
+  type Schema,
+  sectionName,
+  str,
+  strMap,
+} from '../schema-blocks.ts';
+import { vendorCrd } from './vendor-crd.ts';
+
+const policyAncestorStatus = (): Schema =>
+  obj({
+    ancestors: arr(
+      obj({ ancestorRef: parentReference(), controllerName: controllerName(), conditions: conditions() }, [
+        'ancestorRef',
+        'controllerName',
+      ]),
+      { maxItems: 16 },
+    ),
+    conditions: conditions(),
+  });
+
+const percentage = () => ({ type: 'number', minimum: 0, maximum: 100 });
+
+export function trafficPolicyCrd(): Record<string, unknown> {
+  return vendorCrd({
+    kind: 'TrafficPolicy',
+    plural: 'trafficpolicies',
+    shortNames: ['tp'],
+    description:
+      'TrafficPolicy sets traffic behaviour on Gateways and HTTPRoutes it targets (targetRefs) or selects by label ' +
+      '(targetSelectors, same namespace). Per top-level field, the more specific attachment wins (route rule > route > ' +
+      'listener > gateway), then the older policy (creationTimestamp), then namespace/name.',
+    spec: obj({
+      targetRefs: arr(
+        obj(
+          {
+            group: group(),
+            kind: str({ enum: ['Gateway', 'HTTPRoute'] }),
+            name: objectName(),
+            sectionName: desc('A listener name (Gateway) or a rule name (HTTPRoute).', sectionName()),
+          },
+          ['group', 'kind', 'name'],
+        ),
+        { minItems: 1, maxItems: 16 },
+      ),
+      targetSelectors: arr(
+        obj({ group: group(), kind: str({ enum: ['Gateway', 'HTTPRoute'] }), matchLabels: strMap() }, [
+          'group',
+          'kind',
+          'matchLabels',
+        ]),
+        { maxItems: 16 },
+      ),
+      timeouts: obj({ request: duration(), streamIdle: duration() }),
+      retry: obj(
+        {
+          attempts: int32({ minimum: 0, maximum: 16 }),
+          perTryTimeout: duration(),
+          retryOn: arr(
+            str({
+              enum: [
+                '5xx',
+                'gateway-error',
+                'reset',
+                'reset-before-request',
+                'connect-failure',
+                'envoy-ratelimited',
+                'retriable-4xx',
+                'refused-stream',
+                'retriable-status-codes',
+                'http3-post-connect-failure',
+              ],
+            }),
+          ),
+          statusCodes: arr(int32({ minimum: 100, maximum: 599 })),
+          backoffBaseInterval: duration(),
+        },
+        ['attempts'],
+      ),
+      cors: obj({
+        allowOrigins: arr(str({ minLength: 1 }), { maxItems: 64 }),
+        allowMethods: arr(str({ minLength: 1 }), { maxItems: 16 }),
+        allowHeaders: arr(str({ minLength: 1 }), { maxItems: 64 }),
+        exposeHeaders: arr(str({ minLength: 1 }), { maxItems: 64 }),
+        maxAge: int32({ minimum: 0 }),
+        allowCredentials: bool(),
+      }),
+      headerModifiers: obj({ request: headerFilter(), response: headerFilter() }),
+      rateLimit: obj({
+        local: obj(
+          {
+            tokenBucket: obj(
+              {
+                maxTokens: int32({ minimum: 1 }),
+                tokensPerFill: int32({ minimum: 1, default: 1 }),
+                fillInterval: duration(),
+              },
+              ['maxTokens', 'fillInterval'],
+            ),
+            percentEnabled: desc(
+              'Percentage of requests the rate limiter sees (counts); default 100.',
+              int32({ minimum: 0, maximum: 100 }),
+            ),
+            percentEnforced: desc(
+              'Percentage of the requests over the limit that are refused (429); the others are only counted. Default 100.',
+              int32({ minimum: 0, maximum: 100 }),
+            ),
+          },
+          ['tokenBucket'],
+        ),
+      }),
+      extAuth: obj({
+        extensionRef: obj({ name: objectName() }, ['name']),
+        disable: desc('Turns ext auth off for the targets (e.g. a route under a Gateway-wide ext auth).', bool()),
+      }),
+      urlRewrite: obj({
+        hostname: preciseHostname(),
+        pathRegex: obj({ pattern: str({ minLength: 1 }), substitution: str() }, ['pattern', 'substitution']),
+      }),
+      faultInjection: obj({
+        delay: obj({ fixedDelay: duration(), percentage: percentage() }, ['fixedDelay']),
+        abort: obj({ httpStatus: int32({ minimum: 200, maximum: 599 }), percentage: percentage() }, ['httpStatus']),
+      }),
+    }),
+    status: policyAncestorStatus(),
+    columns: [conditionColumn('Accepted'), conditionColumn('Attached', 'reason')],
+  });
+}
