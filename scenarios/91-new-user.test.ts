@@ -59,8 +59,12 @@ describe('a new user, from git clone to the contract section 4.3', () => {
   const clone = join(tmp, 'gwlab');
   const env: NodeJS.ProcessEnv = Object.fromEntries(
     Object.entries({ ...process.env, GWLAB_HOME: join(tmp, 'home'), FORCE_COLOR: '0' }).filter(
-      // A new user's shell: no vitest or npm-script variables, and the machine's own PATH (no node_modules/.bin).
-      ([k]) => !k.startsWith('VITEST') && !k.startsWith('npm_') && k !== 'NODE_OPTIONS' && k !== 'KUBECONFIG',
+      // A new user's shell: no vitest or npm-script variables, none that npm test sets for its processes (the compile
+      // cache), and the machine's own PATH (no node_modules/.bin).
+      ([k]) =>
+        !k.startsWith('VITEST') &&
+        !k.startsWith('npm_') &&
+        !['NODE_OPTIONS', 'KUBECONFIG', 'NODE_COMPILE_CACHE'].includes(k),
     ),
   );
   env.PATH = (process.env.PATH ?? '')

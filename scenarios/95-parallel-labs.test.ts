@@ -2,7 +2,9 @@
 // (scripts/test.ts), of two rendezvous fixture files with GWLAB_SCENARIO_LABS=2. Each file notes the lab it got and
 // waits for the other's note, so both pass only when they run at the same time; they must have got different labs
 // (different API servers), and the run's one report must say which lab ran each file: files.json, summary.html, and
-// one JUnit file and one vitest.json holding both. Nothing of the nested run may outlive it: its labs are down after.
+// one JUnit file and one vitest.json holding both. The run's workers load their modules through the machine's compile
+// cache (lab/compile-cache.ts; Node's NODE_COMPILE_CACHE, https://nodejs.org/api/module.html#module-compile-cache),
+// which scripts/test.ts turns on. Nothing of the nested run may outlive it: its labs are down after.
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -37,9 +39,10 @@ describe('scenario files run side by side, each on a lab of its own', () => {
 
   beforeAll(async () => {
     const env: NodeJS.ProcessEnv = {};
-    // The nested run must not think it is a worker of this one, nor use this run's lab or report folder.
+    // The nested run must not think it is a worker of this one, nor use this run's lab or report folder; nor inherit
+    // this run's compile cache setting, so that what its workers get is what scripts/test.ts gives them.
     for (const [k, v] of Object.entries(process.env)) {
-      if (!/^(VITEST|GWLAB_SCENARIO|GWLAB_REPORT|GWLAB_RUN_ID$|KEEP$)/.test(k)) env[k] = v;
+      if (!/^(VITEST|GWLAB_SCENARIO|GWLAB_REPORT|GWLAB_RUN_ID$|KEEP$|NODE_COMPILE_CACHE$)/.test(k)) env[k] = v;
     }
     Object.assign(env, {
       GWLAB_SCENARIO_LABS: '2',
@@ -80,6 +83,14 @@ describe('scenario files run side by side, each on a lab of its own', () => {
     expect(a.lab).not.toBe(b.lab);
     expect(a.server).not.toBe(b.server);
     expect(a.pool).not.toBe(b.pool);
+  });
+
+  it("loads the workers' modules through the machine's compile cache", () => {
+    for (const n of ['a', 'b']) {
+      const note: RendezvousNote = JSON.parse(readFileSync(join(notes, `${n}.json`), 'utf8'));
+      // Node keeps one subfolder per Node/V8 version under the folder it is given.
+      expect(note.compileCache, `rendezvous ${n}`).toContain(join(tmpdir(), 'node-compile-cache'));
+    }
   });
 
   it('one report for the run says which lab ran each file', () => {
