@@ -11,7 +11,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 export const LONG_BY_DESIGN = [
   // unit: ~95 s, an informer idle for over 90 s (the test's point), then restarts.
   'lab/embedded/apiserver/durability.test.ts',
-  // scenarios: ~36 s, `git clone`, `npm ci` and lab:up in a temporary folder.
+  // scenarios: ~36 s alone, 3-4 min inside the whole suite: `git clone`, `npm ci` and lab:up in a temporary folder.
   'scenarios/91-new-user.test.ts',
   // unit: ~35 s, pod tokens of 10 s renewed several times.
   'lab/embedded/node/kubelet/token-renewal.test.ts',
