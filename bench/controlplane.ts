@@ -5,9 +5,11 @@
 //   - one-route incremental update → new snapshot (p50, p95);
 //   - push to 10 connected proxies: a route edit reaching 10 proxies of one Gateway (RDS), and an endpoint change
 //     reaching one proxy on each of the 10 Gateways (EDS);
-//   - the control plane's RSS at that scale, serving those proxies.
+//   - the control plane's RSS at that scale, serving those proxies: once idle (BENCH_IDLE_S, default 25 s, after the
+//     work: V8's memory reducer gives freed heap back 8-16 s after a burst, system/controlplane/memory-reducer.ts) and
+//     the peak during the run.
 // Writes reports/bench/controlplane.json and controlplane.md. The machine is shared: the load average is recorded
-// beside the figures.
+// beside the figures. BENCH_MEM=1 prints the memory of the control plane process at each step.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -25,7 +27,9 @@ const RULES = 5;
 const SERVICES = 50;
 const EDITS = 100;
 const PUSHES = 20;
-const TARGETS = { fullTranslationMs: 1000, incrementalP50Ms: 50, pushMs: 100, rssMb: 300 };
+const IDLE_S = Number(process.env.BENCH_IDLE_S ?? 25);
+// rssMb: issue 14 (< 200 MB at this scale; issue 5 had asked for < 300 MB).
+const TARGETS = { fullTranslationMs: 1000, incrementalP50Ms: 50, pushMs: 100, rssMb: 200 };
 const step = progress('controlplane');
 
 // ---- the control plane process -------------------------------------------------------------------------------
@@ -136,9 +140,10 @@ async function child(): Promise<void> {
   const { ControlPlane } = await import('../system/controlplane/controlplane.ts');
   const { LogRegistry } = await import('../system/shared/log.ts');
   const send = (o: unknown) => process.stdout.write(JSON.stringify(o) + '\n');
+  // No forced GC here: a forced full GC is not a memory-reducing one (the pages it frees stay in V8's pool, resident)
+  // and it would move V8's own GC schedule, which is what the idle figure is about.
   const mem = (at: string) => {
     if (!process.env.BENCH_MEM) return;
-    (globalThis as any).gc?.();
     const m = process.memoryUsage();
     step(
       `memory ${at}: ${Object.entries(m)
@@ -220,13 +225,11 @@ async function child(): Promise<void> {
       cp.pipeline.rt.flush();
       send({ type: 'edited' });
     } else if (cmd.type === 'rss') {
-      // Steady state: what the process holds once the burst of work is over (V8 gives back the young generation
-      // and shrinks old space when idle), and the peak it reached during the run.
+      // Steady state: what the process holds once idle after the burst of work (as a deployed control plane between
+      // changes), and the peak it reached during the run. V8 decides when to give memory back; nothing is forced.
       mem('right after the pushes');
-      for (let i = 0; i < 5; i++) {
-        (globalThis as any).gc?.();
-        await new Promise((r) => setTimeout(r, 1000));
-      }
+      const busy = process.memoryUsage();
+      await new Promise((r) => setTimeout(r, IDLE_S * 1000));
       mem('serving, idle');
       const m = process.memoryUsage();
       const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
@@ -235,6 +238,9 @@ async function child(): Promise<void> {
         rssMb: m.rss / 1048576,
         peakRssMb: hwm ? Number(hwm[1]) / 1024 : Number.NaN,
         heapUsedMb: m.heapUsed / 1048576,
+        heapTotalMb: m.heapTotal / 1048576,
+        externalMb: m.external / 1048576,
+        rightAfterWorkMb: busy.rss / 1048576,
         connected: cp.ads.connected().length,
       });
     } else if (cmd.type === 'stop') {
@@ -339,6 +345,60 @@ async function pushTime(
   return last - t0;
 }
 
+/** controlplane.json's figures. */
+function controlplaneResult(m: {
+  load0: number[];
+  translated: { translationMs: number[] };
+  ready: any;
+  inc: any;
+  rdsPush: number[];
+  edsPush: number[];
+  rss: any;
+  cpFlags: string[];
+}) {
+  const { load0, translated, ready, inc, rdsPush, edsPush, rss, cpFlags } = m;
+  const load1 = loadavg();
+  return {
+    date: new Date().toISOString(),
+    node: process.version,
+    cpus: cpus().length,
+    loadavg: { before: load0.map(r1), after: load1.map(r1) },
+    scale: {
+      gateways: GATEWAYS,
+      httpRoutes: ROUTES,
+      rulesPerRoute: RULES,
+      xdsRoutes: ready.xdsRoutes,
+      services: SERVICES,
+    },
+    fullTranslationMs: {
+      median: r1(pct(translated.translationMs, 50)),
+      runs: translated.translationMs.map(r1),
+      target: TARGETS.fullTranslationMs,
+    },
+    fullTranslationWithSnapshotsMs: r1(ready.withSnapshotsMs),
+    incrementalMs: {
+      p50: r1(pct(inc.times, 50)),
+      p95: r1(pct(inc.times, 95)),
+      max: r1(Math.max(...inc.times)),
+      target_p50: TARGETS.incrementalP50Ms,
+    },
+    gatewayRecomputationsPerEdit: inc.gatewayRecomputations / EDITS,
+    push10ProxiesOneGatewayMs: { p50: r1(pct(rdsPush, 50)), max: r1(Math.max(...rdsPush)), target: TARGETS.pushMs },
+    push10GatewaysMs: { p50: r1(pct(edsPush, 50)), max: r1(Math.max(...edsPush)), target: TARGETS.pushMs },
+    rssMb: {
+      value: r1(rss.rssMb),
+      peak: r1(rss.peakRssMb),
+      heapUsedMb: r1(rss.heapUsedMb),
+      heapTotalMb: r1(rss.heapTotalMb),
+      externalMb: r1(rss.externalMb),
+      rightAfterWorkMb: r1(rss.rightAfterWorkMb),
+      idleS: IDLE_S,
+      target: TARGETS.rssMb,
+    },
+    controlPlaneNodeFlags: cpFlags,
+  };
+}
+
 async function parent(): Promise<void> {
   const load0 = loadavg();
   const { adsService } = await import('../system/shared/envoy/protos.ts');
@@ -350,14 +410,10 @@ async function parent(): Promise<void> {
     process.env.BENCH_CP_FLAGS !== undefined
       ? process.env.BENCH_CP_FLAGS.split(' ').filter(Boolean)
       : deploymentNodeFlags();
-  const cpProc: ChildProcess = spawn(
-    process.execPath,
-    [...cpFlags, '--expose-gc', fileURLToPath(import.meta.url), '--child'],
-    {
-      stdio: ['pipe', 'pipe', 'inherit'],
-      cwd: root,
-    },
-  );
+  const cpProc: ChildProcess = spawn(process.execPath, [...cpFlags, fileURLToPath(import.meta.url), '--child'], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    cwd: root,
+  });
   const lines = createInterface({ input: cpProc.stdout! })[Symbol.asyncIterator]();
   const next = async (type: string): Promise<any> => {
     for (;;) {
@@ -411,45 +467,16 @@ async function parent(): Promise<void> {
       `endpoint change → one proxy on each of 10 Gateways: p50 ${r1(pct(edsPush, 50))} ms, max ${r1(Math.max(...edsPush))} ms`,
     );
 
+    step(`idle ${IDLE_S} s`);
     cmd({ type: 'rss' });
     const rss = await next('rss');
     step(
-      `control plane RSS: ${r1(rss.rssMb)} MB serving ${rss.connected} proxies, idle (heap used ${r1(rss.heapUsedMb)} MB); peak ${r1(rss.peakRssMb)} MB`,
+      `control plane RSS: ${r1(rss.rssMb)} MB serving ${rss.connected} proxies, idle ${IDLE_S} s (heap used ${r1(rss.heapUsedMb)} of ${r1(rss.heapTotalMb)} MB, external ${r1(rss.externalMb)} MB); ${r1(rss.rightAfterWorkMb)} MB right after the work; peak ${r1(rss.peakRssMb)} MB`,
     );
     for (const c of [...same, ...spread]) c.close();
     cmd({ type: 'stop' });
 
-    const load1 = loadavg();
-    const result = {
-      date: new Date().toISOString(),
-      node: process.version,
-      cpus: cpus().length,
-      loadavg: { before: load0.map(r1), after: load1.map(r1) },
-      scale: {
-        gateways: GATEWAYS,
-        httpRoutes: ROUTES,
-        rulesPerRoute: RULES,
-        xdsRoutes: ready.xdsRoutes,
-        services: SERVICES,
-      },
-      fullTranslationMs: {
-        median: r1(pct(translated.translationMs, 50)),
-        runs: translated.translationMs.map(r1),
-        target: TARGETS.fullTranslationMs,
-      },
-      fullTranslationWithSnapshotsMs: r1(ready.withSnapshotsMs),
-      incrementalMs: {
-        p50: r1(pct(inc.times, 50)),
-        p95: r1(pct(inc.times, 95)),
-        max: r1(Math.max(...inc.times)),
-        target_p50: TARGETS.incrementalP50Ms,
-      },
-      gatewayRecomputationsPerEdit: inc.gatewayRecomputations / EDITS,
-      push10ProxiesOneGatewayMs: { p50: r1(pct(rdsPush, 50)), max: r1(Math.max(...rdsPush)), target: TARGETS.pushMs },
-      push10GatewaysMs: { p50: r1(pct(edsPush, 50)), max: r1(Math.max(...edsPush)), target: TARGETS.pushMs },
-      rssMb: { value: r1(rss.rssMb), peak: r1(rss.peakRssMb), heapUsedMb: r1(rss.heapUsedMb), target: TARGETS.rssMb },
-      controlPlaneNodeFlags: cpFlags,
-    };
+    const result = controlplaneResult({ load0, translated, ready, inc, rdsPush, edsPush, rss, cpFlags });
     const md = controlplaneMarkdown(result);
     writeReports({ 'controlplane.json': reportJson(result), 'controlplane.md': md });
     process.stdout.write(md);
@@ -471,7 +498,7 @@ function controlplaneMarkdown(result: {
   gatewayRecomputationsPerEdit: number;
   push10ProxiesOneGatewayMs: { p50: number; max: number };
   push10GatewaysMs: { p50: number; max: number };
-  rssMb: { value: number; peak: number };
+  rssMb: { value: number; peak: number; heapUsedMb: number; heapTotalMb: number; externalMb: number };
   controlPlaneNodeFlags: string[];
 }): string {
   const ok = (v: number, t: number) => (v <= t ? 'ok' : 'MISSED');
@@ -489,7 +516,8 @@ function controlplaneMarkdown(result: {
     `| one-route update → new snapshot, p50 (p95) | ${result.incrementalMs.p50} (${result.incrementalMs.p95}) ms | p50 < ${TARGETS.incrementalP50Ms} ms | ${ok(result.incrementalMs.p50, TARGETS.incrementalP50Ms)} |`,
     `| route edit → 10 proxies of one Gateway, p50 (max) | ${result.push10ProxiesOneGatewayMs.p50} (${result.push10ProxiesOneGatewayMs.max}) ms | < ${TARGETS.pushMs} ms | ${ok(result.push10ProxiesOneGatewayMs.p50, TARGETS.pushMs)} |`,
     `| endpoint change → 1 proxy on each of 10 Gateways, p50 (max) | ${result.push10GatewaysMs.p50} (${result.push10GatewaysMs.max}) ms | < ${TARGETS.pushMs} ms | ${ok(result.push10GatewaysMs.p50, TARGETS.pushMs)} |`,
-    `| control plane RSS, 20 proxies connected, idle after the runs (peak during them) | ${result.rssMb.value} (${result.rssMb.peak}) MB | < ${TARGETS.rssMb} MB | ${ok(result.rssMb.value, TARGETS.rssMb)} |`,
+    `| control plane RSS, 20 proxies connected, idle ${IDLE_S} s after the runs (peak during them) | ${result.rssMb.value} (${result.rssMb.peak}) MB | < ${TARGETS.rssMb} MB | ${ok(result.rssMb.value, TARGETS.rssMb)} |`,
+    `| its V8 heap used / total, external (idle) | ${result.rssMb.heapUsedMb} / ${result.rssMb.heapTotalMb} MB, ${result.rssMb.externalMb} MB | | |`,
     '',
     `The control plane process ran with the Node flags of its Deployment (NODE_OPTIONS in system/manifests/install/gwvendor.yaml): \`${cpFlags.join(' ') || '(none)'}\`.`,
     '',

@@ -107,7 +107,11 @@ function sample(t: number, labPid: number): Sample {
   };
   add('lab process', [labPid]);
   // Exec'd commands (probes, kubectl exec) are tagged too but are not the component.
-  const tagged = findTaggedProcesses({ lab: NAME }).filter((p) => !p.container?.includes('.exec.'));
+  // Only this lab's pods (their run tag starts with its lab process's pid): another soak, or any lab named the same
+  // under another GWLAB_HOME, must not add its processes to these figures.
+  const tagged = findTaggedProcesses({ lab: NAME }).filter(
+    (p) => p.run?.startsWith(`${labPid}-`) && !p.container?.includes('.exec.'),
+  );
   for (const [c, prefix] of Object.entries(POD_PREFIX) as [Component, string][]) {
     add(
       c,

@@ -1,5 +1,10 @@
 // The install step, the same on every backend: CRDs (the cluster's own Gateway API CRDs are kept when it has them),
-// the control plane, optionally the sample application, then a wait for the control plane to be rolled out.
+// the control plane, optionally the sample application, then a wait for the control plane to be rolled out. The
+// three first steps run side by side, each applying its documents at once, so that the control plane's pod starts
+// while the CRDs are applied: loading its modules takes longer (~1.2 s against ~0.6 s for the CRDs on a loaded
+// machine), and should its informers still find a CRD missing they list it again 0.5 s later (kube/informers.ts).
+// Only its GatewayClass waits, for the Gateway API CRDs. The manifests are parsed once per process (lab:up parses
+// them while the lab process starts).
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,10 +27,30 @@ export interface InstallOptions {
   /** Log level of the control plane's components (its --log-level). */
   controlPlaneLogLevel?: string;
   progress: Progress;
+  /** A step that runs beside the first three, awaited before the waits (lab:up: the lab process finishing its start). */
+  alongside?: Promise<unknown>;
 }
 
+const parsed = new Map<string, KObj[]>();
+
+/** A manifest's documents, parsed on first use; each call returns its own copy (callers change them). */
 export function readManifest(rel: string): KObj[] {
-  return parseYamlDocs(readFileSync(join(MANIFESTS, rel), 'utf8'));
+  let docs = parsed.get(rel);
+  if (!docs) {
+    docs = parseYamlDocs(readFileSync(join(MANIFESTS, rel), 'utf8'));
+    parsed.set(rel, docs);
+  }
+  return structuredClone(docs);
+}
+
+/** Parses what installSystem applies ahead of it (lab:up: while the lab process starts). */
+export function preloadManifests(): void {
+  for (const f of ['crds/gateway-api.yaml', 'crds/gwvendor.yaml', 'install/gwvendor.yaml']) readManifest(f);
+}
+
+/** Applies the documents side by side (each CRD waited on until Established). */
+async function applyAll(kube: Kube, docs: KObj[]): Promise<void> {
+  await Promise.all(docs.map((d) => kube.apply(d)));
 }
 
 /** The control plane's install documents with the lab's settings applied (validation switch, log level). */
@@ -62,19 +87,33 @@ export async function hasForeignGatewayApiCrds(kube: Kube): Promise<boolean> {
 
 export async function installSystem(kube: Kube, opts: InstallOptions): Promise<void> {
   const p = opts.progress;
-  await p.step('Gateway API CRDs', async () => {
+  const gatewayApiCrds = p.step('Gateway API CRDs', async () => {
     if (await hasForeignGatewayApiCrds(kube)) {
       p.info('the cluster has its own Gateway API CRDs: keeping them');
       return;
     }
-    await kube.apply(readManifest('crds/gateway-api.yaml'));
+    await applyAll(kube, readManifest('crds/gateway-api.yaml'));
   });
-  await p.step('gwvendor CRDs (GatewayParameters, TrafficPolicy, GatewayExtension)', () =>
-    kube.apply(readManifest('crds/gwvendor.yaml')),
+  const vendorCrds = p.step('gwvendor CRDs (GatewayParameters, TrafficPolicy, GatewayExtension)', () =>
+    applyAll(kube, readManifest('crds/gwvendor.yaml')),
   );
-  await p.step(`control plane (${SYSTEM_NAMESPACE}/${CONTROL_PLANE}, validation ${opts.validation ?? 'strict'})`, () =>
-    kube.apply(controlPlaneManifests(opts)),
+  const controlPlane = p.step(
+    `control plane (${SYSTEM_NAMESPACE}/${CONTROL_PLANE}, validation ${opts.validation ?? 'strict'})`,
+    async () => {
+      const docs = controlPlaneManifests(opts);
+      const of = (...kinds: string[]) => docs.filter((d) => kinds.includes(d.kind!));
+      await applyAll(kube, of('Namespace'));
+      // Its ServiceAccount and RBAC before its pod (which would be refused, or denied its lists, without them).
+      await applyAll(
+        kube,
+        docs.filter((d) => !['Namespace', 'Deployment', 'GatewayClass'].includes(d.kind!)),
+      );
+      await applyAll(kube, of('Deployment'));
+      await gatewayApiCrds;
+      await applyAll(kube, of('GatewayClass'));
+    },
   );
+  await Promise.all([gatewayApiCrds, vendorCrds, controlPlane, opts.alongside]);
   if (opts.withSampleApp)
     await p.step('sample application (namespace sampleapp)', () => kube.apply(readManifest('sampleapp.yaml')));
   if (opts.withExtAuth)

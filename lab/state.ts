@@ -94,6 +94,8 @@ export interface LabRecord {
   apiServerPort?: number;
   startedAt?: string;
   kubeconfig: string;
+  /** Embedded: the API server serves, the controllers and the node agent are still starting (cluster.ts). */
+  starting?: boolean;
   [extra: string]: unknown;
 }
 

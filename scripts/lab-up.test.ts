@@ -1,5 +1,6 @@
 // lab:up's failures: the step that failed, why (with the underlying cause, not just "fetch failed"), and what to run
-// next. Against a kubeconfig whose server refuses connections, so no lab is needed.
+// next. Against a kubeconfig whose server refuses connections, so no lab is needed. And npm run lab:up's entry
+// (lab-up.mjs), which starts without Node's TypeScript stripper.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -9,6 +10,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { reasonOf } from '../lab/progress.ts';
 
 const ROOT = join(import.meta.dirname, '..');
+const run = (args: string[], env: NodeJS.ProcessEnv) =>
+  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+    execFile(process.execPath, args, { env, timeout: 30_000 }, (err, stdout, stderr) =>
+      resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
+    ),
+  );
 const tmp = mkdtempSync(join(tmpdir(), 'gwlab-lab-up-test-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -60,5 +67,28 @@ current-context: dead
     );
     expect(reasonOf(new Error('boom: x', { cause: new Error('x') }))).toBe('boom: x');
     expect(reasonOf('plain')).toBe('plain');
+  });
+});
+
+describe("npm run lab:up's entry", () => {
+  it("loads lab:up without Node's TypeScript stripper, its modules from the compile cache (lab-up.ts alone needs it)", async () => {
+    // Node loads its stripper (amaro) as the internal module internal/deps/amaro; a preload reports what was loaded.
+    const probe = join(tmp, 'probe.cjs');
+    writeFileSync(
+      probe,
+      "process.on('exit', () => process.stderr.write('LOADED ' + process.moduleLoadList.filter((m) => m.includes('amaro')).join(',') + '\\n'));\n",
+    );
+    // As a user runs it: no NODE_COMPILE_CACHE, so the cache is the default folder under TMPDIR (here the test's).
+    const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp, FORCE_COLOR: '0' };
+    delete env.NODE_COMPILE_CACHE;
+    delete env.NODE_DISABLE_COMPILE_CACHE;
+    const entry = (file: string) => run(['--require', probe, join(ROOT, 'scripts', file), '--help'], env);
+    await entry('lab-up.mjs'); // fills the cache
+    const mjs = await entry('lab-up.mjs');
+    const ts = await entry('lab-up.ts');
+    expect(mjs.stdout).toContain('usage: npm run lab:up');
+    expect(mjs.stderr).toMatch(/^LOADED $/m);
+    expect(ts.stdout).toBe(mjs.stdout);
+    expect(ts.stderr).toMatch(/^LOADED .*amaro/m);
   });
 });

@@ -1,11 +1,19 @@
 // npm run lab:up [-- --cluster embedded|kind|k3s|existing] [--name <lab>] [--with-sampleapp] [--with-extauth]
 //   [--validation strict|off] [--merge-kubeconfig] [--kubeconfig <file> --context <ctx>] [--force-lb-fallback]
 //   [--sa-token-max-expiration <s>]
-import { parseTokenExpiration, SA_TOKEN_MAX_EXPIRATION_ENV } from '../lab/embedded/process.ts';
-import { BACKENDS, type Backend, labUp } from '../lab/lifecycle.ts';
-import { formatMs, Progress } from '../lab/progress.ts';
-import { parseFlags, run } from './cli.ts';
-import { type UpHintInput, upFailureHint, upSummary } from './hints.ts';
+// Its own modules are few (flags.ts, not cli.ts): on the embedded backend the lab process is started first, and the
+// Kubernetes client and the install step load meanwhile (lab/lifecycle.ts). All of them load through Node's compile
+// cache (lab/compile-cache.ts): it is turned on before they are imported, hence the dynamic imports.
+import module from 'node:module';
+import type { Backend } from '../lab/lifecycle.ts';
+import type { UpHintInput } from './hints.ts';
+
+module.enableCompileCache();
+const { parseTokenExpiration, SA_TOKEN_MAX_EXPIRATION_ENV } = await import('../lab/embedded/process.ts');
+const { BACKENDS, labUp } = await import('../lab/lifecycle.ts');
+const { formatMs, Progress } = await import('../lab/progress.ts');
+const { parseFlags, run } = await import('./flags.ts');
+const { upFailureHint, upSummary } = await import('./hints.ts');
 
 const USAGE = `usage: npm run lab:up -- [options]
   --cluster <backend>    embedded (default: no container engine needed), kind, k3s, existing

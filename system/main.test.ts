@@ -1,7 +1,7 @@
 // The image entry point, run as the image runs it: node_modules/.bin/node + system/main.ts, checked by exit code and
 // output. Every process started here is killed in teardown.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -19,8 +19,8 @@ interface Run {
 
 const running = new Set<ChildProcess>();
 
-function start(args: string[], main = MAIN): Run {
-  const child = spawn(NODE, [main, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+function start(args: string[], main = MAIN, env: NodeJS.ProcessEnv = process.env): Run {
+  const child = spawn(NODE, [main, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
   running.add(child);
   let out = '';
   let err = '';
@@ -103,6 +103,35 @@ describe('system/main.ts dispatch', () => {
     await jsonLine(r, (rec) => rec.msg === 'denied');
     r.child.kill('SIGTERM');
     expect((await r.exited).code).toBe(0);
+  });
+
+  it("writes the component's compile cache once it has started (default folder: <tmpdir>/node-compile-cache)", async () => {
+    // Node's compile cache (module.enableCompileCache): the next start loads the modules without compiling them.
+    const tmp = mkdtempSync(join(tmpdir(), 'gwlab-main-cache-'));
+    try {
+      const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp };
+      delete env.NODE_COMPILE_CACHE;
+      delete env.NODE_DISABLE_COMPILE_CACHE;
+      const r = start(['sampleapp', '--port', '0', '--host', '127.0.0.1'], MAIN, env);
+      await jsonLine(r, (rec) => rec.msg === 'listening');
+      // Written while it runs (flushed right after start), not only at exit.
+      const cached = () => {
+        try {
+          return readdirSync(join(tmp, 'node-compile-cache'), { recursive: true, withFileTypes: true }).filter((f) =>
+            f.isFile(),
+          ).length;
+        } catch {
+          return 0;
+        }
+      };
+      for (let i = 0; i < 100 && cached() === 0; i++) await new Promise((res) => setTimeout(res, 20));
+      expect(cached()).toBeGreaterThan(0);
+      expect(r.child.exitCode).toBe(null);
+      r.child.kill('SIGTERM');
+      expect((await r.exited).code).toBe(0);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
   });
 
   it('a component rejecting its args exits 1 with a message naming the flag', async () => {

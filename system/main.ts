@@ -1,6 +1,12 @@
 // The system image's entry point: `main.ts <component> [args...]`. Each component lives in system/<component>/main.ts
 // and is imported only when asked for, so a component that does not load (or is not built yet) cannot break the others.
+// The component's modules go through Node's compile cache (https://nodejs.org/api/module.html#module-compile-cache:
+// V8's code cache and the type-stripped TypeScript, keyed by path and content), written once the component has
+// started: the next start loads them without compiling or type-stripping them again (the control plane's ~1,600
+// modules: ~40 % less CPU, issue 14). NODE_COMPILE_CACHE picks the folder (default <tmpdir>/node-compile-cache);
+// NODE_DISABLE_COMPILE_CACHE=1 turns it off.
 import { existsSync } from 'node:fs';
+import module from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 export const COMPONENTS = ['controlplane', 'proxy', 'sampleapp', 'extauth'] as const;
@@ -30,12 +36,14 @@ export async function dispatch(argv: string[]): Promise<number | undefined> {
     process.stderr.write(`component ${name} is not built yet: ${fileURLToPath(entry)} does not exist\n`);
     return 1;
   }
+  module.enableCompileCache();
   const mod = (await import(entry.href)) as { main?: (args: string[]) => Promise<void> };
   if (typeof mod.main !== 'function') {
     process.stderr.write(`component ${name}: ${fileURLToPath(entry)} does not export main(args)\n`);
     return 1;
   }
   await mod.main(rest);
+  module.flushCompileCache();
   // The component keeps running as long as it holds open handles (servers, watches); it exits itself on signals.
   return undefined;
 }

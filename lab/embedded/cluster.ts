@@ -8,15 +8,28 @@ import {
   addressPlan,
   claimLabIndex,
   gwlabHome,
+  type LabRecord,
   labPaths,
   readLabRecord,
   writeLabRecord,
 } from '../state.ts';
 import { type ApiServerHandle, startApiServer } from './apiserver/index.ts';
-import { type ApiMachinery, startApiMachinery } from './controllers/apimachinery.ts';
-import { startWorkloadControllers, type WorkloadControllers } from './controllers/workloads.ts';
-import { type NodeAgent, startNodeAgent } from './node/agent.ts';
+import { KubeClient } from './client/kube-client.ts';
+import type { ApiMachinery } from './controllers/apimachinery.ts';
+import type { WorkloadControllers } from './controllers/workloads.ts';
+import type { NodeAgent } from './node/agent.ts';
 import { killTaggedProcesses } from './node/runtime/orphans.ts';
+
+/**
+ * The controllers' and the node agent's modules (~140 ms of CPU from the compile cache), loaded once the API server
+ * serves: lab:up starts its install then (the lab record says `starting`), and they load meanwhile.
+ */
+const loadComponents = () =>
+  Promise.all([
+    import('./controllers/workloads.ts'),
+    import('./controllers/apimachinery.ts'),
+    import('./node/agent.ts'),
+  ]).then(([workloads, machinery, agent]) => ({ ...workloads, ...machinery, ...agent }));
 
 export interface EmbeddedClusterOptions {
   name: string;
@@ -33,6 +46,8 @@ export interface EmbeddedClusterOptions {
   backoff?: { initialSeconds: number; maxSeconds: number };
   /** kube-apiserver's --service-account-max-token-expiration (seconds): short-lived pod tokens, renewed in seconds. */
   serviceAccountMaxTokenExpirationSeconds?: number;
+  /** Called (and awaited) once the API server serves and the record says `starting`, before the rest starts. */
+  onServing?: (apiServer: ApiServerHandle) => Promise<void> | void;
 }
 
 /** Environment variables of the lab process that stand for its flags (lab:up passes its environment through). */
@@ -76,17 +91,42 @@ export interface EmbeddedCluster {
   stop(): Promise<void>;
 }
 
+/** The lab's log: the caller's sink, or lab.log in the lab's folder. */
+function openLabLog(
+  opts: EmbeddedClusterOptions,
+  file: string,
+): { logs: LogRegistry; logFile?: ReturnType<typeof createWriteStream> } {
+  if (opts.logSink) return { logs: new LogRegistry({ level: opts.logLevel ?? 'info', sink: opts.logSink }) };
+  const logFile = createWriteStream(file, { flags: 'a' });
+  const logs = new LogRegistry({ level: opts.logLevel ?? 'info', sink: (line) => logFile.write(line + '\n') });
+  return { logs, logFile };
+}
+
+/** What lab.json says of a running embedded lab (lab/state.ts). */
+function labRecordFor(opts: EmbeddedClusterOptions, plan: AddressPlan, apiServer: ApiServerHandle): LabRecord {
+  return {
+    name: opts.name,
+    index: plan.index,
+    backend: 'embedded',
+    pid: process.pid,
+    apiServerPort: apiServer.port,
+    apiServerUrl: apiServer.url,
+    startedAt: new Date().toISOString(),
+    kubeconfig: apiServer.kubeconfigPath,
+    context: `gwlab-${opts.name}`,
+    addressPlan: plan,
+    forceLbPortFallback: !!opts.forceLbPortFallback,
+    ...(opts.serviceAccountMaxTokenExpirationSeconds
+      ? { saTokenMaxExpirationSeconds: opts.serviceAccountMaxTokenExpirationSeconds }
+      : {}),
+  };
+}
+
 export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promise<EmbeddedCluster> {
   const home = opts.home ?? gwlabHome();
   const paths = labPaths(opts.name, home);
   mkdirSync(paths.root, { recursive: true });
-  let sink = opts.logSink;
-  let logFile: ReturnType<typeof createWriteStream> | undefined;
-  if (!sink) {
-    logFile = createWriteStream(paths.labLog, { flags: 'a' });
-    sink = (line) => logFile!.write(line + '\n');
-  }
-  const logs = new LogRegistry({ level: opts.logLevel ?? 'info', sink });
+  const { logs, logFile } = openLabLog(opts, paths.labLog);
   const log = logs.logger('lab');
 
   const previous = readLabRecord(opts.name, home);
@@ -112,49 +152,48 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
       serviceAccountMaxTokenExpirationSeconds: opts.serviceAccountMaxTokenExpirationSeconds,
     });
     cleanups.push(() => apiServer.stop());
+    const record = labRecordFor(opts, plan, apiServer);
+    // The API server serves: lab:up may start installing while the controllers and the node agent start.
+    writeLabRecord({ ...record, starting: true }, home);
+    await opts.onServing?.(apiServer);
+    const { startWorkloadControllers, startApiMachinery, startNodeAgent } = await loadComponents();
     const controllerUser = { user: 'system:kube-controller-manager' };
-    const machinery = await startApiMachinery(await apiServer.kubeConfig(controllerUser), logs);
-    cleanups.push(() => machinery.stop());
-    const controllers = startWorkloadControllers(await apiServer.kubeConfig(controllerUser), logs, {
+    // One request first: its TLS session is the one the ~35 connections of the controllers and the node agent resume.
+    const first = new KubeClient(apiServer.credentials(controllerUser));
+    await first.request('GET', '/version').finally(() => first.close());
+    const controllers = startWorkloadControllers(apiServer.credentials(controllerUser), logs, {
       lbOctet: plan.lbOctet,
       provisionDelayMs: opts.lbProvisionDelayMs ?? 1000,
     });
     cleanups.push(() => controllers.stop());
-    const node = await startNodeAgent({
-      labName: opts.name,
-      home,
-      plan,
-      apiServer,
-      logs,
-      forceLbPortFallback: opts.forceLbPortFallback,
-      backoff: opts.backoff,
-    });
+    // The API-machinery controllers and the node agent start side by side (each waits on its own requests).
+    const [machineryStarted, nodeStarted] = await Promise.allSettled([
+      startApiMachinery(apiServer.credentials(controllerUser), logs),
+      startNodeAgent({
+        labName: opts.name,
+        home,
+        plan,
+        apiServer,
+        logs,
+        forceLbPortFallback: opts.forceLbPortFallback,
+        backoff: opts.backoff,
+      }),
+    ]);
+    if (machineryStarted.status === 'fulfilled') cleanups.push(() => machineryStarted.value.stop());
+    if (nodeStarted.status === 'fulfilled') {
+      const node = nodeStarted.value;
+      cleanups.push(async () => {
+        await node.stop();
+        // Anything that survived a graceful stop (a pod ignoring SIGTERM past its grace period, or its children).
+        await killTaggedProcesses({ run: node.runner.runId });
+      });
+    }
+    if (machineryStarted.status === 'rejected') throw machineryStarted.reason;
+    if (nodeStarted.status === 'rejected') throw nodeStarted.reason;
+    const machinery = machineryStarted.value;
+    const node = nodeStarted.value;
     node.proxy.on('bind', controllers.loadBalancers.onBind);
-    const runId = node.runner.runId;
-    cleanups.push(async () => {
-      await node.stop();
-      // Anything that survived a graceful stop (a pod ignoring SIGTERM past its grace period, or its children).
-      await killTaggedProcesses({ run: runId });
-    });
-    writeLabRecord(
-      {
-        name: opts.name,
-        index: plan.index,
-        backend: 'embedded',
-        pid: process.pid,
-        apiServerPort: apiServer.port,
-        apiServerUrl: apiServer.url,
-        startedAt: new Date().toISOString(),
-        kubeconfig: apiServer.kubeconfigPath,
-        context: `gwlab-${opts.name}`,
-        addressPlan: plan,
-        forceLbPortFallback: !!opts.forceLbPortFallback,
-        ...(opts.serviceAccountMaxTokenExpirationSeconds
-          ? { saTokenMaxExpirationSeconds: opts.serviceAccountMaxTokenExpirationSeconds }
-          : {}),
-      },
-      home,
-    );
+    writeLabRecord(record, home);
     log.info('embedded cluster started', {
       ms: Math.round(performance.now() - t0),
       apiServer: apiServer.url,

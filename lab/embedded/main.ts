@@ -3,6 +3,7 @@
 // cluster until SIGTERM/SIGINT, then stops every pod and exits. `npm run lab:up` starts it in the background with its
 // own environment, so GWLAB_LB_DELAY_MS, GWLAB_CRASH_BACKOFF and GWLAB_SA_TOKEN_MAX_EXPIRATION (the defaults of the
 // three flags) configure a lab started that way.
+import module from 'node:module';
 import { parseArgs } from 'node:util';
 import { parseLevel } from '../../system/shared/log.ts';
 import { BACKOFF_ENV, LB_DELAY_ENV, parseBackoff, parseDelayMs, startEmbeddedCluster } from './cluster.ts';
@@ -61,6 +62,8 @@ try {
   });
   // The parent (lab:up) waits for this line on stdout.
   process.stdout.write(JSON.stringify({ ready: true, kubeconfig: cluster.kubeconfigPath, pid: process.pid }) + '\n');
+  // What was compiled to start (lab/compile-cache.ts), kept now rather than at exit: the next lab starts warm.
+  module.flushCompileCache();
   let stopping = false;
   const shutdown = async (sig: string) => {
     if (stopping) return;

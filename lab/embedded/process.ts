@@ -2,10 +2,11 @@
 // lab-process flag that lab:up checks itself before starting it (--sa-token-max-expiration).
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import https from 'node:https';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { Agent, request } from 'undici';
+import { compileCacheDir } from '../compile-cache.ts';
 import { type LabRecord, labPaths, readLabRecord } from '../state.ts';
 import { killTaggedProcesses } from './node/runtime/orphans.ts';
 
@@ -38,7 +39,10 @@ export function pidAlive(pid: number | undefined): boolean {
   }
 }
 
-/** Whether the lab's API server answers /readyz (TLS verified against the lab's own CA). */
+/**
+ * Whether the lab's API server answers /readyz (TLS verified against the lab's own CA). With node:https, one request
+ * on a connection of its own: lab:up asks this before anything else is loaded.
+ */
 export async function apiServerReady(rec: LabRecord, home: string): Promise<boolean> {
   if (!rec.apiServerUrl) return false;
   let ca: string;
@@ -47,16 +51,14 @@ export async function apiServerReady(rec: LabRecord, home: string): Promise<bool
   } catch {
     return false;
   }
-  const agent = new Agent({ connect: { ca, timeout: 1000 } });
-  try {
-    const r = await request(`${rec.apiServerUrl}/readyz`, { dispatcher: agent, headersTimeout: 2000 });
-    await r.body.dump();
-    return r.statusCode < 500;
-  } catch {
-    return false;
-  } finally {
-    await agent.close();
-  }
+  return new Promise((resolve) => {
+    const req = https.get(`${rec.apiServerUrl}/readyz`, { ca, agent: false, timeout: 2000 }, (res) => {
+      res.resume();
+      resolve((res.statusCode ?? 500) < 500);
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', () => resolve(false));
+  });
 }
 
 export function processLogPath(name: string, home: string): string {
@@ -80,8 +82,18 @@ export interface SpawnOptions {
   timeoutMs?: number;
 }
 
-/** Starts the lab process detached (it outlives the command) and waits until its API server is ready. */
-export async function spawnLabProcess(o: SpawnOptions): Promise<LabRecord> {
+export interface SpawnedLab {
+  /** The record once the API server serves (lab:up's install can start). */
+  record: LabRecord;
+  /** Resolves with the record once the controllers and the node agent have started too; rejects if the process exits. */
+  started: Promise<LabRecord>;
+}
+
+/**
+ * Starts the lab process detached (it outlives the command) and waits until its API server is ready; the controllers
+ * and the node agent may still be starting then (`started`: the process writes its record again without `starting`).
+ */
+export async function spawnLabProcess(o: SpawnOptions): Promise<SpawnedLab> {
   const paths = labPaths(o.name, o.home);
   mkdirSync(paths.root, { recursive: true });
   const logPath = processLogPath(o.name, o.home);
@@ -93,7 +105,8 @@ export async function spawnLabProcess(o: SpawnOptions): Promise<LabRecord> {
   const child = spawn(process.execPath, args, {
     detached: true,
     stdio: ['ignore', out, out],
-    env: { ...process.env, GWLAB_HOME: o.home },
+    // The compile cache on from its first module (lab/compile-cache.ts).
+    env: { ...process.env, GWLAB_HOME: o.home, NODE_COMPILE_CACHE: compileCacheDir() },
   });
   closeSync(out);
   let exited: number | null | undefined;
@@ -102,17 +115,23 @@ export async function spawnLabProcess(o: SpawnOptions): Promise<LabRecord> {
   });
   child.unref();
   const deadline = performance.now() + (o.timeoutMs ?? 30_000);
-  while (performance.now() < deadline) {
-    if (exited !== undefined) break;
-    const rec = readLabRecord(o.name, o.home);
-    if (rec && rec.pid === child.pid && (await apiServerReady(rec, o.home))) return rec;
-    await sleep(50);
-  }
-  const tail = readTail(logPath, 20);
-  if (exited === undefined) child.kill('SIGKILL');
-  throw new Error(
-    `the lab process ${exited !== undefined ? `exited (code ${exited})` : 'did not become ready in time'}; last lines of ${logPath}:\n${tail}`,
-  );
+  /** Polls the record every 20 ms until `ok`; throws with the log's tail if the process exits or the time is up. */
+  const until = async (what: string, ok: (rec: LabRecord) => Promise<boolean> | boolean): Promise<LabRecord> => {
+    while (performance.now() < deadline && exited === undefined) {
+      const rec = readLabRecord(o.name, o.home);
+      if (rec && rec.pid === child.pid && (await ok(rec))) return rec;
+      await sleep(20);
+    }
+    const tail = readTail(logPath, 20);
+    if (exited === undefined) child.kill('SIGKILL');
+    throw new Error(
+      `the lab process ${exited !== undefined ? `exited (code ${exited})` : `did not ${what} in time`}; last lines of ${logPath}:\n${tail}`,
+    );
+  };
+  const record = await until('become ready', (rec) => apiServerReady(rec, o.home));
+  const started = until('start its controllers and node agent', (rec) => !rec.starting);
+  started.catch(() => {}); // the caller's to await; not unhandled if it stopped waiting first
+  return { record, started };
 }
 
 export function readTail(path: string, lines: number): string {

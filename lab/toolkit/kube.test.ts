@@ -1,7 +1,9 @@
 // Kube against the embedded API server: SSA apply, waits, deletes, and its requests over kept-alive connections.
 import diagnostics from 'node:diagnostics_channel';
 import type { Socket } from 'node:net';
+import { dumpYaml } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { startTestLab, type TestLab } from '../embedded/apiserver/testing/test-lab.ts';
 import { Kube } from './kube.ts';
 import { WaitTimeout } from './wait.ts';
@@ -88,6 +90,56 @@ ${CRD}`);
     await expect(
       kube.waitForCondition('toolkit.gwlab.dev/v1', 'Widget', 'w1', 'tk', 'Broken', { timeoutMs: 300 }),
     ).rejects.toThrow(WaitTimeout);
+  });
+
+  it("reads a CRD back as plain JSON: what client-node's dumpYaml prints, dates as strings, no undefined keys", async () => {
+    const name = 'widgets.toolkit.gwlab.dev';
+    const crd = await kube.get('apiextensions.k8s.io/v1', 'CustomResourceDefinition', name);
+    const model = await kube.objects.read({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name },
+    });
+    expect(crd).toEqual(parse(dumpYaml(model)));
+    expect(typeof crd!.metadata!.creationTimestamp).toBe('string');
+    expect(crd!.status.conditions.find((c: any) => c.type === 'Established')).toMatchObject({ status: 'True' });
+    expect(JSON.stringify(crd)).not.toContain('x_kubernetes');
+  });
+
+  it('waits for a rollout woken by a watch of the Deployment (as kubectl rollout status), not by its next poll', async () => {
+    // No controllers here: the test writes the status a deployment controller would.
+    await kube.apply({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web', namespace: 'tk' },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: 'web' } },
+        template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'web:1' }] } },
+      },
+    });
+    // One poll a minute: only the watch can end this wait within its 20 s.
+    const rolledOut = kube.waitForRollout('web', 'tk', { intervalMs: 60_000, timeoutMs: 20_000 });
+    await new Promise((r) => setTimeout(r, 300));
+    const d = await kube.get('apps/v1', 'Deployment', 'web', 'tk');
+    const status = {
+      observedGeneration: d!.metadata!.generation,
+      replicas: 1,
+      updatedReplicas: 1,
+      availableReplicas: 1,
+    };
+    await lab.k([
+      'patch',
+      'deployment',
+      'web',
+      '-n',
+      'tk',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ status }),
+    ]);
+    expect((await rolledOut).status).toMatchObject(status);
   });
 
   it('reuses kept-alive connections: 20 reads open at most 2 (client-node alone opened one per request)', async () => {

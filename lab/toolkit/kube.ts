@@ -4,14 +4,16 @@
 // opens a new TLS connection per request).
 import {
   CoreV1Api,
-  dumpYaml,
   KubeConfig,
   type KubernetesObject,
   KubernetesObjectApi,
   loadYaml,
   PatchStrategy,
+  Watch,
 } from '@kubernetes/client-node';
-import { parse, parseAllDocuments } from 'yaml';
+// Not re-exported by the package's index, but the very module its dumpYaml and API classes serialize with.
+import { ObjectSerializer } from '@kubernetes/client-node/dist/serializer.js';
+import { parseAllDocuments } from 'yaml';
 import { withTransport } from '../../system/controlplane/kube/transport.ts';
 import { type WaitOptions, waitFor } from './wait.ts';
 
@@ -43,14 +45,18 @@ export function parseYamlDocs(text: string): KObj[] {
 
 // client-node's typed serializer knows a CRD schema's x-kubernetes-* keys only by its model's names
 // (x_kubernetes_preserve_unknown_fields, ...): a plain CRD object loses them all on the way out (its status would then
-// be pruned to {}), and reads come back under the model's names. Both directions go through its public YAML
-// functions, which convert between the two forms (JSON is YAML).
+// be pruned to {}), and reads come back under the model's names. The way in goes through its public loadYaml (JSON is
+// YAML); the way out through the serializer its dumpYaml uses, without dumpYaml's YAML text, which cost ~80 ms per CRD
+// to print and parse back on a loaded machine (lab:up applies seven and reads each back; issue 14). The serializer
+// gives the same plain object (dates as RFC 3339 strings); the JSON copy drops undefined keys as the YAML did.
 function toClientModel(o: KObj): KObj {
   return o.kind === 'CustomResourceDefinition' ? (loadYaml(JSON.stringify(o)) as KObj) : o;
 }
 
 function fromClientModel(o: KObj): KObj {
-  return o?.kind === 'CustomResourceDefinition' ? (parse(dumpYaml(o)) as KObj) : o;
+  return o?.kind === 'CustomResourceDefinition'
+    ? (JSON.parse(JSON.stringify(ObjectSerializer.serialize(o, 'V1CustomResourceDefinition'))) as KObj)
+    : o;
 }
 
 /** `apiextensions CRDs first, then namespaces, then the rest`, so one multi-document apply works in one pass. */
@@ -187,8 +193,13 @@ export class Kube {
     );
   }
 
-  /** Waits for a Deployment to be rolled out (the checks of `kubectl rollout status`). */
+  /**
+   * Waits for a Deployment to be rolled out (the checks of `kubectl rollout status`), checking again on every change
+   * a watch of it reports (as kubectl rollout status watches) as well as every `intervalMs`.
+   */
   async waitForRollout(name: string, namespace: string, opts: WaitOptions = {}): Promise<KObj> {
+    const changes = (notify: () => void) =>
+      this.watchObject(`/apis/apps/v1/namespaces/${namespace}/deployments`, name, notify);
     return waitFor(
       `deployment ${namespace}/${name} rollout`,
       async () => {
@@ -203,8 +214,33 @@ export class Kube {
           (s.availableReplicas ?? 0) >= (s.updatedReplicas ?? 0);
         return { ok, value: d, seen: s };
       },
-      { timeoutMs: opts.timeoutMs ?? 90_000, intervalMs: opts.intervalMs ?? 200 },
+      { timeoutMs: opts.timeoutMs ?? 90_000, intervalMs: opts.intervalMs ?? 200, changes },
     );
+  }
+
+  /**
+   * Calls `onChange` on every watch event of the object `name` in the collection at `path`; returns the function
+   * that stops the watch. A watch that fails or ends just stops notifying: the waits that use it poll as well.
+   */
+  watchObject(path: string, name: string, onChange: () => void): () => void {
+    let stopped = false;
+    let ctrl: AbortController | undefined;
+    new Watch(this.kc)
+      .watch(
+        path,
+        { fieldSelector: `metadata.name=${name}` },
+        () => onChange(),
+        () => {},
+      )
+      .then((c) => {
+        ctrl = c;
+        if (stopped) c.abort();
+      })
+      .catch(() => {});
+    return () => {
+      stopped = true;
+      ctrl?.abort();
+    };
   }
 }
 

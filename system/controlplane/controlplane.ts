@@ -15,6 +15,7 @@ import type { ValidationMode } from './ir/types.ts';
 import { Runtime } from './krt/collection.ts';
 import { type InformerSet, startInformers } from './kube/informers.ts';
 import { closeTransport, withTransport } from './kube/transport.ts';
+import { keepMemoryReducerWorking } from './memory-reducer.ts';
 import { Metrics } from './metrics.ts';
 import { Pipeline } from './pipeline.ts';
 import { SnapshotCache } from './serve/cache.ts';
@@ -80,6 +81,7 @@ export class ControlPlane {
   private readonly opts: ControlPlaneOptions;
   private readonly events?: EventSink;
   private startedSync = false;
+  private releaseMemoryReducer?: () => void;
 
   constructor(opts: ControlPlaneOptions) {
     this.opts = opts;
@@ -194,6 +196,8 @@ export class ControlPlane {
   async start(): Promise<void> {
     const o = this.opts;
     startHeapSampling();
+    // Freed heap pages go back to the OS once idle after a burst of translation (memory-reducer.ts).
+    this.releaseMemoryReducer = keepMemoryReducerWorking();
     await this.ads.listen(o.xdsPort ?? 9977, o.xdsHost ?? '0.0.0.0');
     this.admin = await startAdminServer(
       {
@@ -285,6 +289,7 @@ export class ControlPlane {
     this.health?.closeAllConnections();
     this.metricsServer?.closeAllConnections();
     if (this.opts.kubeConfig) await closeTransport(this.opts.kubeConfig);
+    this.releaseMemoryReducer?.();
     this.log.info('stopped');
   }
 }

@@ -8,11 +8,13 @@ import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Logger, LogRegistry } from '../../../system/shared/log.ts';
 import { type AddressPlan, labPaths, addressPlan as planFor } from '../../state.ts';
+import { type ClientCredentials, sharedTlsConnector } from '../client/kube-client.ts';
 import { Authenticator, type TokenOptions } from './authn.ts';
 import { setupConnections } from './connection.ts';
 import { Core } from './core.ts';
 import { ApiError } from './errors.ts';
 import { EscalationCheck } from './escalation.ts';
+import { EventTtl } from './event-ttl.ts';
 import type { SubresourceHandler } from './handlers/subresources.ts';
 import { ensurePki, type Pki } from './pki.ts';
 import { Authorizer, bootstrapPolicy } from './rbac.ts';
@@ -55,6 +57,8 @@ export interface ApiServerOptions {
    * seconds (and a warning). The lab's short-TTL option, so that tests cross token renewals in seconds.
    */
   serviceAccountMaxTokenExpirationSeconds?: number;
+  /** kube-apiserver's --event-ttl: an Event is deleted this long after its last write (default 3600 s). */
+  eventTtlSeconds?: number;
 }
 
 export interface ApiServerHandle {
@@ -76,6 +80,11 @@ export interface ApiServerHandle {
    * client-node is loaded on first use (the server itself does not need it: ~85 MB of resident memory).
    */
   kubeConfig(opts?: { user?: string }): Promise<KubeConfig>;
+  /**
+   * The same identity as plain credentials, for the embedded cluster's own KubeClient (no client-node); every call
+   * carries the same TLS connector, so that this server's clients resume one another's TLS sessions.
+   */
+  credentials(opts?: { user?: string }): ClientCredentials;
   registerSubresource(resource: string, subresource: string, handler: SubresourceHandler): void;
   /** The store's current revision (tests, benchmark). */
   revision(): number;
@@ -128,13 +137,22 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServerH
   mkdirSync(paths.store, { recursive: true });
   const t0 = performance.now();
 
-  const pki = ensurePki(
+  // A new lab's keys are generated on the thread pool while the validators and the store load here.
+  const pkiReady = ensurePki(
     paths.pki,
     opts.labName,
     [...(opts.extraSans ?? []), kubernetesIp, host].filter((h) => /^[\d.:]+$/.test(h)),
   );
+  pkiReady.catch(() => {}); // awaited below; not unhandled if loading the rest fails first
   await loadModelValidators();
   const store = new Store({ file: join(paths.store, 'state.db'), historySize: opts.watchHistory });
+  let pki: Pki;
+  try {
+    pki = await pkiReady;
+  } catch (e) {
+    store.close();
+    throw e;
+  }
   const { core, authn, authz } = assemble(opts, store, pki, plan);
 
   let port = 0;
@@ -179,6 +197,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServerH
   writeFileSync(paths.kubeconfig, kubeconfigYaml(opts.labName, url, pki.caPem, pki.adminToken), { mode: 0o600 });
 
   bootstrap(core, store, kubernetesIp, port);
+  const eventTtl = new EventTtl(store, { ttlSeconds: opts.eventTtlSeconds });
   log.info('API server ready', {
     url,
     kubeconfig: paths.kubeconfig,
@@ -186,7 +205,8 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServerH
     revision: store.revision(),
     ms: Math.round(performance.now() - t0),
   });
-  return handleFor({ opts, url, host, port, kubeconfigPath: paths.kubeconfig, pki, authn, api, server, store, log });
+  const handle = { opts, url, host, port, kubeconfigPath: paths.kubeconfig, pki, authn, api, server, store, log };
+  return handleFor({ ...handle, eventTtl });
 }
 
 /** The verbs and their guards: authentication, RBAC with escalation prevention, ClusterIP allocation. */
@@ -237,9 +257,11 @@ function handleFor(p: {
   server: https.Server;
   store: Store;
   log: Logger;
+  eventTtl: EventTtl;
 }): ApiServerHandle {
   const { opts, url, pki, authn, api, server, store, log } = p;
   let stopped = false;
+  const connector = sharedTlsConnector(pki.caPem);
   return {
     url,
     host: p.host,
@@ -249,6 +271,12 @@ function handleFor(p: {
     adminToken: pki.adminToken,
     issueServiceAccountToken: (ns, sa, o) => authn.issueServiceAccountToken(ns, sa, o).token,
     issuePrivilegedToken: (user) => authn.issuePrivilegedToken(user),
+    credentials: (o = {}) => ({
+      server: url,
+      caPem: pki.caPem,
+      token: o.user ? authn.issuePrivilegedToken(o.user) : pki.adminToken,
+      connector,
+    }),
     kubeConfig: async (o = {}) => {
       const { KubeConfig } = await import('@kubernetes/client-node');
       const kc = new KubeConfig();
@@ -267,6 +295,7 @@ function handleFor(p: {
     stop: async () => {
       if (stopped) return;
       stopped = true;
+      p.eventTtl.stop();
       api.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -24,11 +24,11 @@ const server = await startApiServer({
   port: values.port ? Number(values.port) : undefined,
   logRegistry: logs,
 });
-// Loaded only when wanted: the controllers bring in @kubernetes/client-node.
+// Loaded only when wanted.
 const controllers = values['no-controllers']
   ? undefined
   : await (await import('../controllers/apimachinery.ts')).startApiMachinery(
-      await server.kubeConfig({ user: 'system:kube-controller-manager' }),
+      server.credentials({ user: 'system:kube-controller-manager' }),
       logs,
     );
 process.stdout.write(`export KUBECONFIG=${server.kubeconfigPath}\n`);

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { type K8sObject, Store } from './store.ts';
+import { HISTORY_FLOOR, HISTORY_WINDOW_MS, type K8sObject, Store } from './store.ts';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -143,4 +143,35 @@ it('counts a write of this turn in revision() but not in committedRevision() unt
   expect(seen).toEqual([before + 1]);
   expect(s.committedRevision()).toBe(before + 1);
   s.close();
+});
+
+it('keeps minutes of watch history, not days: events older than the window go (all but the latest 100), as etcd compacts every 5 min', () => {
+  let now = 0;
+  const s = new Store({ now: () => now });
+  // A lab's steady writes: a Node status every 20 s for an hour.
+  for (let i = 0; i < 180; i++) {
+    now = i * 20_000;
+    s.put('core/nodes', 'n', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n' }, status: { i } });
+    s.commit();
+  }
+  const rev = s.revision();
+  // 5 min at one write per 20 s is 15 events; the floor keeps 100.
+  const kept = s.since('*', s.oldestRevision());
+  expect(kept !== 'expired' && kept.length).toBe(HISTORY_FLOOR);
+  expect(s.oldestRevision()).toBe(rev - HISTORY_FLOOR);
+  expect(s.since('*', rev - HISTORY_FLOOR - 1)).toBe('expired');
+  // A burst inside the window stays resumable in full (up to historySize).
+  now += 1000;
+  const before = s.revision();
+  for (let i = 0; i < 500; i++) s.put('core/configmaps', `ns/c${i}`, cm(`c${i}`, '1'));
+  s.commit();
+  const burst = s.since('core/configmaps', before);
+  expect(burst !== 'expired' && burst.length).toBe(500);
+  // Once the burst is older than the window, the next write trims it to the floor.
+  now += HISTORY_WINDOW_MS + 1;
+  s.put('core/configmaps', 'ns/c0', cm('c0', '2'));
+  s.commit();
+  expect(s.since('core/configmaps', before)).toBe('expired');
+  const left = s.since('*', s.oldestRevision());
+  expect(left !== 'expired' && left.length).toBe(HISTORY_FLOOR);
 });

@@ -35,11 +35,24 @@ export interface StoreEvent {
 export interface StoreOptions {
   /** SQLite file; omitted = memory only (tests of pure logic). */
   file?: string;
-  /** Events kept in memory for watches to resume from (default 10,000; at least 1,000). */
+  /** Events kept in memory for watches to resume from, at most (default 10,000; at least 1,000). */
   historySize?: number;
+  /**
+   * How long an event stays resumable (default 5 min, kube-apiserver's --etcd-compaction-interval): older events leave
+   * the history (watches from before them get 410 Expired and relist, as from a compacted etcd), except the latest
+   * HISTORY_FLOOR, so a lab that lives for days holds minutes of history, not up to `historySize` events.
+   */
+  historyWindowMs?: number;
+  /** The clock of the history window (tests). */
+  now?: () => number;
   /** Revisions the log keeps when compacting (default 10,000). */
   keepRevisions?: number;
 }
+
+/** kube-apiserver's --etcd-compaction-interval: how long a revision stays resumable by default. */
+export const HISTORY_WINDOW_MS = 5 * 60_000;
+/** Events kept whatever their age (kube-apiserver's watch cache keeps at least 100 per resource). */
+export const HISTORY_FLOOR = 100;
 
 type Bucket = { objects: Map<string, K8sObject>; sorted?: string[] };
 
@@ -52,6 +65,8 @@ export class Store {
   private rev = 0;
   private readonly buckets = new Map<string, Bucket>();
   private history: StoreEvent[] = [];
+  /** When each history event was emitted (parallel to `history`). */
+  private historyAt: number[] = [];
   private historyStart = 0;
   /** Watches can resume from any revision ≥ this one. */
   private oldestResumable = 0;
@@ -62,6 +77,8 @@ export class Store {
    */
   private openedAt = 0;
   private readonly historySize: number;
+  private readonly historyWindowMs: number;
+  private readonly now: () => number;
   private readonly keepRevisions: number;
   private readonly db?: DatabaseSync;
   private insert?: StatementSync;
@@ -82,6 +99,8 @@ export class Store {
 
   constructor(opts: StoreOptions = {}) {
     this.historySize = Math.max(1000, opts.historySize ?? 10_000);
+    this.historyWindowMs = opts.historyWindowMs ?? HISTORY_WINDOW_MS;
+    this.now = opts.now ?? Date.now;
     this.keepRevisions = Math.max(1000, opts.keepRevisions ?? 10_000);
     if (opts.file) {
       mkdirSync(dirname(opts.file), { recursive: true });
@@ -149,6 +168,8 @@ export class Store {
         const before = prev && !prev.deleted ? parse(prev) : undefined;
         const type: EventType = row.deleted ? 'DELETED' : before ? 'MODIFIED' : 'ADDED';
         this.history.push({ rev: row.rev, type, bucket: row.bucket, key: row.key, obj, prev: before });
+        // The log has no write times: events rebuilt at start count from now.
+        this.historyAt.push(this.now());
       }
       latest.set(id, cur);
     }
@@ -370,21 +391,42 @@ export class Store {
   }
 
   private emit(ev: StoreEvent): StoreEvent {
+    const now = this.now();
     this.history.push(ev);
-    if (this.history.length - this.historyStart > this.historySize) {
-      this.historyStart++;
-      // Amortised trimming of the array.
-      if (this.historyStart > this.historySize) {
-        this.history = this.history.slice(this.historyStart);
-        this.historyStart = 0;
-      }
-      this.oldestResumable = this.history[this.historyStart].rev - 1;
-    }
+    this.historyAt.push(now);
+    this.trimHistory(now);
     const ls = this.listeners.get(ev.bucket);
     if (ls) for (const l of ls) l(ev);
     const all = this.listeners.get('*');
     if (all) for (const l of all) l(ev);
     return ev;
+  }
+
+  /**
+   * Drops events beyond `historySize`, and those older than the window beyond the latest HISTORY_FLOOR. Each event
+   * holds its object and the one it replaced (and their JSON), so a history trimmed by count alone grew for days in a
+   * lab with a Node status write every 20 s (10,000 events: ~55 h, ~100 MB).
+   */
+  private trimHistory(now: number): void {
+    const h = this.history;
+    let dropped = false;
+    while (
+      h.length - this.historyStart > this.historySize ||
+      (h.length - this.historyStart > HISTORY_FLOOR && now - this.historyAt[this.historyStart] > this.historyWindowMs)
+    ) {
+      // Watches from the dropped event's revision on still see every later event.
+      this.oldestResumable = h[this.historyStart].rev;
+      // Free the event now; the array itself is compacted below, now and then.
+      h[this.historyStart] = undefined as unknown as StoreEvent;
+      this.historyStart++;
+      dropped = true;
+    }
+    // Amortised compaction of the arrays.
+    if (dropped && this.historyStart > Math.min(this.historySize, 1024)) {
+      this.history = h.slice(this.historyStart);
+      this.historyAt = this.historyAt.slice(this.historyStart);
+      this.historyStart = 0;
+    }
   }
 
   /** Events of `bucket` (or all, with '*') after revision `rev`, or 'expired' when history no longer has them. */

@@ -3,6 +3,7 @@
 // ends with the zero-length chunk and the connection is then reused.
 import tls from 'node:tls';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { chunk } from './handlers/watch.ts';
 import { startTestLab, type TestLab } from './testing/test-lab.ts';
 
 let lab: TestLab;
@@ -80,4 +81,12 @@ it('one event per chunk, keep-alive chunks, the zero chunk at the end, then the 
   expect(chunks.filter((c) => c === '\n').length).toBeGreaterThanOrEqual(2); // keep-alives every 200 ms
   // The same connection answers the next (pipelined) request once the watch has ended.
   expect(after).toMatch(/^HTTP\/1\.1 200/);
+});
+
+it('an event chunk owns exactly its bytes: kept in the watch history, it must not pin a slab of the Buffer pool', () => {
+  // A Node status event is ~4 KB; a slice of the shared pool would keep its 64 KiB slab alive with it.
+  const line = `${JSON.stringify({ type: 'MODIFIED', object: { kind: 'Node', pad: 'x'.repeat(4000) } })}\n`;
+  const c = chunk(line);
+  expect(c.buffer.byteLength).toBe(c.length);
+  expect(c.toString('latin1')).toBe(`${Buffer.byteLength(line).toString(16)}\r\n${line}\r\n`);
 });

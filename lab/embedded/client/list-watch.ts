@@ -1,7 +1,6 @@
 // A resilient list-watch loop over the embedded cluster's client (kube-client.ts): list, then watch from the list's
 // resourceVersion; relist on 410 Expired, re-watch with back-off on errors. client-node's informer stops on errors,
 // so the controllers and the node agent, which must not stop, use this loop.
-import { Watch } from '@kubernetes/client-node';
 import type { ServedObject } from '../../../system/shared/kobject.ts';
 import type { Logger } from '../../../system/shared/log.ts';
 import { type KubeClient, KubeError } from './kube-client.ts';
@@ -81,15 +80,17 @@ export class ListWatch {
   }
 
   /** Resolves with the resourceVersion to continue from ('' = relist). */
-  private watchOnce(rv: string): Promise<string> {
-    return new Promise((resolve, reject) => {
-      let last = rv;
-      let expired = false;
-      const w = new Watch(this.client.kc);
-      w.watch(
+  private async watchOnce(rv: string): Promise<string> {
+    let last = rv;
+    let expired = false;
+    const abort = new AbortController();
+    this.abort = abort;
+    if (this.stopped) abort.abort();
+    try {
+      await this.client.watch(
         this.path,
         { resourceVersion: rv, allowWatchBookmarks: true },
-        (type: string, obj: any) => {
+        ({ type, object: obj }) => {
           if (type === 'ERROR') {
             if (obj?.code === 410) expired = true;
             return;
@@ -100,18 +101,12 @@ export class ListWatch {
           else this.known.set(obj.metadata.uid, obj);
           this.onEvent(type as WatchEvent, obj);
         },
-        (err: unknown) => {
-          if (expired) resolve('');
-          else if (err && !this.stopped) reject(err);
-          else resolve(last);
-        },
-      )
-        .then((ctrl) => {
-          this.abort = ctrl;
-          if (this.stopped) ctrl.abort();
-        })
-        .catch(reject);
-    });
+        abort.signal,
+      );
+    } catch (err) {
+      if (!expired && !this.stopped) throw err;
+    }
+    return expired ? '' : last;
   }
 }
 

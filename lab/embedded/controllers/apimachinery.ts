@@ -2,7 +2,7 @@
 // service-account and root-ca-cert-publisher controllers do), each a class with start()/stop().
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { LogRegistry } from '../../../system/shared/log.ts';
-import { KubeClient } from '../client/kube-client.ts';
+import { type ClientCredentials, KubeClient } from '../client/kube-client.ts';
 import { GarbageCollector } from './garbagecollector.ts';
 import { NamespaceController } from './namespace.ts';
 import { ServiceAccountController } from './serviceaccount.ts';
@@ -16,10 +16,13 @@ export interface ApiMachinery {
   stop(): Promise<void>;
 }
 
-/** Starts the three controllers with one client (`kc`: a privileged identity, e.g. from handle.kubeConfig({user})). */
-export async function startApiMachinery(kc: KubeConfig, logs: LogRegistry): Promise<ApiMachinery> {
-  const client = new KubeClient(kc);
-  const caPem = Buffer.from(kc.getCurrentCluster()?.caData ?? '', 'base64').toString();
+/** Starts the three controllers with one client (a privileged identity, e.g. from handle.credentials({user})). */
+export async function startApiMachinery(
+  identity: ClientCredentials | KubeConfig,
+  logs: LogRegistry,
+): Promise<ApiMachinery> {
+  const client = new KubeClient(identity);
+  const caPem = client.credentials.caPem ?? '';
   const gc = new GarbageCollector(client, logs.logger('garbage-collector'));
   const namespaces = new NamespaceController(client, logs.logger('namespace-controller'));
   const serviceAccounts = new ServiceAccountController(client, caPem, logs.logger('serviceaccount-controller'));

@@ -2,7 +2,7 @@
 // endpointslice/endpoints and service (load balancer) controllers do), each a class with start()/stop().
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { LogRegistry } from '../../../system/shared/log.ts';
-import { KubeClient } from '../client/kube-client.ts';
+import { type ClientCredentials, KubeClient } from '../client/kube-client.ts';
 import { DeploymentController } from './deployment.ts';
 import { EndpointSliceController } from './endpointslice.ts';
 import { LoadBalancerController, type LoadBalancerOptions } from './loadbalancer.ts';
@@ -18,13 +18,13 @@ export interface WorkloadControllers {
   stop(): Promise<void>;
 }
 
-/** Starts the four controllers with one client (`kc`: a privileged identity, e.g. handle.kubeConfig({user})). */
+/** Starts the four controllers with one client (a privileged identity, e.g. handle.credentials({user})). */
 export function startWorkloadControllers(
-  kc: KubeConfig,
+  identity: ClientCredentials | KubeConfig,
   logs: LogRegistry,
   lb: LoadBalancerOptions,
 ): WorkloadControllers {
-  const client = new KubeClient(kc);
+  const client = new KubeClient(identity);
   const deployments = new DeploymentController(client, logs.logger('deployment-controller'));
   const replicaSets = new ReplicaSetController(client, logs.logger('replicaset-controller'));
   const endpoints = new EndpointSliceController(client, logs.logger('endpointslice-controller'));

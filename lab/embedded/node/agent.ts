@@ -82,7 +82,7 @@ export async function startNodeAgent(opts: NodeAgentOptions): Promise<NodeAgent>
     log: opts.logs.logger('service-proxy'),
   });
   const nodeName = opts.nodeName ?? `${opts.labName}-control-plane`;
-  const client = new KubeClient(await opts.apiServer.kubeConfig({ user: `system:node:${nodeName}` }));
+  const client = new KubeClient(opts.apiServer.credentials({ user: `system:node:${nodeName}` }));
   const catalog = new ImageCatalog({ home, builtins: systemImages() });
   const services = new ServiceSync({ client, proxy, dns, log: opts.logs.logger('service-sync') });
   services.start();

@@ -39,9 +39,17 @@ const serialized = new WeakMap<object, Map<string, Buffer>>();
  * no per-watcher framing and no wait for Node's corked write (flushed on the next tick, after every other watcher's
  * write and the rest of the turn).
  */
-function chunk(line: string | Buffer): Buffer {
+export function chunk(line: string | Buffer): Buffer {
   const body = typeof line === 'string' ? Buffer.from(line) : line;
-  return Buffer.concat([Buffer.from(`${body.length.toString(16)}\r\n`), body, CRLF]);
+  const head = `${body.length.toString(16)}\r\n`;
+  // Its own exact-size memory, not a slice of Buffer's shared pool: the chunk lives as long as its event stays in the
+  // watch history, and a 4 KB slice kept that long pins the pool's whole 64 KiB slab (Node 24's Buffer.poolSize):
+  // 65 KB per Node status event, the lab process's steady growth in a 2 h soak.
+  const out = Buffer.allocUnsafeSlow(head.length + body.length + CRLF.length);
+  out.write(head, 0, 'latin1');
+  body.copy(out, head.length);
+  CRLF.copy(out, head.length + body.length);
+  return out;
 }
 const CRLF = Buffer.from('\r\n');
 const KEEPALIVE = chunk('\n');

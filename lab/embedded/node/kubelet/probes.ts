@@ -117,6 +117,9 @@ function probeUrl(probe: any, t: ProbeTarget): string {
   return `${String(g.scheme ?? 'HTTP').toLowerCase()}://${g.host || t.podIP}:${port}${g.path || '/'}`;
 }
 
+/** How often a readiness probe is retried until it first succeeds (the fast start in ProbeWorker.tick). */
+export const FAST_START_MS = 50;
+
 /** Runs one probe periodically; calls onChange when the thresholded result flips (and on the first result). */
 export class ProbeWorker {
   readonly kind: ProbeKind;
@@ -159,26 +162,32 @@ export class ProbeWorker {
     this.timer.unref();
   }
 
-  /** Probes run so far while waiting for the first readiness success (fast start, see below). */
-  private quick = 0;
+  /** When the first probe ran (the fast start's window is measured from it). */
+  private firstProbeAt?: number;
 
   private async tick(): Promise<void> {
     if (this.stopped) return;
+    this.firstProbeAt ??= performance.now();
     const r = await runProbe(this.probe, this.target);
     if (this.stopped) return;
     const period = (this.probe.periodSeconds ?? 10) * 1000;
-    // Fast start: until a readiness probe first succeeds, it is retried sooner than periodSeconds (50 ms doubling
-    // up to the period). The container is not ready either way, so early failures change nothing and are not
-    // reported; this only makes a new pod Ready as soon as it answers instead of up to a period later.
-    if (this.kind === 'readiness' && this.result === undefined && !r.ok) {
-      const next = Math.min(50 * 2 ** this.quick++, period);
-      if (next < period) {
-        this.schedule(next);
-        return;
-      }
+    const failureThreshold = this.probe.failureThreshold ?? 3;
+    // Fast start: until a readiness probe first succeeds, it is retried every FAST_START_MS instead of every
+    // periodSeconds, for at most failureThreshold periods: the time in which the kubelet could not have marked the
+    // container unready (its readiness starts as failed, prober/worker.go's initialValue). The container is not ready
+    // either way, so these early failures change nothing and are not reported; this only makes a new pod Ready as
+    // soon as it answers instead of up to a period later (the kubelet too probes a started, unready container
+    // between ticks: prober_manager.go UpdatePodStatus triggers an immediate readiness run).
+    if (
+      this.kind === 'readiness' &&
+      this.result === undefined &&
+      !r.ok &&
+      performance.now() - this.firstProbeAt < failureThreshold * period
+    ) {
+      this.schedule(Math.min(FAST_START_MS, period));
+      return;
     }
     const successThreshold = this.kind === 'readiness' ? (this.probe.successThreshold ?? 1) : 1;
-    const failureThreshold = this.probe.failureThreshold ?? 3;
     if (r.ok) {
       this.successes++;
       this.failures = 0;

@@ -1,29 +1,41 @@
 // The repository's own image through the catalog, the runner and the hook: the sample application started as
-// `gwlab.local/system:<version>` with args [sampleapp] listens on its pod IP and answers there.
+// `gwlab.local/system:<version>` with args [sampleapp] listens on its pod IP and answers there, its modules loaded
+// through the lab's compile cache (the image environment's NODE_COMPILE_CACHE, lab/compile-cache.ts).
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SYSTEM_IMAGE } from '../../../../system/image.ts';
+import { compileCacheDir } from '../../../compile-cache.ts';
 import { eventually, Testbed, waitForLog } from '../testing/testbed.ts';
 import { containerArgv, ImageCatalog } from './images.ts';
 import { systemImages } from './system-images.ts';
 
 describe('system image on the embedded node', () => {
   let tb: Testbed;
+  const cache = mkdtempSync(join(tmpdir(), 'gwlab-system-image-cache-'));
   beforeAll(async () => {
     tb = await Testbed.start();
   });
   afterAll(async () => {
     await tb?.close();
+    rmSync(cache, { recursive: true, force: true });
+  });
+
+  it("points the image's compile cache at the lab's", () => {
+    expect(systemImages()[SYSTEM_IMAGE].env).toEqual({ NODE_COMPILE_CACHE: compileCacheDir() });
   });
 
   it('runs the sample application from the catalog entry with the pod identity', async () => {
-    const catalog = new ImageCatalog({ home: tb.root, builtins: systemImages() });
+    const catalog = new ImageCatalog({ home: tb.root, builtins: systemImages({ compileCache: cache }) });
     const entry = catalog.resolve(SYSTEM_IMAGE);
     const argv = containerArgv(entry, { args: ['sampleapp', '--port', '$(PORT)'] }, { PORT: '8080' });
     const pod = tb.startPod({
       namespace: 'sampleapp',
       name: 'sampleapp-0',
       argv,
-      env: { PORT: '8080' },
+      // The image environment under the container's, as the kubelet gives it (container-loop.ts).
+      env: { ...entry.env, PORT: '8080' },
       workingDir: entry.workingDir,
     });
     const res = await eventually(async () => {
@@ -36,6 +48,9 @@ describe('system image on the embedded node', () => {
     // The request was answered, but the runner may not have appended the line to the log yet.
     await waitForLog(pod.logFile, '"msg":"listening"');
     expect(pod.logs()).toContain('"msg":"listening"');
+    // Its modules (the runtime hook and system/main.ts among them) went into the lab's compile cache.
+    const cached = () => readdirSync(cache, { recursive: true, withFileTypes: true }).filter((f) => f.isFile()).length;
+    await eventually(async () => cached() > 0 || undefined, 5_000);
     expect((await pod.proc.stop(5)).exitCode).toBe(0);
   });
 });

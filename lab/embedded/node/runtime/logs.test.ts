@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// Container logs in the kubelet's CRI format: parsing, the pods/log options, writing, following, and rotation.
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ContainerLogWriter, followLog, parseRecord, readLog } from './logs.ts';
+import { ContainerLogWriter, followLog, newInstanceLog, parseRecord, readLog, rotatedLogs } from './logs.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'gwlab-logs-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -73,5 +74,39 @@ describe('container logs', () => {
     done = true;
     await reader;
     expect(got.join('')).toBe('first\nsecond\nthird\n');
+  });
+
+  it('rotates a file past its size as the kubelet does, keeps maxFiles, and a follower reads on across rotations', async () => {
+    const out = join(dir, 'r', '0.log');
+    mkdirSync(join(dir, 'r'), { recursive: true });
+    const w = new ContainerLogWriter(out, { maxBytes: 1000, maxFiles: 3 });
+    const lines = Array.from({ length: 60 }, (_, i) => `line ${String(i).padStart(2, '0')} ${'x'.repeat(40)}`);
+    // kubectl logs -f on a running container: the file is there.
+    w.write('stdout', `${lines[0]}\n`);
+    await new Promise((r) => setTimeout(r, 50));
+    let done = false;
+    const got: string[] = [];
+    const reader = (async () => {
+      for await (const chunk of followLog(out, {}, () => done)) got.push(chunk);
+    })();
+    for (const l of lines.slice(1)) {
+      w.write('stdout', `${l}\n`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await w.close();
+    done = true;
+    await reader;
+    // Every line once, in order, although the file was replaced five times under the follower.
+    expect(got.join('')).toBe(lines.map((l) => `${l}\n`).join(''));
+    expect(rotatedLogs(out)).toHaveLength(2);
+    expect(statSync(out).size).toBeLessThanOrEqual(1000);
+    // kubectl logs reads the current file: the newest lines only.
+    const current = readLog(out);
+    expect(current.endsWith(`${lines[59]}\n`)).toBe(true);
+    expect(current).not.toContain(lines[0]);
+    // A new instance's log removes the older instances' files, rotated ones included.
+    newInstanceLog(join(dir, 'r'), 1);
+    newInstanceLog(join(dir, 'r'), 2);
+    expect(readdirSync(join(dir, 'r')).sort()).toEqual([]);
   });
 });

@@ -1,7 +1,11 @@
 // Container logs in the CRI format that kubelets write (`<RFC3339Nano> <stdout|stderr> <F|P> <text>`), one file per
 // container instance: `<pods>/<uid>/logs/<container>/<restartCount>.log`. Only the current and the previous instance
 // are kept, which is what `kubectl logs [--previous]` can ask for. The reader implements the pods/log options:
-// timestamps, tailLines, sinceTime/sinceSeconds, limitBytes, follow.
+// timestamps, tailLines, sinceTime/sinceSeconds, limitBytes, follow. A file is rotated as the kubelet rotates it
+// (containerLogMaxSize 10Mi, containerLogMaxFiles 5): past the size it moves to `<n>.log.<time>` and a new one starts,
+// the oldest rotated files go, `kubectl logs` reads the current file and a follower moves on to the new one; without
+// it a gateway's access log grew without bound in a lab that lives for days (and `kubectl logs` read all of it).
+// Rotated files stay uncompressed (the kubelet gzips all but the newest; nothing here reads them).
 import { once } from 'node:events';
 import fs from 'node:fs';
 import { join } from 'node:path';
@@ -18,19 +22,97 @@ export function criTimestamp(d = new Date()): string {
 
 const MAX_LINE = 16 * 1024;
 const PARTIAL_FLUSH_MS = 200;
+/** The kubelet's containerLogMaxSize and containerLogMaxFiles defaults. */
+export const CONTAINER_LOG_MAX_BYTES = 10 * 1024 * 1024;
+export const CONTAINER_LOG_MAX_FILES = 5;
+
+export interface LogRotation {
+  maxBytes?: number;
+  /** Files kept per instance, the current one included. */
+  maxFiles?: number;
+}
+
+/** `<n>.log.<UTC time with ms>`: sorts by time as text. */
+function rotatedName(file: string): string {
+  const stamp = `${file}.${new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').replace('Z', '')}`;
+  let name = stamp;
+  for (let i = 1; fs.existsSync(name); i++) name = `${stamp}-${i}`;
+  return name;
+}
+
+/** The rotated files of a log file, oldest first. */
+export function rotatedLogs(file: string): string[] {
+  const dir = file.slice(0, file.lastIndexOf('/'));
+  const base = file.slice(file.lastIndexOf('/') + 1);
+  try {
+    return fs
+      .readdirSync(dir)
+      .filter((f) => f.startsWith(`${base}.`))
+      .sort()
+      .map((f) => join(dir, f));
+  } catch {
+    return [];
+  }
+}
 
 /** Writes one container instance's stdout and stderr to its log file, line by line with timestamps. */
 export class ContainerLogWriter {
   readonly file: string;
-  private readonly out: fs.WriteStream;
+  /** Written synchronously, so a rotation never leaves bytes in flight to the moved file (a follower would miss them). */
+  private fd?: number;
+  private size = 0;
+  private closed = false;
+  private readonly maxBytes: number;
+  private readonly maxFiles: number;
   private readonly pending: Record<LogStream, string> = { stdout: '', stderr: '' };
   private readonly timers: Partial<Record<LogStream, NodeJS.Timeout>> = {};
   private readonly open = new Set<Readable>();
 
-  constructor(file: string) {
+  constructor(file: string, rotation: LogRotation = {}) {
     this.file = file;
-    this.out = fs.createWriteStream(file, { flags: 'a' });
-    this.out.on('error', () => undefined);
+    this.maxBytes = rotation.maxBytes ?? CONTAINER_LOG_MAX_BYTES;
+    this.maxFiles = Math.max(1, rotation.maxFiles ?? CONTAINER_LOG_MAX_FILES);
+    try {
+      this.size = fs.statSync(file).size;
+    } catch {
+      this.size = 0;
+    }
+    this.fd = this.openFile();
+  }
+
+  private openFile(): number | undefined {
+    try {
+      return fs.openSync(this.file, 'a');
+    } catch {
+      return undefined; // The log is lost, not the container (as when a kubelet's disk fails).
+    }
+  }
+
+  private append(text: string): void {
+    if (this.closed) return;
+    const bytes = Buffer.byteLength(text);
+    if (this.size > 0 && this.size + bytes > this.maxBytes) this.rotate();
+    this.size += bytes;
+    if (this.fd === undefined) return;
+    try {
+      fs.writeSync(this.fd, text);
+    } catch {
+      // A full disk loses log lines, not the container.
+    }
+  }
+
+  /** Moves the file aside and starts a new one. */
+  private rotate(): void {
+    try {
+      fs.renameSync(this.file, rotatedName(this.file));
+    } catch {
+      return; // The file is gone or cannot move: keep writing to it.
+    }
+    if (this.fd !== undefined) fs.closeSync(this.fd);
+    const rotated = rotatedLogs(this.file);
+    for (const f of rotated.slice(0, Math.max(0, rotated.length - (this.maxFiles - 1)))) fs.rmSync(f, { force: true });
+    this.fd = this.openFile();
+    this.size = 0;
   }
 
   attach(src: Readable, stream: LogStream): void {
@@ -57,7 +139,7 @@ export class ContainerLogWriter {
       rest = rest.slice(MAX_LINE);
     }
     this.pending[stream] = rest;
-    if (out) this.out.write(out);
+    if (out) this.append(out);
     clearTimeout(this.timers[stream]);
     // A prompt or progress without newline still shows up (as a partial record), as with containerd.
     if (rest) this.timers[stream] = setTimeout(() => this.flushPartial(stream), PARTIAL_FLUSH_MS).unref();
@@ -67,7 +149,7 @@ export class ContainerLogWriter {
     const rest = this.pending[stream];
     if (!rest) return;
     this.pending[stream] = '';
-    this.out.write(`${criTimestamp()} ${stream} ${tag} ${rest}\n`);
+    this.append(`${criTimestamp()} ${stream} ${tag} ${rest}\n`);
   }
 
   /** Waits for the streams to end, writes what is left and closes the file. */
@@ -77,7 +159,9 @@ export class ContainerLogWriter {
       clearTimeout(this.timers[s]);
       this.flushPartial(s, 'F');
     }
-    await new Promise<void>((r) => this.out.end(() => r()));
+    if (this.fd !== undefined) fs.closeSync(this.fd);
+    this.fd = undefined;
+    this.closed = true;
   }
 }
 
@@ -99,7 +183,11 @@ export function logInstances(dir: string): number[] {
 export function newInstanceLog(dir: string, instance: number): string {
   fs.mkdirSync(dir, { recursive: true });
   for (const n of logInstances(dir)) {
-    if (n < instance - 1 || n === instance) fs.rmSync(join(dir, `${n}.log`), { force: true });
+    if (n < instance - 1 || n === instance) {
+      const f = join(dir, `${n}.log`);
+      for (const r of rotatedLogs(f)) fs.rmSync(r, { force: true });
+      fs.rmSync(f, { force: true });
+    }
   }
   return join(dir, `${instance}.log`);
 }
@@ -196,6 +284,81 @@ export function readLog(file: string, opts: LogReadOptions = {}): string {
 }
 
 /**
+ * The file a follower reads: kept open between reads, so what was written to it before a rotation is still read; when
+ * it has no more and the path names another file (rotated), the follower moves on to that one from its start. A watch
+ * on the open file wakes the follower on writes and on the rename of a rotation.
+ */
+class FollowedFile {
+  private fd?: number;
+  private ino = -1;
+  private pos = 0;
+  private carry = '';
+  private watcher?: fs.FSWatcher;
+  private readonly file: string;
+  private readonly onChange: () => void;
+
+  constructor(file: string, onChange: () => void) {
+    this.file = file;
+    this.onChange = onChange;
+  }
+
+  private reopen(): boolean {
+    let next: number;
+    try {
+      next = fs.openSync(this.file, 'r');
+    } catch {
+      return false;
+    }
+    this.close();
+    this.fd = next;
+    this.ino = fs.fstatSync(next).ino;
+    this.pos = 0;
+    try {
+      this.watcher = fs.watch(this.file, () => this.onChange());
+    } catch {
+      // Polling covers it.
+    }
+    return true;
+  }
+
+  private readOpen(): string {
+    if (this.fd === undefined) return '';
+    const size = fs.fstatSync(this.fd).size;
+    if (size <= this.pos) return '';
+    const buf = Buffer.alloc(size - this.pos);
+    const n = fs.readSync(this.fd, buf, 0, buf.length, this.pos);
+    this.pos += n;
+    const text = this.carry + buf.subarray(0, n).toString();
+    const last = text.lastIndexOf('\n');
+    this.carry = text.slice(last + 1);
+    return text.slice(0, last + 1);
+  }
+
+  private rotated(): boolean {
+    try {
+      return fs.statSync(this.file).ino !== this.ino;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Whole records written since the last read. */
+  readNew(): string {
+    if (this.fd === undefined && !this.reopen()) return '';
+    const text = this.readOpen();
+    if (text || !this.rotated()) return text;
+    return this.reopen() ? this.readOpen() : '';
+  }
+
+  close(): void {
+    this.watcher?.close();
+    this.watcher = undefined;
+    if (this.fd !== undefined) fs.closeSync(this.fd);
+    this.fd = undefined;
+  }
+}
+
+/**
  * Follows a log file: yields what readLog would give, then every new record as it is written, until `done()` says
  * the instance has exited (and everything written is out) or `signal` aborts.
  */
@@ -205,8 +368,6 @@ export async function* followLog(
   done: () => boolean,
   signal?: AbortSignal,
 ): AsyncGenerator<string> {
-  let pos = 0;
-  let carry = '';
   let sent = 0;
   const emit = (s: string): string | undefined => {
     if (opts.limitBytes === undefined) return s;
@@ -217,44 +378,18 @@ export async function* followLog(
     sent += Buffer.byteLength(part);
     return part;
   };
-  const readNew = (): string => {
-    let fd: number;
-    try {
-      fd = fs.openSync(file, 'r');
-    } catch {
-      return '';
-    }
-    try {
-      const size = fs.fstatSync(fd).size;
-      if (size <= pos) return '';
-      const buf = Buffer.alloc(size - pos);
-      const n = fs.readSync(fd, buf, 0, buf.length, pos);
-      pos += n;
-      const text = carry + buf.subarray(0, n).toString();
-      const last = text.lastIndexOf('\n');
-      carry = text.slice(last + 1);
-      return text.slice(0, last + 1);
-    } finally {
-      fs.closeSync(fd);
-    }
-  };
-  const first = emit(renderRecords(selectRecords(readNew(), opts), opts));
-  if (first) yield first;
-  if (first === undefined) return;
-  const { tailLines: _t, ...rest } = opts;
   let wake: (() => void) | undefined;
-  let watcher: fs.FSWatcher | undefined;
-  try {
-    watcher = fs.watch(file, () => wake?.());
-  } catch {
-    // The file may not exist yet; polling covers it.
-  }
+  const followed = new FollowedFile(file, () => wake?.());
   const onAbort = () => wake?.();
   signal?.addEventListener('abort', onAbort);
   try {
+    const first = emit(renderRecords(selectRecords(followed.readNew(), opts), opts));
+    if (first) yield first;
+    if (first === undefined) return;
+    const { tailLines: _t, ...rest } = opts;
     while (!signal?.aborted) {
       const finished = done();
-      const text = readNew();
+      const text = followed.readNew();
       if (text) {
         const out = emit(renderRecords(selectRecords(text, rest), rest));
         if (out === undefined) return;
@@ -269,7 +404,7 @@ export async function* followLog(
       wake = undefined;
     }
   } finally {
-    watcher?.close();
+    followed.close();
     signal?.removeEventListener('abort', onAbort);
   }
 }
