@@ -9,6 +9,7 @@ import type { Kube } from '../lab/toolkit/kube.ts';
 import { type PortForward, portForward } from '../lab/toolkit/portforward.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
 import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
+import { tryHoldContractPorts } from './support/host-ports.ts';
 import { uniqueName, useLab } from './support/lab.ts';
 
 const GW_API = 'gateway.networking.k8s.io/v1';
@@ -158,20 +159,30 @@ describe('sample application route (contract 4.5)', () => {
 
   it('the same request works through a port-forward of local 8080 to the gateway port 80', async () => {
     const target = { namespace: GW_NS, labelSelector: `app.orch.io/name=${gw}`, port: 80 };
-    // Local 8080 as in the contract; another forward on this machine may hold it, then any free port shows the same.
-    fwd = await portForward(lab.kube.kc, { ...target, localPort: 8080 }).catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EADDRINUSE') throw err;
-      return portForward(lab.kube.kc, target);
-    });
-    expect(fwd.pod).toMatch(new RegExp(`^${gw}-`));
-    const res = await expectHttpEventually(
-      { url: fwd.url, path: '/headers', host, headers: SENT },
-      { status: 200, check: (r) => contract44(r, host).join('; ') || undefined },
-    );
-    expect(contract44(res, host)).toEqual([]);
-    const withPort = `${host}:${fwd.localPort}`;
-    expect(contract44(await send({ url: fwd.url, path: '/headers', host: withPort, headers: SENT }), withPort)).toEqual(
-      [],
-    );
+    // Local 8080 as in the contract; another forward on this machine may hold it (91 forwards the contract's ports
+    // while files run side by side: support/host-ports.ts), then any free port shows the same.
+    const release = await tryHoldContractPorts();
+    try {
+      fwd = release
+        ? await portForward(lab.kube.kc, { ...target, localPort: 8080 }).catch((err: NodeJS.ErrnoException) => {
+            if (err.code !== 'EADDRINUSE') throw err;
+            return portForward(lab.kube.kc, target);
+          })
+        : await portForward(lab.kube.kc, target);
+      expect(fwd.pod).toMatch(new RegExp(`^${gw}-`));
+      const res = await expectHttpEventually(
+        { url: fwd.url, path: '/headers', host, headers: SENT },
+        { status: 200, check: (r) => contract44(r, host).join('; ') || undefined },
+      );
+      expect(contract44(res, host)).toEqual([]);
+      const withPort = `${host}:${fwd.localPort}`;
+      expect(
+        contract44(await send({ url: fwd.url, path: '/headers', host: withPort, headers: SENT }), withPort),
+      ).toEqual([]);
+    } finally {
+      await fwd?.close();
+      fwd = undefined;
+      await release?.();
+    }
   });
 });

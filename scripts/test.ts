@@ -1,18 +1,26 @@
-// `npm test`: runs the unit project (files in parallel) and then the scenario project (one file at a time, on one
-// lab) as two vitest runs — in one run, the scenarios' fileParallelism: false serialized the unit files too. Writes
-// JSON and JUnit results to reports/<run-id>/, merged across the runs, and ends with the `N passed, N failed` line
-// that CI reads. Extra args go to vitest; with `--project <p>` only that project runs (`npm run scenarios`).
-import { spawn } from 'node:child_process';
+// `npm test`: runs the unit project and the scenario project as two vitest processes at the same time — in one
+// process the projects would run one after the other, and the unit project's longest file mostly waits (an informer
+// idle for 90 s) while the scenarios, on several labs side by side (scenarios/support/labs.ts), need little CPU most
+// of the time. The unit run prints as it goes; the scenario run's output is held and printed, whole and in order,
+// once the unit run is done, then live. Writes JSON and JUnit results to reports/<run-id>/, merged across the runs,
+// per-file timings with the worker and lab of each file (lab/report/files-reporter.ts), the HTML summary, and ends
+// with the `N passed, N failed` line that CI reads. Extra args go to vitest; with `--project <p>` only that project
+// runs (`npm run scenarios`).
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { compileCacheDir } from '../lab/compile-cache.ts';
+import type { FileTiming } from '../lab/report/files-reporter.ts';
 import { renderHtmlSummary } from '../lab/report/html.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const runId = process.env.GWLAB_RUN_ID ?? new Date().toISOString().replace(/[:.]/g, '-');
-const outDir = join(root, 'reports', runId);
+// GWLAB_REPORTS: another folder for the runs' reports than reports/ (a nested run of a test).
+const reports = resolve(process.env.GWLAB_REPORTS || join(root, 'reports'));
+const outDir = join(reports, runId);
 mkdirSync(outDir, { recursive: true });
-const latest = join(root, 'reports', 'latest');
+const latest = join(reports, 'latest');
 rmSync(latest, { force: true });
 symlinkSync(runId, latest);
 
@@ -22,11 +30,36 @@ const runs = oneProject
   ? [{ label: 'run', args: extra }]
   : ['unit', 'scenarios'].map((p) => ({ label: p, args: ['--project', p, ...extra] }));
 
-let child: ReturnType<typeof spawn> | undefined;
-for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => child?.kill(sig));
+const children = new Set<ChildProcess>();
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(sig, () => {
+    for (const c of children) c.kill(sig);
+  });
+}
 
-function vitest(label: string, args: string[]): Promise<number> {
-  child = spawn(
+/**
+ * The runs' output in run order: the first run's goes straight to the terminal (its own TTY, so vitest draws as
+ * usual), each later run's is held until the runs before it have ended.
+ */
+const held = runs.map(() => [] as Buffer[]);
+const done = runs.map(() => false);
+let printing = 0;
+function output(i: number, chunk: Buffer): void {
+  if (i === printing) process.stdout.write(chunk);
+  else held[i].push(chunk);
+}
+function ended(i: number): void {
+  if (i !== printing) return;
+  while (++printing < runs.length) {
+    if (runs.length > 1) console.log(`\n== vitest project ${runs[printing].label}`);
+    for (const c of held[printing].splice(0)) process.stdout.write(c);
+    if (!done[printing]) break;
+  }
+}
+
+function vitest(i: number, label: string, args: string[]): Promise<number> {
+  const piped = i > 0;
+  const child = spawn(
     process.execPath,
     [
       join(root, 'node_modules', 'vitest', 'vitest.mjs'),
@@ -37,20 +70,42 @@ function vitest(label: string, args: string[]): Promise<number> {
       `--outputFile.json=${join(outDir, `vitest-${label}.json`)}`,
       '--reporter=junit',
       `--outputFile.junit=${join(outDir, `junit-${label}.xml`)}`,
+      '--reporter=./lab/report/files-reporter.ts',
       ...args,
     ],
-    { cwd: root, stdio: 'inherit', env: { ...process.env, GWLAB_RUN_ID: runId, GWLAB_REPORT_DIR: outDir } },
+    {
+      cwd: root,
+      stdio: piped ? ['ignore', 'pipe', 'pipe'] : 'inherit',
+      env: {
+        ...process.env,
+        GWLAB_RUN_ID: runId,
+        GWLAB_REPORT_DIR: outDir,
+        GWLAB_FILES_JSON: join(outDir, `files-${label}.json`),
+        // Every Node process of the run that inherits this (the vitest workers, the tools the scenarios run, the
+        // lab processes) loads its modules through the one compile cache of the machine (lab/compile-cache.ts):
+        // a tool's start costs ~0.6 s of CPU instead of ~0.9 s, and the suite starts a few hundred of them.
+        NODE_COMPILE_CACHE: compileCacheDir(),
+        // Held output keeps its colours when the terminal has them.
+        ...(piped && process.stdout.isTTY && !process.env.NO_COLOR ? { FORCE_COLOR: '1' } : {}),
+      },
+    },
   );
-  const c = child;
-  return new Promise((r) => c.on('exit', (code, sig) => r(code ?? (sig ? 1 : 0))));
+  children.add(child);
+  child.stdout?.on('data', (c: Buffer) => output(i, c));
+  child.stderr?.on('data', (c: Buffer) => output(i, c));
+  return new Promise((r) =>
+    child.on('close', (code, sig) => {
+      children.delete(child);
+      done[i] = true;
+      ended(i);
+      r(code ?? (sig ? 1 : 0));
+    }),
+  );
 }
 
 const started = Date.now();
-const codes: number[] = [];
-for (const r of runs) {
-  if (runs.length > 1) console.log(`\n== vitest project ${r.label}`);
-  codes.push(await vitest(r.label, r.args));
-}
+if (runs.length > 1) console.log(`\n== vitest project ${runs[0].label}`);
+const codes = await Promise.all(runs.map((r, i) => vitest(i, r.label, r.args)));
 
 // Merge the runs' JSON (the HTML summary and tools read one vitest.json) and JUnit files.
 const results = runs
@@ -91,7 +146,12 @@ if (results.length === runs.length) {
   // Scenario failure hooks record their artifact folders in artifacts/index.json (full test name → folder).
   const indexFile = join(outDir, 'artifacts', 'index.json');
   const artifacts = existsSync(indexFile) ? JSON.parse(readFileSync(indexFile, 'utf8')) : {};
-  writeFileSync(join(outDir, 'summary.html'), renderHtmlSummary(merged, { runId, root, artifacts }));
+  const files: FileTiming[] = runs
+    .map((r) => join(outDir, `files-${r.label}.json`))
+    .filter((f) => existsSync(f))
+    .flatMap((f) => JSON.parse(readFileSync(f, 'utf8')));
+  writeFileSync(join(outDir, 'files.json'), `${JSON.stringify(files, null, 1)}\n`);
+  writeFileSync(join(outDir, 'summary.html'), renderHtmlSummary(merged, { runId, root, artifacts, files }));
 } else {
   failed = 1;
 }

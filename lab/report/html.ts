@@ -1,5 +1,8 @@
-// A self-contained HTML summary of a test run (no external assets), built from vitest's JSON report.
+// A self-contained HTML summary of a test run (no external assets), built from vitest's JSON report and the per-file
+// timings of files-reporter.ts: each file's whole time (its JSON span covers only its tests), and for a scenario the
+// lab it ran on and the worker that ran it (scenarios run on several labs side by side).
 import { relative } from 'node:path';
+import type { FileTiming } from './files-reporter.ts';
 
 export interface VitestAssertion {
   ancestorTitles: string[];
@@ -34,6 +37,14 @@ export interface SummaryOptions {
   root: string;
   /** Artifact folder (relative to the report) per failed test's full name. */
   artifacts?: Record<string, string>;
+  /** Per-file timings (files-reporter.ts), matched to the report's files by path. */
+  files?: FileTiming[];
+}
+
+/** `lab scn-1 · worker 2`, `worker 3`, or '' when the file's worker is not known. */
+export function ranOn(t: FileTiming | undefined): string {
+  if (!t?.worker) return t?.lab ? `lab ${t.lab}` : '';
+  return t.lab ? `lab ${t.lab} · worker ${t.worker}` : `worker ${t.worker}`;
 }
 
 export const escapeHtml = (s: string) =>
@@ -53,9 +64,12 @@ export function formatDuration(ms: number): string {
 export function renderHtmlSummary(report: VitestJson, opts: SummaryOptions): string {
   const files = [...report.testResults].sort((a, b) => a.name.localeCompare(b.name));
   const wall = Math.max(0, ...files.map((f) => f.endTime)) - report.startTime;
+  const timings = new Map((opts.files ?? []).map((t) => [t.file, t]));
   const rows = files
     .map((f) => {
       const name = relative(opts.root, f.name);
+      const timing = timings.get(f.name);
+      const where = ranOn(timing);
       const tests = f.assertionResults
         .map((t) => {
           const art = opts.artifacts?.[t.fullName];
@@ -70,9 +84,9 @@ export function renderHtmlSummary(report: VitestJson, opts: SummaryOptions): str
         })
         .join('\n');
       const fileMsg = f.message ? `<pre class="fail">${esc(stripAnsi(f.message).slice(0, 4000))}</pre>` : '';
-      return `<tbody><tr class="file ${esc(f.status)}"><th colspan="2">${esc(name)}${fileMsg}</th><th class="num">${formatDuration(
-        f.endTime - f.startTime,
-      )}</th></tr>\n${tests}</tbody>`;
+      return `<tbody><tr class="file ${esc(f.status)}"><th colspan="2">${esc(name)}${
+        where ? ` <span class="ran">${esc(where)}</span>` : ''
+      }${fileMsg}</th><th class="num">${formatDuration(timing?.ms ?? f.endTime - f.startTime)}</th></tr>\n${tests}</tbody>`;
     })
     .join('\n');
   const failed = report.numFailedTests;
@@ -91,6 +105,7 @@ tr.failed .st,tr.file.failed th{color:#b42318}
 tr.skipped .st,tr.pending .st{color:#777}
 pre.fail{white-space:pre-wrap;background:#fff4f2;padding:6px;margin:4px 0;font-size:12px}
 .summary span{margin-right:1.5em}
+.ran{font-weight:normal;color:#555;margin-left:1em}
 </style></head><body>
 <h1>gwlab run ${esc(opts.runId)}</h1>
 <p class="summary"><span><b>${report.numPassedTests}</b> passed</span><span><b>${failed}</b> failed</span><span>${

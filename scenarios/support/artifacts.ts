@@ -8,11 +8,13 @@
 // This module is the scenario project's setupFile (vitest.config.ts), so every scenario file gets the hook without
 // importing anything. A scenario may narrow what is collected with artifactNamespaces(...) and call
 // collectSuiteFailure(suite) first thing in its afterAll, so a failed beforeAll is collected before its cleanup.
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { afterEach, inject } from 'vitest';
+import { recordArtifacts } from '../../lab/report/artifact-index.ts';
 import { Kube } from '../../lab/toolkit/kube.ts';
 import { type CollectIndex, collect } from '../../lab/tools/collect.ts';
+import { workerLab } from './lab.ts';
 
 /** Namespaces always collected besides the scenario's own: the system, and the sample apps the contract uses. */
 export const SYSTEM_NAMESPACES = ['gwvendor-system', 'sampleapp', 'extauth'];
@@ -106,7 +108,7 @@ export async function collectFailure(
     rec.error = (err as Error).stack ?? String(err);
     writeFileSync(join(dir, 'collect-error.txt'), `${rec.error}\n`);
   }
-  recordInIndex(root, [f.fullName, ...(f.alsoFor ?? [])], relative(report, dir));
+  await recordArtifacts(root, [f.fullName, ...(f.alsoFor ?? [])], relative(report, dir));
   const failed = rec.index?.collectors.filter((c) => c.status === 'failed') ?? [];
   const problems = rec.error
     ? ', with errors: see collect-error.txt'
@@ -119,26 +121,10 @@ export async function collectFailure(
   return rec;
 }
 
-/** index.json: full test name → artifact folder relative to the report (what scripts/test.ts links). */
-function recordInIndex(root: string, names: string[], rel: string): void {
-  const file = join(root, 'index.json');
-  let index: Record<string, string> = {};
-  if (existsSync(file)) {
-    try {
-      index = JSON.parse(readFileSync(file, 'utf8'));
-    } catch {}
-  }
-  for (const n of names) index[n] = rel;
-  // Written whole and renamed into place, so a reader never sees half a file.
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(index, null, 2)}\n`);
-  renameSync(tmp, file);
-}
-
 function labKube(): Kube | undefined {
   try {
-    const kubeconfig = inject('kubeconfig');
-    return kubeconfig ? Kube.fromFile(kubeconfig, inject('context') || undefined) : undefined;
+    const { kubeconfig, context } = workerLab();
+    return kubeconfig ? Kube.fromFile(kubeconfig, context || undefined) : undefined;
   } catch {
     return undefined;
   }

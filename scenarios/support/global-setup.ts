@@ -1,7 +1,9 @@
-// One lab for the whole scenario suite. By default a throw-away embedded lab under a temp GWLAB_HOME (never the
-// user's lab), brought up by the same code as `npm run lab:up`. Set GWLAB_SCENARIO_KUBECONFIG (and optionally
-// GWLAB_SCENARIO_CONTEXT) to run the scenarios against any other cluster that already has the system installed, e.g.
-// a kind lab or a second embedded lab (`--cluster existing`). KEEP=1 keeps the lab (and prints how to remove it).
+// The labs of the scenario suite. By default throw-away embedded labs under a temp GWLAB_HOME (never the user's lab),
+// brought up side by side by the same code as `npm run lab:up`: as many as scenario files may run at once
+// (labs.ts: sized to the machine's cores, GWLAB_SCENARIO_LABS to choose), each worker using its own
+// (labs.ts, labOfWorker). Set GWLAB_SCENARIO_KUBECONFIG (and optionally GWLAB_SCENARIO_CONTEXT) to run the scenarios
+// against any other cluster that already has the system installed, e.g. a kind lab or a second embedded lab
+// (`--cluster existing`): one lab, one file at a time. KEEP=1 keeps the one lab (and prints how to remove it).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,16 +11,29 @@ import type { TestProject } from 'vitest/node';
 import { labDown, labUp } from '../../lab/lifecycle.ts';
 import { Progress } from '../../lab/progress.ts';
 import { gwlabHome } from '../../lab/state.ts';
+import { type ProvidedLab, scenarioLabCount } from './labs.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    kubeconfig: string;
-    context: string;
-    labName: string;
-    labHome: string;
-    backend: string;
+    /** The labs, one per concurrently running scenario file (labs.ts). */
+    labs: ProvidedLab[];
     /** reports/<run-id> for failure artifacts: scripts/test.ts's GWLAB_REPORT_DIR, or one for this vitest run. */
     reportDir: string;
+  }
+}
+
+/**
+ * How many scenario files this run holds: no more labs than that are started (`npm run scenarios -- 05` needs one).
+ * vitest gives a global setup no list of the run's files; its CLI filters are the Vitest instance's filenamePattern
+ * (not in its typings), globbed with the project's public globTestFiles. Anything unexpected: undefined (all labs).
+ */
+async function filesInRun(project: TestProject): Promise<number | undefined> {
+  try {
+    const filters = (project.vitest as unknown as { filenamePattern?: string[] }).filenamePattern ?? [];
+    const { testFiles } = await project.globTestFiles(filters);
+    return testFiles.length > 0 ? testFiles.length : undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -30,11 +45,15 @@ export default async function setup(project: TestProject) {
   );
   const external = process.env.GWLAB_SCENARIO_KUBECONFIG;
   if (external) {
-    project.provide('kubeconfig', external);
-    project.provide('context', process.env.GWLAB_SCENARIO_CONTEXT ?? '');
-    project.provide('labName', process.env.GWLAB_SCENARIO_LAB ?? 'external');
-    project.provide('labHome', process.env.GWLAB_HOME ?? '');
-    project.provide('backend', 'existing');
+    project.provide('labs', [
+      {
+        kubeconfig: external,
+        context: process.env.GWLAB_SCENARIO_CONTEXT ?? '',
+        name: process.env.GWLAB_SCENARIO_LAB ?? 'external',
+        home: process.env.GWLAB_HOME ?? '',
+        backend: 'existing',
+      },
+    ]);
     return;
   }
   // KEEP=1: the lab is registered under the user's GWLAB_HOME as `scenarios`, so a plain
@@ -44,40 +63,63 @@ export default async function setup(project: TestProject) {
   const home =
     process.env.GWLAB_SCENARIO_HOME ?? (keep ? gwlabHome() : mkdtempSync(join(tmpdir(), 'gwlab-scenarios-')));
   mkdirSync(home, { recursive: true });
-  const name = keep ? 'scenarios' : `scn-${process.pid}`;
-  const lines: string[] = [];
-  const progress = new Progress({ sink: { write: (l) => lines.push(l) } });
+  const count = Math.min(scenarioLabCount(), (await filesInRun(project)) ?? Number.POSITIVE_INFINITY);
+  const names = keep ? ['scenarios'] : Array.from({ length: count }, (_, i) => `scn-${process.pid}-${i + 1}`);
+  const lines = new Map<string, string[]>(names.map((n) => [n, []]));
   const t0 = performance.now();
-  let up: Awaited<ReturnType<typeof labUp>>;
-  try {
-    // The contract's procedures use the sample application (4.5) and ext auth (section 7): both are installed.
-    up = await labUp({ name, home, backend: 'embedded', progress, withSampleApp: true, withExtAuth: true });
-  } catch (err) {
-    process.stderr.write(`${lines.join('\n')}\n`);
-    await labDown({ name, home, progress }).catch(() => undefined);
-    throw err;
+  const ups = await Promise.allSettled(
+    names.map((name) =>
+      labUp({
+        name,
+        home,
+        backend: 'embedded',
+        progress: new Progress({ sink: { write: (l) => lines.get(name)?.push(l) } }),
+        // The contract's procedures use the sample application (4.5) and ext auth (section 7): both are installed.
+        withSampleApp: true,
+        withExtAuth: true,
+      }).then((up) => ({ up, ms: Math.round(performance.now() - t0) })),
+    ),
+  );
+  const downAll = () =>
+    Promise.all(names.map((name) => labDown({ name, home, progress: new Progress({ quiet: true }) }).catch(() => {})));
+  const failed = ups.findIndex((u) => u.status === 'rejected');
+  if (failed >= 0) {
+    process.stderr.write(`${lines.get(names[failed])?.join('\n')}\n`);
+    await downAll();
+    if (madeHome) rmSync(home, { recursive: true, force: true });
+    throw (ups[failed] as PromiseRejectedResult).reason;
   }
+  const done = ups.map(
+    (u) => (u as PromiseFulfilledResult<{ up: Awaited<ReturnType<typeof labUp>>; ms: number }>).value,
+  );
   const report = process.env.GWLAB_REPORT_DIR;
   if (report) {
     writeFileSync(
       join(report, 'lab-up.txt'),
-      `${lines.join('\n')}\nlab ${name} up in ${Math.round(performance.now() - t0)} ms (GWLAB_HOME=${home})\n`,
+      names
+        .map((n, i) => `${lines.get(n)?.join('\n')}\nlab ${n} up in ${done[i].ms} ms (GWLAB_HOME=${home})\n`)
+        .join('\n'),
     );
   }
-  project.provide('kubeconfig', up.kubeconfig);
-  project.provide('context', up.context);
-  project.provide('labName', name);
-  project.provide('labHome', home);
-  project.provide('backend', 'embedded');
+  project.provide(
+    'labs',
+    names.map((name, i) => ({
+      kubeconfig: done[i].up.kubeconfig,
+      context: done[i].up.context,
+      name,
+      home,
+      backend: 'embedded',
+    })),
+  );
 
   return async () => {
     if (process.env.KEEP === '1') {
       process.stderr.write(
-        `\nKEEP=1: lab ${name} is still running.\n  export KUBECONFIG=${up.kubeconfig}\n  remove it: ${home === gwlabHome() ? '' : `GWLAB_HOME=${home} `}npm run lab:down -- --name ${name}\n`,
+        `\nKEEP=1: lab ${names[0]} is still running.\n  export KUBECONFIG=${done[0].up.kubeconfig}\n  remove it: ${home === gwlabHome() ? '' : `GWLAB_HOME=${home} `}npm run lab:down -- --name ${names[0]}\n`,
       );
       return;
     }
-    await labDown({ name, home, progress: new Progress({ quiet: true }) });
+    await downAll();
     // The throw-away home this setup made (never a user's GWLAB_HOME or a given GWLAB_SCENARIO_HOME).
     if (madeHome) rmSync(home, { recursive: true, force: true });
   };

@@ -1,7 +1,9 @@
-// What a scenario file gets: the lab's kubeconfig, a Kube client, kubectl, and a per-scenario namespace helper.
+// What a scenario file gets: its worker's lab (labs.ts) with its kubeconfig, a Kube client, kubectl, and a
+// per-scenario namespace helper.
 import { execFile } from 'node:child_process';
-import { inject } from 'vitest';
+import { beforeAll, inject } from 'vitest';
 import { Kube } from '../../lab/toolkit/kube.ts';
+import { labOfWorker, type ProvidedLab } from './labs.ts';
 
 export const KUBECTL = process.env.KUBECTL ?? '/usr/bin/kubectl';
 
@@ -23,10 +25,20 @@ export interface ScenarioLab {
 
 let lab: ScenarioLab | undefined;
 
+/** The lab this worker runs its file on (one per concurrently running file: labs.ts). */
+export function workerLab(): ProvidedLab {
+  return labOfWorker(inject('labs'));
+}
+
 export function useLab(): ScenarioLab {
   if (lab) return lab;
-  const kubeconfig = inject('kubeconfig');
-  const context = inject('context');
+  const provided = workerLab();
+  const { kubeconfig, context } = provided;
+  // Which lab ran this file, for the run's summary (lab/report/files-reporter.ts).
+  // biome-ignore lint/correctness/noEmptyPattern: vitest passes the suite second; the first argument must be a pattern.
+  beforeAll(({}, suite) => {
+    suite.file.meta.lab = provided.name;
+  });
   const kube = Kube.fromFile(kubeconfig, context || undefined);
   const kubectl: ScenarioLab['kubectl'] = (args, opts = {}) =>
     new Promise((resolve) => {
@@ -41,9 +53,9 @@ export function useLab(): ScenarioLab {
   lab = {
     kubeconfig,
     context,
-    name: inject('labName'),
-    home: inject('labHome'),
-    backend: inject('backend'),
+    name: provided.name,
+    home: provided.home,
+    backend: provided.backend,
     kube,
     kubectl,
     async k(args, input) {

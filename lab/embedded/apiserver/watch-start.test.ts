@@ -13,6 +13,12 @@ afterAll(async () => {
   await lab?.stop();
 });
 
+/**
+ * What "at once" means here: a third of the keep-alive, so a watch held until its first keep-alive (30 s) fails and a
+ * busy machine does not (inside the whole suite at load ~20 the fastest of three runs took 1.2 s; alone ~0.2 s).
+ */
+const AT_ONCE_MS = 10_000;
+
 /** The fastest of three runs of a kubectl command (a busy 2-core machine adds noise to one run, never to all three). */
 async function fastest(args: string[]): Promise<{ ms: number; stdout: string }> {
   let best = { ms: Number.POSITIVE_INFINITY, stdout: '' };
@@ -22,12 +28,12 @@ async function fastest(args: string[]): Promise<{ ms: number; stdout: string }> 
     const ms = performance.now() - t;
     if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
     if (ms < best.ms) best = { ms, stdout: r.stdout };
-    if (ms < 1000) break;
+    if (ms < AT_ONCE_MS) break;
   }
   return best;
 }
 
-it('kubectl rollout status on a complete Deployment returns in under 1 s', async () => {
+it('kubectl rollout status on a complete Deployment returns at once, not at the watch keep-alive', async () => {
   await lab.k(['create', 'deployment', 'done', '--image=example/web:1', '--replicas=2']);
   const gen = Number(await lab.k(['get', 'deploy', 'done', '-o', 'jsonpath={.metadata.generation}']));
   // What the Deployment controller writes once a rollout is complete.
@@ -45,10 +51,10 @@ it('kubectl rollout status on a complete Deployment returns in under 1 s', async
   await lab.k(['patch', 'deploy', 'done', '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })]);
   const r = await fastest(['rollout', 'status', 'deployment/done', '--timeout=15s']);
   expect(r.stdout).toContain('successfully rolled out');
-  expect(r.ms).toBeLessThan(1000);
+  expect(r.ms).toBeLessThan(AT_ONCE_MS);
 });
 
-it('kubectl wait --for=condition on a custom resource whose condition is already true returns in under 1 s', async () => {
+it('kubectl wait --for=condition on a custom resource whose condition is already true returns at once, not at the watch keep-alive', async () => {
   await lab.k(
     ['apply', '-f', '-'],
     `
@@ -81,5 +87,5 @@ spec:
   await lab.k(['patch', 'route', 'r1', '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })]);
   const r = await fastest(['wait', '--for=condition=Accepted', '--timeout=15s', 'route/r1']);
   expect(r.stdout).toContain('condition met');
-  expect(r.ms).toBeLessThan(1000);
+  expect(r.ms).toBeLessThan(AT_ONCE_MS);
 });
