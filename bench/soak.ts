@@ -109,9 +109,7 @@ function sample(t: number, labPid: number): Sample {
   // Exec'd commands (probes, kubectl exec) are tagged too but are not the component.
   // Only this lab's pods (their run tag starts with its lab process's pid): another soak, or any lab named the same
   // under another GWLAB_HOME, must not add its processes to these figures.
-  const tagged = findTaggedProcesses({ lab: NAME }).filter(
-    (p) => p.run?.startsWith(`${labPid}-`) && !p.container?.includes('.exec.'),
-  );
+  const tagged = findTaggedProcesses({ lab: NAME, labPid }).filter((p) => !p.container?.includes('.exec.'));
   for (const [c, prefix] of Object.entries(POD_PREFIX) as [Component, string][]) {
     add(
       c,

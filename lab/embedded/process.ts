@@ -157,6 +157,7 @@ export async function stopLabProcess(name: string, home: string, timeoutMs = 30_
       } catch {}
     }
   }
-  const killed = await killTaggedProcesses({ lab: name });
+  // This lab's pods only: another lab of the same name under another GWLAB_HOME has the same lab tag.
+  const killed = await killTaggedProcesses(rec?.pid ? { lab: name, labPid: rec.pid } : { lab: name });
   return { leftovers: killed.length };
 }

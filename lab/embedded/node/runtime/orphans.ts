@@ -19,6 +19,12 @@ export interface TaggedProcess {
 export interface TagFilter {
   lab?: string;
   run?: string;
+  /**
+   * Only the runs of this lab process (run tags are `<lab process pid>-<random>`): two labs of one name under two
+   * GWLAB_HOMEs (two soaks, a test beside a user's lab) share the lab tag, and a lab:down of one must not kill the
+   * other's pods.
+   */
+  labPid?: number;
   pod?: string;
   container?: string;
 }
@@ -56,6 +62,7 @@ export function findTaggedProcesses(filter: TagFilter = {}): TaggedProcess[] {
     if (!t) continue;
     if (filter.lab !== undefined && t.lab !== filter.lab) continue;
     if (filter.run !== undefined && t.run !== filter.run) continue;
+    if (filter.labPid !== undefined && !t.run?.startsWith(`${filter.labPid}-`)) continue;
     if (filter.pod !== undefined && t.pod !== filter.pod) continue;
     if (filter.container !== undefined && t.container !== filter.container) continue;
     found.push(t);
