@@ -18,7 +18,7 @@ afterAll(() => {
 });
 
 const pod = (lab: string, run: string): ChildProcess => {
-  const c = spawn('sleep', ['60'], {
+  const c = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], {
     env: { PATH: process.env.PATH, [TAG_LAB]: lab, [TAG_RUN]: run, [TAG_POD]: 'ns/p' },
   });
   children.push(c);
@@ -28,7 +28,7 @@ const alive = (c: ChildProcess) => c.exitCode === null && c.signalCode === null;
 
 it("kills its own lab process's pods, not those of a lab of the same name under another GWLAB_HOME", async () => {
   // A lab process that is gone (a pid that has just exited) and a live one of another home, both named 'twin'.
-  const gone = spawnSync('true').pid!;
+  const gone = spawnSync(process.execPath, ['-e', '']).pid!;
   const ours = pod('twin', `${gone}-aaaa`);
   const theirs = pod('twin', `${process.pid}-bbbb`);
   await new Promise((r) => setTimeout(r, 200));

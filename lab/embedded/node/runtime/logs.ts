@@ -8,7 +8,7 @@
 // Rotated files stay uncompressed (the kubelet gzips all but the newest; nothing here reads them).
 import { once } from 'node:events';
 import fs from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 
 export type LogStream = 'stdout' | 'stderr';
@@ -42,8 +42,8 @@ function rotatedName(file: string): string {
 
 /** The rotated files of a log file, oldest first. */
 export function rotatedLogs(file: string): string[] {
-  const dir = file.slice(0, file.lastIndexOf('/'));
-  const base = file.slice(file.lastIndexOf('/') + 1);
+  const dir = dirname(file);
+  const base = basename(file);
   try {
     return fs
       .readdirSync(dir)
