@@ -164,6 +164,20 @@ export interface ListenerIR {
   virtualHosts: VirtualHostIR[];
 }
 
+/** A TCP or UDP listener (TCPRoute, UDPRoute): every connection or datagram session to one route's backends. */
+export interface L4ListenerIR {
+  /** `listener~<port>` (TCP; it shares the port space with HTTP), `listener~udp~<port>` (UDP). */
+  name: string;
+  protocol: 'TCP' | 'UDP';
+  port: number;
+  /** The listeners (ids: the Gateway's by name, a ListenerSet's as `<ns>/<set>/<name>`) on this port. */
+  gatewayListeners: string[];
+  /** The route served: the oldest of those attached (the Gateway API's conflict rule); absent: none attached. */
+  route?: ObjRef;
+  /** Weighted clusters; empty: every connection is refused (no route, or no backend resolved). */
+  backends: WeightedClusterIR[];
+}
+
 /** One ready endpoint of a Service port: the address and the target port. */
 export interface EndpointAddress {
   address: string;
@@ -183,6 +197,8 @@ export interface GatewayIR {
   role: string;
   validation: ValidationMode;
   listeners: ListenerIR[];
+  /** TCP and UDP listeners, by port (absent when the Gateway has none). */
+  l4Listeners?: L4ListenerIR[];
   clusters: ClusterIR[];
   extAuth: ExtAuthIR[];
   /** Problems found (strict: dropped from the config; off: sent as written). */

@@ -124,6 +124,13 @@ export function startInformers(
         onNotFound: 'retry',
         onError: (err, retryInMs) => {
           if (stopped) return;
+          // An optional kind without its CRD: synced with no objects (and listed again once the CRD is there).
+          if (w.optional && httpStatusOf(err) === 404 && !synced.has(w.resource)) {
+            synced.add(w.resource);
+            input.markSynced();
+            log.info('synced (CRD not installed)', { resource: w.resource, items: 0 });
+            if (synced.size === WATCHED.length) resolveSynced();
+          }
           failures++;
           metrics?.informerRestarts.inc({ resource: w.resource });
           const level = failures > 3 ? 'warn' : 'info';
