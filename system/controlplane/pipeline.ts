@@ -14,7 +14,7 @@ import { buildGateway, type GatewayResult, type GatewayWorld, isOurGateway } fro
 import { buildL4RouteInfo, type L4RouteInfo } from './ir/l4-routes.ts';
 import { buildPolicyInfo, type PolicyInfo, policyTargetKeys } from './ir/policies.ts';
 import { buildRouteInfo, type RouteInfo, type RouteWorld, routeGatewayKeys } from './ir/routes.ts';
-import type { ValidationMode } from './ir/types.ts';
+import type { ClusterIR, EndpointAddress, ValidationMode } from './ir/types.ts';
 import { type Collection, type Ctx, derive, InputCollection, Runtime } from './krt/collection.ts';
 import { WATCHED, type WatchedKindName } from './kube/watched.ts';
 import {
@@ -369,8 +369,9 @@ function deriveSnapshots(p: Pipeline, observe: PipelineOptions['observe']) {
   const endpoints = derive(rt, 'Endpoints', p.gateways, (ctx, g) => {
     if (!g.ir) return undefined;
     const list = g.ir.clusters.map((c) => {
-      const se = ctx.fetch(p.serviceEndpoints, `${c.namespace}/${c.service}`);
-      return translateEndpoints(c.name, se?.ports[String(c.port)] ?? []);
+      const of = (m: { namespace: string; service: string; port: number }) =>
+        ctx.fetch(p.serviceEndpoints, `${m.namespace}/${m.service}`)?.ports[String(m.port)] ?? [];
+      return translateEndpoints(c.name, c.members ? weightedMembers(c.members, of) : of(c));
     });
     return { gateway: g.key, endpoints: list };
   });
@@ -388,6 +389,20 @@ function deriveSnapshots(p: Pipeline, observe: PipelineOptions['observe']) {
     }),
   );
   return { xds, endpoints, snapshots };
+}
+
+/**
+ * The endpoints of a cluster of weighted Services: each endpoint weighted `weight × 1000 / endpoints of its Service`
+ * (at least 1), so a Service's share follows its weight whatever its number of endpoints.
+ */
+function weightedMembers(
+  members: NonNullable<ClusterIR['members']>,
+  endpointsOf: (m: { namespace: string; service: string; port: number }) => EndpointAddress[],
+): EndpointAddress[] {
+  return members.flatMap((m) => {
+    const eps = endpointsOf(m);
+    return eps.map((e) => ({ ...e, weight: Math.max(1, Math.round((m.weight * 1000) / eps.length)) }));
+  });
 }
 
 /** The status of each object the control plane owns a part of (status/build.ts), with the proxies' rejections. */

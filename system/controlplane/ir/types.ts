@@ -182,6 +182,8 @@ export interface L4ListenerIR {
 export interface EndpointAddress {
   address: string;
   port: number;
+  /** load_balancing_weight (endpoints of a weighted UDP cluster); absent: 1. */
+  weight?: number;
 }
 
 export interface ClusterIR {
@@ -189,6 +191,11 @@ export interface ClusterIR {
   namespace: string;
   service: string;
   port: number;
+  /**
+   * A cluster of several weighted Services (a UDPRoute's backendRefs: Envoy's udp_proxy routes to one cluster): its
+   * endpoints are theirs, each weighted so that every Service gets its share whatever its number of endpoints.
+   */
+  members?: { namespace: string; service: string; port: number; weight: number }[];
 }
 
 export interface GatewayIR {

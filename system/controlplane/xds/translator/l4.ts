@@ -22,8 +22,9 @@ export const UDP_PROXY = {
 export function translateL4Listener(l: L4ListenerIR): Json {
   const address = { address: '0.0.0.0', port_value: l.port };
   if (l.protocol === 'UDP') {
-    // Envoy's udp_proxy routes a session to one cluster: several backendRefs use the heaviest (see README).
-    const cluster = [...l.backends].sort((a, b) => b.weight - a.weight)[0]?.cluster ?? BLACKHOLE_CLUSTER;
+    // Envoy's udp_proxy routes a session to one cluster: several backendRefs are one weighted cluster by now
+    // (ir/l4-listeners.ts).
+    const cluster = l.backends[0]?.cluster ?? BLACKHOLE_CLUSTER;
     return {
       '@type': TYPE_URL.listener,
       name: l.name,
