@@ -94,6 +94,7 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
     (r) => `${r.ref.kind}/${r.ref.namespace}/${r.ref.name}`,
   );
   const setReports = listenerSetReports(gw, accepted, sets, listeners);
+  reportRefusedSetParents(sets.refused, setReports, world, routes.reports, l4.reports);
   const reports: GatewayReports = {
     gateway: gwRef,
     generation: gw.metadata.generation ?? 1,
@@ -133,6 +134,37 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
     findings: hosts.findings,
   };
   return { key, ir, reports };
+}
+
+/**
+ * Routes whose parentRef names a ListenerSet the Gateway does not admit: that parentRef is not accepted
+ * (NoMatchingParent, saying why the set is not attached), so the route's status tells what to fix.
+ */
+function reportRefusedSetParents(
+  refused: ListenerSet[],
+  setReports: Record<string, ListenerSetReport>,
+  world: GatewayWorld,
+  httpReports: GatewayReports['routes'],
+  l4Reports: GatewayReports['l4Routes'],
+): void {
+  for (const set of refused) {
+    const ns = set.metadata.namespace ?? 'default';
+    const why = setReports[`${ns}/${set.metadata.name}`].accepted.message;
+    const key = `ListenerSet/${ns}/${set.metadata.name}`;
+    const add = (r: RouteInfo | L4RouteInfo, reports: GatewayReports['routes'], reportKey: string) => {
+      for (const p of r.parentRefs) {
+        if (p.kind !== 'ListenerSet' || p.namespace !== ns || p.name !== set.metadata.name) continue;
+        reports[reportKey] ??= { generation: r.generation, parents: [] };
+        reports[reportKey].parents.push({
+          parentRef: p.original,
+          accepted: bad('NoMatchingParent', `ListenerSet ${ns}/${set.metadata.name} is not attached: ${why}`),
+          resolvedRefs: r.resolvedRefs,
+        });
+      }
+    };
+    for (const r of world.routes(key)) add(r, httpReports, `${r.ref.namespace}/${r.ref.name}`);
+    for (const r of world.l4Routes(key)) add(r, l4Reports, `${r.ref.kind}/${r.ref.namespace}/${r.ref.name}`);
+  }
 }
 
 /**
