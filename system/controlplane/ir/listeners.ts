@@ -57,8 +57,11 @@ export function validateListeners(
     const added = set.listeners.map((l) =>
       validateListener(l, set.owner, `${set.owner.namespace}/${set.owner.name}/${l.name}`),
     );
-    for (const s of added) markConflictWithEarlier(s, states);
-    states.push(...added);
+    // Against everything before it: the Gateway's, earlier sets', and this set's earlier listeners.
+    for (const s of added) {
+      markConflictWithEarlier(s, states);
+      states.push(s);
+    }
   }
   for (const s of states) {
     // Conflicted is reported True when there IS a conflict: outcome.ok false means "conflicted".

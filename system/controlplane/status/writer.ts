@@ -88,9 +88,11 @@ export function mergeStatus(
     case 'gatewayextensions':
       return { ...cur, conditions: withTransitionTimes(desired.conditions, cur.conditions, now) };
     case 'gateways':
-    case 'listenersets':
+    case 'listenersets': {
+      // attachedListenerSets is ours: written while some ListenerSet names the Gateway, removed after.
+      const { attachedListenerSets: _was, ...kept } = cur;
       return {
-        ...cur,
+        ...kept,
         ...(desired.addresses ? { addresses: desired.addresses } : {}),
         ...(desired.attachedListenerSets !== undefined ? { attachedListenerSets: desired.attachedListenerSets } : {}),
         conditions: withTransitionTimes(desired.conditions, cur.conditions, now),
@@ -103,6 +105,7 @@ export function mergeStatus(
           ),
         })),
       };
+    }
     case 'httproutes':
     case 'tcproutes':
     case 'udproutes': {
