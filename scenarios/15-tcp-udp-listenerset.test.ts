@@ -161,6 +161,7 @@ describe('TCPRoute, UDPRoute and a ListenerSet through the proxy', () => {
     echoPod = (await lab.kube.list('v1', 'Pod', ns, 'app=echo')).find((p) => p.status?.phase === 'Running')!.metadata!
       .name!;
     await lab.kube.waitForCondition(GW_API, 'Gateway', 'gw', ns, 'Programmed', { timeoutMs: 90_000 });
+    await lab.kube.waitForRollout('gw', ns, { timeoutMs: 90_000 });
   });
 
   // biome-ignore lint/correctness/noEmptyPattern: vitest passes the suite second; the first argument must be a pattern.

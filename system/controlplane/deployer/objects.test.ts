@@ -46,11 +46,13 @@ describe('proxy objects', () => {
       { name: 'udp-5300', port: 5300, targetPort: 5300, protocol: 'UDP' },
       { name: 'listener-8080', port: 8080, targetPort: 8080, protocol: 'TCP' },
     ]);
+    // The ListenerSet's port is not a container port: attaching a set does not change the pod template.
     expect((o.deployment.spec.template.spec.containers[0] as any).ports.slice(0, 3)).toEqual([
       { name: 'listener-5300', containerPort: 5300, protocol: 'TCP' },
       { name: 'udp-5300', containerPort: 5300, protocol: 'UDP' },
-      { name: 'listener-8080', containerPort: 8080, protocol: 'TCP' },
+      { name: 'readiness', containerPort: 8082, protocol: 'TCP' },
     ]);
+    expect(proxyObjects(l4, undefined, settings).deployment).toEqual(o.deployment);
   });
 
   it('are schema-valid, named after the Gateway, owned by it, labelled, with each listener port exposed', () => {

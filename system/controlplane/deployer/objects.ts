@@ -215,7 +215,10 @@ export function proxyObjects(
     ...(component ? ['--component-log-level', component] : []),
     ...(ec.extraArgs ?? []),
   ];
-  const ports = proxyPorts([...(gw.spec?.listeners ?? []), ...extraListeners]);
+  const ports = proxyPorts(gw.spec?.listeners ?? []);
+  // A ListenerSet's ports go to the Service only: the pod template (container ports, informational) stays, so
+  // attaching or detaching a set does not roll the proxies.
+  const servicePorts = proxyPorts([...(gw.spec?.listeners ?? []), ...extraListeners]);
   const podLabels = { ...selectorLabels(name), ...(kube.podTemplate?.extraLabels ?? {}) };
 
   const deployment = {
@@ -271,7 +274,7 @@ export function proxyObjects(
     spec: {
       type: kube.service?.type ?? 'LoadBalancer',
       selector: selectorLabels(name),
-      ports: ports.map((p) => ({ name: p.name, port: p.port, targetPort: p.port, protocol: p.protocol })),
+      ports: servicePorts.map((p) => ({ name: p.name, port: p.port, targetPort: p.port, protocol: p.protocol })),
     },
   };
   return {
