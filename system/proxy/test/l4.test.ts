@@ -118,12 +118,13 @@ beforeAll(async () => {
   xds = await startTestXdsServer();
   proxy = await startTestProxy(bootstrapJson({ xdsPort: xds.port }), { level: 'debug' });
   xds.setSnapshot('1', {
-    clusters: ['a', 'b', 'closed', 'udp'].map((n) => edsCluster(n)),
+    clusters: ['a', 'b', 'closed', 'udp', 'empty'].map((n) => edsCluster(n)),
     endpoints: [
       cla('a', [['127.0.0.1', portOf(a)]]),
       cla('b', [['127.0.0.1', portOf(b)]]),
       cla('closed', [['127.0.0.1', closedPort]]),
       cla('udp', [['127.0.0.1', udp.address().port]]),
+      cla('empty', []),
     ],
     listeners: [
       tcpListener('tcp-a', { stat_prefix: 'tcp-a', cluster: 'a' }),
@@ -138,6 +139,7 @@ beforeAll(async () => {
       }),
       tcpListener('tcp-blackhole', { stat_prefix: 'tcp-blackhole', cluster: 'blackhole-cluster' }),
       tcpListener('tcp-closed', { stat_prefix: 'tcp-closed', cluster: 'closed' }),
+      tcpListener('tcp-empty', { stat_prefix: 'tcp-empty', cluster: 'empty' }),
       tcpListener('tcp-idle', { stat_prefix: 'tcp-idle', cluster: 'a', idle_timeout: '0.2s' }),
       udpListener('udp', 'udp', { idle_timeout: '0.3s' }),
     ],
@@ -177,6 +179,11 @@ describe('tcp_proxy', () => {
   it('closes the connection when the upstream refuses it (upstream_cx_connect_fail)', async () => {
     expect(await exchange(proxy.port('tcp-closed'), 'hello')).toBe('');
     expect(await stat(proxy, 'cluster.closed.upstream_cx_connect_fail')).toBe(1);
+  });
+
+  it('closes the connection when the cluster has no healthy host (upstream_cx_none_healthy)', async () => {
+    expect(await exchange(proxy.port('tcp-empty'), 'hello')).toBe('');
+    expect(await stat(proxy, 'cluster.empty.upstream_cx_none_healthy')).toBe(1);
   });
 
   it('closes both sides after idle_timeout without bytes', async () => {
