@@ -316,6 +316,36 @@ describe('explain analysis', () => {
     ]);
   });
 
+  it('a route attached through a ListenerSet: its parent status as a note (or a problem), not "no parentRefs"', () => {
+    const viaSet = (accepted: any): KObj => ({
+      ...route('web'),
+      spec: { parentRefs: [{ kind: 'ListenerSet', name: 'extra' }], rules: [] },
+      status: {
+        parents: [
+          {
+            parentRef: { kind: 'ListenerSet', name: 'extra' },
+            controllerName: 'gateway.gwvendor.dev/gwvendor',
+            conditions: [accepted, ok('ResolvedRefs')],
+          },
+        ],
+      },
+    });
+    const good = explain(world({ routes: [viaSet(ok('Accepted'))] }), {
+      kind: 'HTTPRoute',
+      namespace: 'app',
+      name: 'web',
+    });
+    expect(problems(good)).toEqual([]);
+    expect(good.findings.map((f) => f.message)).toContain(
+      'parentRef ListenerSet app/extra: Accepted=True (Accepted) (explain does not check ListenerSet listeners in the proxy config)',
+    );
+    const refused = viaSet(bad('Accepted', 'NoMatchingParent', 'ListenerSet app/extra is not attached'));
+    const f = problems(explain(world({ routes: [refused] }), { kind: 'HTTPRoute', namespace: 'app', name: 'web' }));
+    expect(f.map((x) => x.message)).toEqual([
+      'parentRef ListenerSet app/extra: Accepted=False (NoMatchingParent): ListenerSet app/extra is not attached (explain does not check ListenerSet listeners in the proxy config)',
+    ]);
+  });
+
   it('a proxy pod that is not running: its waiting reason and last events', () => {
     const w = world({
       pods: [pod('gw-1', { ready: false, waiting: 'ImagePullBackOff', events: ['Failed to pull image'] })],

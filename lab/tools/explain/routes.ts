@@ -98,7 +98,21 @@ export function routeFindings(world: World, route: KObj): Finding[] {
       }
     }
   }
-  if (!routeParents(route).length) {
+  const viaSets = (route.spec?.parentRefs ?? []).filter((p: any) => p.kind === 'ListenerSet');
+  for (const p of viaSets) {
+    const st = statuses.find(
+      (s) =>
+        s.controllerName === CONTROLLER_NAME && s.parentRef?.kind === 'ListenerSet' && s.parentRef?.name === p.name,
+    );
+    const accepted = st && cond(st.conditions, 'Accepted');
+    // explain does not follow a ListenerSet to its Gateway's proxies yet: what its status says, as a note.
+    out.push({
+      level: accepted?.status === 'False' ? 'problem' : 'note',
+      subject,
+      message: `parentRef ListenerSet ${p.namespace ?? ns}/${p.name}: ${accepted ? `${condText(accepted)}${accepted.message ? `: ${accepted.message}` : ''}` : 'no status from gwvendor'} (explain does not check ListenerSet listeners in the proxy config)`,
+    });
+  }
+  if (!routeParents(route).length && !viaSets.length) {
     out.push({ level: 'problem', subject, message: 'it has no parentRefs: it attaches to no Gateway' });
   }
   return out;
