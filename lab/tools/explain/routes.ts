@@ -119,14 +119,18 @@ export function routeFindings(world: World, route: KObj): Finding[] {
 }
 
 /** For a route whose cross-namespace backendRefs are not permitted: the grants that would allow them. */
-function backendGrantFix(world: World, route: KObj): Pick<Finding, 'yaml'> {
+export function backendGrantFix(
+  world: World,
+  route: KObj,
+  kind: 'HTTPRoute' | 'TCPRoute' | 'UDPRoute' = 'HTTPRoute',
+): Pick<Finding, 'yaml'> {
   const ns = route.metadata!.namespace!;
   const grants = world.grants as unknown as ReferenceGrant[];
   const docs: string[] = [];
   for (const rule of route.spec?.rules ?? []) {
     for (const b of rule.backendRefs ?? []) {
       const to = { group: b.group ?? '', kind: b.kind ?? 'Service', namespace: b.namespace ?? ns, name: b.name };
-      const from = { group: GW_GROUP, kind: 'HTTPRoute', namespace: ns };
+      const from = { group: GW_GROUP, kind, namespace: ns };
       if (to.namespace === ns || referenceAllowed(grants, from, to)) continue;
       const yaml = referenceGrantYaml(from, to);
       if (!docs.includes(yaml)) docs.push(yaml);
