@@ -15,6 +15,7 @@ import { parseYamlDocs } from '../lab/toolkit/kube.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
 import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
 import { uniqueName, useLab } from './support/lab.ts';
+import { explainJson } from './support/tools.ts';
 
 const GW_API = 'gateway.networking.k8s.io/v1';
 const lab = useLab();
@@ -251,5 +252,19 @@ describe('TCPRoute, UDPRoute and a ListenerSet through the proxy', () => {
     expect(prom).toMatch(
       new RegExp(`^envoy_tcp_downstream_cx_total\\{envoy_tcp_prefix="tcp-${TCP_PORT}"\\} \\d+$`, 'm'),
     );
+  });
+
+  it('explain: the TCPRoute and the UDPRoute are accepted, resolved and held by the proxy (exit 0)', async () => {
+    for (const target of ['tcproute/tcp', 'udproute/udp']) {
+      const { code, report, run } = await explainJson(lab, target, ns);
+      expect(code, run.stdout).toBe(0);
+      expect(report.findings.map((f: { message: string }) => f.message)).toEqual(
+        expect.arrayContaining([
+          `accepted by Gateway ${ns}/gw`,
+          'backends resolved',
+          expect.stringMatching(/^in the proxy config of Gateway .*: a (tcp|udp)_proxy listener to its backends/),
+        ]),
+      );
+    }
   });
 });
