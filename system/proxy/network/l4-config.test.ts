@@ -36,6 +36,9 @@ describe('TCP and UDP listeners', () => {
     expect(() => compileListener(tcp({ cluster: 'c', tunneling_config: { hostname: 'h' } }))).toThrow(
       'tcp_proxy: tunneling_config is not supported',
     );
+    expect(() => compileListener(tcp({ cluster: 'c', max_connect_attempts: 3 }))).toThrow(
+      'tcp_proxy: max_connect_attempts > 1 is not supported',
+    );
   });
 
   it('compile udp_proxy from an on_no_match route or the deprecated cluster (idle_timeout 1 min by default)', () => {

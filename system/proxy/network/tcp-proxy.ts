@@ -6,7 +6,8 @@
 // way closes both). No cluster: `downstream_cx_no_route` and the connection is closed; no healthy host:
 // `upstream_cx_none_healthy`; connect failure or timeout: the downstream connection is closed. Stats under
 // `tcp.<stat_prefix>.` (Envoy's config_network_filters_tcp_proxy stats) and the cluster's upstream_cx_* stats.
-// Not implemented (NACKed): tunneling_config, on_demand, hash_policy, access logs, metadata_match.
+// Not implemented (NACKed): tunneling_config, on_demand, hash_policy, access logs, metadata_match, max_connect_attempts
+// above 1.
 import net from 'node:net';
 import { ConfigError, durationMs } from '../config/errors.ts';
 import type { Logger, LogRegistry } from '../log.ts';
@@ -33,6 +34,8 @@ export function compileTcpProxy(j: J): TcpProxyConfig {
       throw new ConfigError(`tcp_proxy: ${f} is not supported`);
     }
   }
+  if (Number(j.max_connect_attempts ?? 1) > 1)
+    throw new ConfigError('tcp_proxy: max_connect_attempts > 1 is not supported');
   const statPrefix = String(j.stat_prefix ?? '');
   const weighted = (j.weighted_clusters?.clusters ?? []) as J[];
   const clusters = j.cluster
