@@ -26,13 +26,40 @@ export function admissionCelEnv(): CelEnv {
 
 export type CelProgram = (vars: Record<string, unknown>) => unknown;
 
-/** Compiles `expr` once: the program, or the compilation error's text (as kube-apiserver reports it). */
-export function compileCel(expr: string): { program: CelProgram } | { error: string } {
+/** The variables a ValidatingAdmissionPolicy's expressions may name (k8s.io/apiserver plugin/cel/compile.go). */
+export const ADMISSION_VARIABLES = [
+  'object',
+  'oldObject',
+  'request',
+  'params',
+  'namespaceObject',
+  'variables',
+  'authorizer',
+] as const;
+
+/**
+ * Compiles `expr` once: the program, or the compilation error's text (as kube-apiserver reports it). A name that is
+ * not a declared variable (nor a macro's iteration variable) fails as cel-go's checker fails it: `undeclared
+ * reference to 'x' (in container '')`.
+ */
+export function compileCel(
+  expr: string,
+  declared: readonly string[] = ADMISSION_VARIABLES,
+): { program: CelProgram } | { error: string } {
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(expr);
   } catch (e) {
     return { error: `compilation failed: ${(e as Error).message}` };
+  }
+  const undeclared = firstUndeclared(parsed.expr, new Set(declared));
+  if (undeclared) {
+    const offset = parsed.sourceInfo?.positions[undeclared.id.toString()] ?? 0;
+    const before = expr.slice(0, offset).split('\n');
+    const where = `<input>:${before.length}:${before[before.length - 1].length + 1}`;
+    return {
+      error: `compilation failed: ERROR: ${where}: undeclared reference to '${undeclared.name}' (in container '')`,
+    };
   }
   const run = plan(admissionCelEnv(), parsed) as (ctx?: Record<string, any>) => unknown;
   return { program: (vars) => run(vars) };
@@ -53,4 +80,49 @@ export function toCel(v: unknown): unknown {
     return out;
   }
   return v;
+}
+
+/** The first identifier of `e` that is neither declared nor bound by an enclosing comprehension (macro). */
+function firstUndeclared(e: any, bound: Set<string>): { name: string; id: bigint } | undefined {
+  if (!e) return undefined;
+  const k = e.exprKind;
+  switch (k?.case) {
+    case 'identExpr':
+      return bound.has(k.value.name) ? undefined : { name: k.value.name, id: e.id };
+    case 'selectExpr':
+      return firstUndeclared(k.value.operand, bound);
+    case 'callExpr':
+      for (const a of [k.value.target, ...k.value.args]) {
+        const u = firstUndeclared(a, bound);
+        if (u) return u;
+      }
+      return undefined;
+    case 'listExpr':
+      for (const a of k.value.elements) {
+        const u = firstUndeclared(a, bound);
+        if (u) return u;
+      }
+      return undefined;
+    case 'structExpr':
+      for (const en of k.value.entries) {
+        const u =
+          (en.keyKind?.case === 'mapKey' ? firstUndeclared(en.keyKind.value, bound) : undefined) ??
+          firstUndeclared(en.value, bound);
+        if (u) return u;
+      }
+      return undefined;
+    case 'comprehensionExpr': {
+      const c = k.value;
+      const outer = firstUndeclared(c.iterRange, bound) ?? firstUndeclared(c.accuInit, bound);
+      if (outer) return outer;
+      const inner = new Set([...bound, c.iterVar, c.accuVar, ...(c.iterVar2 ? [c.iterVar2] : [])]);
+      return (
+        firstUndeclared(c.loopCondition, inner) ??
+        firstUndeclared(c.loopStep, inner) ??
+        firstUndeclared(c.result, inner)
+      );
+    }
+    default:
+      return undefined;
+  }
 }

@@ -29,6 +29,7 @@ interface Rule {
   apiGroups?: string[];
   apiVersions?: string[];
   resources?: string[];
+  resourceNames?: string[];
   scope?: string;
 }
 
@@ -46,6 +47,7 @@ function ruleMatches(rule: Rule, req: AdmissionRequest, rt: ResourceType): boole
   if (!has(rule.operations, req.operation)) return false;
   if (!has(rule.apiGroups, rt.group) || !has(rule.apiVersions, rt.version)) return false;
   if (!resourceMatches(rule.resources, rt.plural, req.subresource ?? '')) return false;
+  if (rule.resourceNames?.length && !rule.resourceNames.includes(req.name)) return false;
   const scope = rule.scope ?? '*';
   if (scope === 'Cluster') return !rt.namespaced;
   if (scope === 'Namespaced') return rt.namespaced;
