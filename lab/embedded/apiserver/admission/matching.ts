@@ -54,11 +54,9 @@ function ruleMatches(rule: Rule, req: AdmissionRequest, rt: ResourceType): boole
   return true;
 }
 
-/** The request's resource, and with matchPolicy Equivalent the same group-resource's other served versions. */
-function candidates(req: AdmissionRequest, registry: ResourceRegistry, policy: string | undefined): ResourceType[] {
-  if (policy === 'Exact') return [req.rt];
-  const others = registry.all().filter((r) => r !== req.rt && r.group === req.rt.group && r.plural === req.rt.plural);
-  return [req.rt, ...others];
+/** With matchPolicy Equivalent: the same group-resource in the other served versions (conversion None). */
+function equivalents(req: AdmissionRequest, registry: ResourceRegistry): ResourceType[] {
+  return registry.all().filter((r) => r !== req.rt && r.group === req.rt.group && r.plural === req.rt.plural);
 }
 
 export interface MatchContext {
@@ -78,10 +76,15 @@ export function matchesResources(m: any, req: AdmissionRequest, ctx: MatchContex
       (req.oldObject && matchesLabelSelector(labels(req.oldObject) ?? {}, objSel));
     if (!ok) return false;
   }
-  const rts = candidates(req, ctx.registry, m.matchPolicy);
   const ruleList: Rule[] = m.resourceRules ?? [];
+  const matchesAny = (rt: ResourceType) => ruleList.some((r) => ruleMatches(r, req, rt));
   // A binding without resourceRules selects everything its policy's constraints allow.
-  const included = !m.resourceRules || rts.some((rt) => ruleList.some((r) => ruleMatches(r, req, rt)));
+  const included =
+    !m.resourceRules ||
+    matchesAny(req.rt) ||
+    (m.matchPolicy !== 'Exact' &&
+      ruleList.some((r) => has(r.apiGroups, req.rt.group)) &&
+      equivalents(req, ctx.registry).some(matchesAny));
   if (!included) return false;
   return !(m.excludeResourceRules ?? []).some((r: Rule) => ruleMatches(r, req, req.rt));
 }

@@ -365,3 +365,62 @@ describe('enforcement', () => {
     await remove('limits');
   });
 });
+
+describe('matchPolicy', () => {
+  it('Equivalent also matches the same resource through another served version; Exact does not', async () => {
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'widgets.vap.example.com' },
+      spec: {
+        group: 'vap.example.com',
+        scope: 'Namespaced',
+        names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
+        versions: ['v1', 'v1beta1'].map((name) => ({
+          name,
+          served: true,
+          storage: name === 'v1',
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } },
+            },
+          },
+        })),
+      },
+    };
+    expect(
+      (await api(lab, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd })).status,
+    ).toBe(201);
+    await install(
+      policy('widgets', {
+        matchConstraints: {
+          resourceRules: [
+            { apiGroups: ['vap.example.com'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['widgets'] },
+          ],
+        },
+        validations: [{ expression: 'object.spec.size < 10', message: 'too big' }],
+      }),
+      binding('widgets', {}),
+    );
+    const widget = (v: string, name: string) => ({
+      apiVersion: `vap.example.com/${v}`,
+      kind: 'Widget',
+      metadata: { name },
+      spec: { size: 20 },
+    });
+    const path = (v: string) => `/apis/vap.example.com/${v}/namespaces/vap-test/widgets`;
+    expect((await api(lab, 'POST', path('v1'), { body: widget('v1', 'a') })).status).toBe(422);
+    const beta = await api(lab, 'POST', path('v1beta1'), { body: widget('v1beta1', 'b') });
+    expect(beta.status).toBe(422);
+    expect(beta.json.message).toBe(
+      `widgets.vap.example.com "b" is forbidden: ValidatingAdmissionPolicy 'widgets' with binding 'widgets' denied request: too big`,
+    );
+    const p = (await api(lab, 'GET', `${VAP}/widgets`)).json;
+    p.spec.matchConstraints.matchPolicy = 'Exact';
+    expect((await api(lab, 'PUT', `${VAP}/widgets`, { body: p })).status).toBe(200);
+    expect((await api(lab, 'POST', path('v1beta1'), { body: widget('v1beta1', 'c') })).status).toBe(201);
+    expect((await api(lab, 'POST', path('v1'), { body: widget('v1', 'd') })).status).toBe(422);
+    await remove('widgets');
+  });
+});
