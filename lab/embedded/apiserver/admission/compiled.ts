@@ -1,6 +1,6 @@
 // A ValidatingAdmissionPolicy compiled once per resourceVersion (kube-apiserver compiles each policy when its
 // informer delivers it, not per request): its match conditions, variables, validations and message expressions as
-// CEL programs, and the policy's configuration error when one of them does not compile (a policy stored before its
+// CEL programs (audit annotations' value expressions too), and the policy's configuration error when one of them does not compile (a policy stored before its
 // expressions were checked, e.g. from an older server). Evaluation of one policy × binding × param is validator.ts.
 import type { K8sObject } from '../store.ts';
 import { type CelProgram, compileCel } from './cel-env.ts';
@@ -24,6 +24,7 @@ export interface CompiledPolicy {
   matchConditions: { name: string; compiled: Compiled }[];
   variables: { name: string; compiled: Compiled }[];
   validations: CompiledValidation[];
+  auditAnnotations: { key: string; valueExpression: string; compiled: Compiled }[];
   /** The first expression that does not compile, as a configuration error. */
   configError?: string;
 }
@@ -59,6 +60,11 @@ export function compilePolicy(p: K8sObject): CompiledPolicy {
           ? comp(`spec.validations[${i}].messageExpression`, v.messageExpression)
           : undefined,
       reason: v.reason,
+    })),
+    auditAnnotations: (s.auditAnnotations ?? []).map((a: any, i: number) => ({
+      key: a.key,
+      valueExpression: a.valueExpression,
+      compiled: comp(`spec.auditAnnotations[${i}].valueExpression`, a.valueExpression),
     })),
   };
   if (errors.length) out.configError = errors[0];

@@ -84,7 +84,15 @@ export class ValidatingAdmission {
     const ns = nsName ? this.store.get('core/namespaces', nsName) : undefined;
     const actions: string[] = b.spec?.validationActions ?? [];
     for (const param of params) {
-      validate(p, activation(req, param, ns)).forEach((d, i) => {
+      const result = validate(p, activation(req, param, ns));
+      if (Object.keys(result.annotations).length)
+        this.log?.info('validation policy audit annotations', {
+          annotations: result.annotations,
+          ...this.about(req),
+        });
+      for (const message of result.annotationErrors)
+        denials.push({ policy: p.name, binding: b.metadata.name, decision: { action: 'Deny', message } });
+      result.decisions.forEach((d, i) => {
         if (d.action !== 'Deny') return;
         if (actions.includes('Deny')) denials.push({ policy: p.name, binding: b.metadata.name, decision: d });
         if (actions.includes('Warn'))
@@ -102,13 +110,16 @@ export class ValidatingAdmission {
                 validationActions: actions,
               },
             ]),
-            resource: qualifiedResource(req.rt.group, req.rt.plural),
-            namespace: req.namespace,
-            name: req.name,
-            operation: req.operation,
+            ...this.about(req),
           });
       });
     }
+  }
+
+  /** What a log line says about the request. */
+  private about(req: AdmissionRequest) {
+    const resource = qualifiedResource(req.rt.group, req.rt.plural);
+    return { resource, namespace: req.namespace, name: req.name, operation: req.operation };
   }
 
   /** The params of one binding (collectParams): `[null]` without paramKind or paramRef; an error's text. */

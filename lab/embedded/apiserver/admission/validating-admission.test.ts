@@ -424,3 +424,47 @@ describe('matchPolicy', () => {
     await remove('widgets');
   });
 });
+
+describe('auditAnnotations', () => {
+  it('are validated, published as <policy>/<key> in the log, and deny on a wrong type under failurePolicy Fail', async () => {
+    const invalid = await api(lab, 'POST', VAP, {
+      body: policy('ann-bad', {
+        auditAnnotations: [
+          { key: 'a b', valueExpression: "'x'" },
+          { key: 'k', valueExpression: ' ' },
+        ],
+      }),
+    });
+    expect(invalid.status).toBe(422);
+    const causes = invalid.json.details.causes.map((c: any) => `${c.field}: ${c.message}`);
+    expect(
+      causes.find((c: string) => c.startsWith('spec.auditAnnotations[0].key: Invalid value: "ann-bad/a b"')),
+    ).toBeTruthy();
+    expect(causes).toContain(
+      'spec.auditAnnotations[1].valueExpression: Required value: valueExpression is not specified',
+    );
+
+    await install(
+      policy('ann', {
+        auditAnnotations: [
+          { key: 'keys', valueExpression: "'keys: ' + string(size(object.data))" },
+          { key: 'skipped', valueExpression: 'null' },
+        ],
+      }),
+      binding('ann', { validationActions: ['Audit'] }),
+    );
+    expect((await api(lab, 'POST', CMS('vap-test'), { body: cm('annotated', { a: '1', b: '2' }) })).status).toBe(201);
+    const line = logLines.find((l) => l.includes('validation policy audit annotations') && l.includes('annotated'));
+    expect(JSON.parse(line!).annotations).toEqual({ 'ann/keys': 'keys: 2' });
+
+    const p = (await api(lab, 'GET', `${VAP}/ann`)).json;
+    p.spec.auditAnnotations = [{ key: 'count', valueExpression: 'size(object.data)' }];
+    expect((await api(lab, 'PUT', `${VAP}/ann`, { body: p })).status).toBe(200);
+    const denied = await api(lab, 'POST', CMS('vap-test'), { body: cm('counted', { a: '1' }) });
+    expect(denied.status).toBe(422);
+    expect(denied.json.message).toContain(
+      "ValidatingAdmissionPolicy 'ann' with binding 'ann' denied request: valueExpression 'size(object.data)' resulted in unsupported return type: int. Return type must be either string or null.",
+    );
+    await remove('ann');
+  });
+});

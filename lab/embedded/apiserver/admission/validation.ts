@@ -1,7 +1,7 @@
 // Field validation of ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding, the rules and messages of
 // kube-apiserver 1.32's pkg/apis/admissionregistration/validation/validation.go (ValidateValidatingAdmissionPolicy,
 // ValidateValidatingAdmissionPolicyBinding): match resources and their rules, validations (every expression
-// must compile: `compilation failed: ...`), messages without line breaks, reasons, failure policy, variables,
+// must compile: `compilation failed: ...`), audit annotations, messages without line breaks, reasons, failure policy, variables,
 // match conditions, paramKind/paramRef, validation actions. Types and enums of single fields are also checked by
 // kubernetes-models' validators (validation.ts); this is what they cannot say.
 import { type FieldError, fieldErrors } from '../errors.ts';
@@ -75,6 +75,21 @@ function nameList(errs: FieldError[], path: string, list: any[] | undefined, che
   });
 }
 
+/** validateAuditAnnotation: `<policy name>/<key>` a qualified name, keys unique, valueExpression compiling. */
+function auditAnnotations(errs: FieldError[], name: string, list: any[] | undefined): void {
+  const seen = new Set<string>();
+  (list ?? []).forEach((a: any, i: number) => {
+    const p = `spec.auditAnnotations[${i}]`;
+    const key = String(a?.key ?? '');
+    for (const m of isQualifiedName(`${name}/${key}`)) errs.push(fieldErrors.invalid(`${p}.key`, `${name}/${key}`, m));
+    if (seen.has(key)) errs.push(fieldErrors.duplicate(`${p}.key`, key));
+    seen.add(key);
+    if (typeof a?.valueExpression !== 'string' || !a.valueExpression.trim())
+      errs.push(fieldErrors.required(`${p}.valueExpression`, 'valueExpression is not specified'));
+    else expression(errs, `${p}.valueExpression`, a.valueExpression);
+  });
+}
+
 /** ValidateValidatingAdmissionPolicy (spec only; metadata is checked by the caller). */
 export function validatePolicy(obj: K8sObject): FieldError[] {
   const errs: FieldError[] = [];
@@ -103,6 +118,7 @@ export function validatePolicy(obj: K8sObject): FieldError[] {
     if (v?.reason !== undefined && !REASONS.includes(v.reason))
       errs.push(fieldErrors.notSupported(`${p}.reason`, v.reason, REASONS));
   });
+  auditAnnotations(errs, obj.metadata.name ?? '', s.auditAnnotations);
   nameList(errs, 'spec.matchConditions', s.matchConditions, (n) => isQualifiedName(n));
   if ((s.matchConditions ?? []).length > 64)
     errs.push(fieldErrors.invalid('spec.matchConditions', s.matchConditions.length, 'must have at most 64 items'));

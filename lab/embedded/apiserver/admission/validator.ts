@@ -3,7 +3,7 @@
 // the variables (in order, each seeing the ones before), then every validation: true admits; false denies with the
 // messageExpression's result (a string without line breaks), else `message`, else `failed expression: <expr>`, and
 // the validation's reason (default Invalid); an evaluation error applies the failure policy (Fail: deny with
-// `expression '<expr>' resulted in error: <err>`, Ignore: admit).
+// `expression '<expr>' resulted in error: <err>`, Ignore: admit); then the audit annotations' value expressions.
 import { celErrorText, toCel } from './cel-env.ts';
 import type { Compiled, CompiledPolicy } from './compiled.ts';
 import type { AdmissionRequest } from './matching.ts';
@@ -60,7 +60,38 @@ function evaluate(c: Compiled, vars: Record<string, unknown>): { value: unknown 
 const onError = (p: CompiledPolicy, message: string): Decision =>
   p.failurePolicy === 'Ignore' ? { action: 'Admit', message } : { action: 'Deny', message };
 
-export function validate(p: CompiledPolicy, vars: Record<string, unknown>): Decision[] {
+export interface ValidateResult {
+  decisions: Decision[];
+  /** Audit annotations to publish (`<policy>/<key>` → value). */
+  annotations: Record<string, string>;
+  /** Audit annotations that failed under failurePolicy Fail: denials whatever the binding's actions. */
+  annotationErrors: string[];
+}
+
+/**
+ * The audit annotations (validator.go): a non-empty string is published as `<policy>/<key>`, null or blank is not,
+ * another type or an error is a failure (failurePolicy Fail: a denial, dispatcher.go's AuditAnnotationActionError).
+ */
+function auditAnnotations(p: CompiledPolicy, scope: Record<string, unknown>, out: ValidateResult): void {
+  for (const a of p.auditAnnotations) {
+    const r = evaluate(a.compiled, scope);
+    let error: string | undefined;
+    if ('error' in r) error = `valueExpression '${a.valueExpression}' resulted in error: ${r.error}`;
+    else if (typeof r.value === 'string') {
+      if (r.value.trim()) out.annotations[`${p.name}/${a.key}`] = r.value.trim();
+    } else if (r.value !== null)
+      error = `valueExpression '${a.valueExpression}' resulted in unsupported return type: ${typeof r.value === 'bigint' ? 'int' : typeof r.value}. Return type must be either string or null.`;
+    if (error && p.failurePolicy === 'Fail') out.annotationErrors.push(error);
+  }
+}
+
+export function validate(p: CompiledPolicy, vars: Record<string, unknown>): ValidateResult {
+  const out: ValidateResult = { decisions: [], annotations: {}, annotationErrors: [] };
+  out.decisions = decide(p, vars, out);
+  return out;
+}
+
+function decide(p: CompiledPolicy, vars: Record<string, unknown>, out: ValidateResult): Decision[] {
   let matchError: string | undefined;
   for (const m of p.matchConditions) {
     const r = evaluate(m.compiled, vars);
@@ -74,7 +105,7 @@ export function validate(p: CompiledPolicy, vars: Record<string, unknown>): Deci
     const r = evaluate(v.compiled, scope);
     if ('value' in r) variables[v.name] = r.value;
   }
-  return p.validations.map((v): Decision => {
+  const decisions = p.validations.map((v): Decision => {
     const r = evaluate(v.compiled, scope);
     if ('error' in r) return onError(p, `expression '${v.expression}' resulted in error: ${r.error}`);
     if (r.value === true) return { action: 'Admit', message: '' };
@@ -88,4 +119,6 @@ export function validate(p: CompiledPolicy, vars: Record<string, unknown>): Deci
     if (!message) message = `failed expression: ${v.expression.trim()}`;
     return { action: 'Deny', message, reason: v.reason ?? 'Invalid' };
   });
+  auditAnnotations(p, scope, out);
+  return decisions;
 }
