@@ -182,9 +182,10 @@ export class Core {
     return this.present(rt, obj);
   }
 
-  /** Side effects of a stored write: CRDs become served (Established) or stop being served. */
+  /** Side effects of a stored write: CRDs become served (Established) or stop being served; the hooks' own. */
   private afterWrite(rt: ResourceType, obj: K8sObject): void {
     if (rt.builtin && rt.plural === 'customresourcedefinitions') this.syncCrd(obj);
+    this.hooks.afterWrite?.(rt, obj);
   }
 
   /** Registers the CRD's versions and marks it NamesAccepted + Established. */

@@ -247,6 +247,9 @@ function assemble(
         escalation.check({ resource: rt.plural, obj, old, user: opts.user, requestName });
     },
     validatingAdmission: (req, warnings) => policies.admit(req, warnings),
+    afterWrite: (rt, obj) => {
+      if (rt.builtin && rt.plural === 'validatingadmissionpolicies') policies.writeStatus(obj);
+    },
   });
   return { core, authn, authz };
 }

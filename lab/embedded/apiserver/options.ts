@@ -58,4 +58,6 @@ export interface CoreHooks {
    * validation and before storage (dry runs too): throws to refuse; Warn actions add to `warnings`.
    */
   validatingAdmission?: (req: AdmissionRequest, warnings: string[]) => void;
+  /** After a create or update is stored (not dry runs): status written by the server itself (a policy's typeChecking). */
+  afterWrite?: (rt: ResourceType, obj: K8sObject) => void;
 }

@@ -15,6 +15,7 @@ import type { ResourceRegistry } from '../resources.ts';
 import type { K8sObject, Store } from '../store.ts';
 import { type CompiledPolicy, PolicyCache } from './compiled.ts';
 import { type AdmissionRequest, type MatchContext, matchesResources } from './matching.ts';
+import { typeCheck } from './type-check.ts';
 import { activation, type Decision, validate } from './validator.ts';
 
 const POLICIES = 'admissionregistration.k8s.io/validatingadmissionpolicies';
@@ -62,6 +63,23 @@ export class ValidatingAdmission {
       for (const b of mine) this.binding(p, b, req, denials, warnings);
     }
     if (denials.length) throw denialError(req, denials[0]);
+  }
+
+  /**
+   * A stored policy's status as the validatingadmissionpolicy-status controller writes it: `observedGeneration` and
+   * `typeChecking` (expression warnings, type-check.ts). Written at once, like a CRD's Established condition.
+   */
+  writeStatus(policy: K8sObject): void {
+    const warnings = typeCheck(policy, this.registry);
+    const status = {
+      ...(policy.status ?? {}),
+      observedGeneration: policy.metadata.generation,
+      typeChecking: warnings.length ? { expressionWarnings: warnings } : {},
+    };
+    if (JSON.stringify(status) === JSON.stringify(policy.status)) return;
+    const next = structuredClone(policy);
+    next.status = status;
+    this.store.put(POLICIES, policy.metadata.name!, next);
   }
 
   private configError(message: string): Decision {

@@ -468,3 +468,47 @@ describe('auditAnnotations', () => {
     await remove('ann');
   });
 });
+
+describe('status.typeChecking', () => {
+  it('names undefined fields of the kinds the rules name, with cel-go-style positions; wildcards are not checked', async () => {
+    const typo = policy('typo', {
+      matchConstraints: {
+        resourceRules: [
+          { apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['deployments'] },
+        ],
+      },
+      validations: [
+        { expression: 'object.spec.replicass <= 5' },
+        { expression: "object.spec.replicas <= 5 && has(object.metadata.labels) && object.metadata.name != ''" },
+      ],
+    });
+    expect((await api(lab, 'POST', VAP, { body: typo })).status).toBe(201);
+    const got = (await api(lab, 'GET', `${VAP}/typo`)).json;
+    expect(got.metadata.generation).toBe(1);
+    expect(got.status).toEqual({
+      observedGeneration: 1,
+      typeChecking: {
+        expressionWarnings: [
+          {
+            fieldRef: 'spec.validations[0].expression',
+            warning:
+              "apps/v1, Kind=Deployment: ERROR: <input>:1:12: undefined field 'replicass'\n | object.spec.replicass <= 5\n | ...........^\n",
+          },
+        ],
+      },
+    });
+    got.spec.validations = [{ expression: 'object.spec.replicas <= 5' }];
+    expect((await api(lab, 'PUT', `${VAP}/typo`, { body: got })).status).toBe(200);
+    expect((await api(lab, 'GET', `${VAP}/typo`)).json.status).toEqual({ observedGeneration: 2, typeChecking: {} });
+    const wild = policy('wild', {
+      matchConstraints: {
+        resourceRules: [{ apiGroups: ['*'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['deployments'] }],
+      },
+      validations: [{ expression: 'object.spec.replicass <= 5' }],
+    });
+    expect((await api(lab, 'POST', VAP, { body: wild })).status).toBe(201);
+    expect((await api(lab, 'GET', `${VAP}/wild`)).json.status.typeChecking).toEqual({});
+    await api(lab, 'DELETE', `${VAP}/typo`);
+    await api(lab, 'DELETE', `${VAP}/wild`);
+  });
+});
