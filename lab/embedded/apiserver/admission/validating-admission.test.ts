@@ -512,3 +512,63 @@ describe('status.typeChecking', () => {
     await api(lab, 'DELETE', `${VAP}/wild`);
   });
 });
+
+describe('params from a custom resource', () => {
+  it('a cluster-scoped CR by name; a namespace on its paramRef is a configuration error', async () => {
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'limits.vap.example.com' },
+      spec: {
+        group: 'vap.example.com',
+        scope: 'Cluster',
+        names: { plural: 'limits', singular: 'limit', kind: 'Limit', listKind: 'LimitList' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: {
+              openAPIV3Schema: {
+                type: 'object',
+                properties: { spec: { type: 'object', properties: { maxKeys: { type: 'integer' } } } },
+              },
+            },
+          },
+        ],
+      },
+    };
+    expect(
+      (await api(lab, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd })).status,
+    ).toBe(201);
+    await api(lab, 'POST', '/apis/vap.example.com/v1/limits', {
+      body: { apiVersion: 'vap.example.com/v1', kind: 'Limit', metadata: { name: 'global' }, spec: { maxKeys: 1 } },
+    });
+    await install(
+      policy('crparams', {
+        paramKind: { apiVersion: 'vap.example.com/v1', kind: 'Limit' },
+        validations: [
+          {
+            expression: 'size(object.data) <= params.spec.maxKeys',
+            messageExpression:
+              "'at most ' + string(params.spec.maxKeys) + ' keys (' + params.kind + ' ' + params.metadata.name + ')'",
+          },
+        ],
+      }),
+      binding('crparams', { paramRef: { name: 'global', parameterNotFoundAction: 'Deny' } }),
+    );
+    const denied = await api(lab, 'POST', CMS('vap-test'), { body: cm('crp', { a: '1', b: '2' }) });
+    expect(denied.status).toBe(422);
+    expect(denied.json.message).toContain('denied request: at most 1 keys (Limit global)');
+    expect((await api(lab, 'POST', CMS('vap-test'), { body: cm('crp', { a: '1' }) })).status).toBe(201);
+    const b = (await api(lab, 'GET', `${VAPB}/crparams`)).json;
+    b.spec.paramRef.namespace = 'vap-test';
+    expect((await api(lab, 'PUT', `${VAPB}/crparams`, { body: b })).status).toBe(200);
+    const conf = await api(lab, 'POST', CMS('vap-test'), { body: cm('crp2') });
+    expect(conf.status).toBe(422);
+    expect(conf.json.message).toContain(
+      'denied request: failed to configure binding: paramRef.namespace must not be provided for a cluster-scoped `paramKind`',
+    );
+    await remove('crparams');
+  });
+});
