@@ -31,8 +31,16 @@ function refTo(name: string, style: RefStyle): Schema {
   return style === 'v2' ? { $ref: `#/definitions/${name}` } : { allOf: [{ $ref: `#/components/schemas/${name}` }] };
 }
 
+/**
+ * A nested built-in model's definition name: client-node's model name split into its parts (`V1Container` →
+ * `builtin.v1.Container`, `CoreV1EventSeries` → `builtin.core.v1.EventSeries`), so kubectl explain shows the
+ * kind as against kube-apiserver (`<[]Container>`); ObjectMeta under its own name.
+ */
 function defName(model: string): string {
-  return model === 'V1ObjectMeta' ? OBJECT_META : `builtin.${model}`;
+  if (model === 'V1ObjectMeta') return OBJECT_META;
+  const m = /^([A-Z][a-z]+)?(V\d+(?:alpha\d+|beta\d+)?)([A-Z]\w*)$/.exec(model);
+  if (!m) return `builtin.${model}`;
+  return `builtin.${m[1] ? `${m[1].toLowerCase()}.` : ''}${m[2].toLowerCase()}.${m[3]}`;
 }
 
 /** The definition of a built-in model and, into `defs`, of every model it reaches. */

@@ -50,6 +50,8 @@ describe('kubectl explain (OpenAPI v3)', () => {
     const d = await lab.k(['explain', 'deployment.spec.replicas']);
     expect(d).toContain('KIND:       Deployment');
     expect(d).toContain('FIELD: replicas <integer>');
+    const c = await lab.k(['explain', 'deployment.spec.template.spec.containers']);
+    expect(c).toContain('FIELD: containers <[]Container>');
     const m = await lab.k(['explain', 'gateway.metadata.labels']);
     expect(m).toContain('FIELD: labels <map[string]string>');
   });
