@@ -65,13 +65,19 @@ describe('Gateway API v1.6.1 bundles (kubectl apply --server-side)', { timeout: 
     expect((await apply(lab, STANDARD)).code).toBe(0);
   });
 
-  it('experimental-install.yaml installs with exit 0 (xbackends, xbackendtrafficpolicies, xmeshes created); standard over it too', async () => {
+  it('experimental-install.yaml installs with exit 0 (all 13 CRDs Established, xbackends, xbackendtrafficpolicies, xmeshes among them), again over itself, and standard over it', async () => {
     const lab = await freshLab();
     const r = await apply(lab, EXPERIMENTAL);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     for (const crd of ['xbackends', 'xbackendtrafficpolicies', 'xmeshes'])
       await lab.k(['wait', '--for=condition=Established', `crd/${crd}.gateway.networking.x-k8s.io`, '--timeout=10s']);
+    await lab.k(['wait', '--for=condition=Established', 'crd', '--all', '--timeout=10s']);
+    expect((await lab.k(['get', 'crd', '-o', 'name'])).trim().split('\n')).toHaveLength(13);
+    // Experimental over experimental (an upgrade within the channel) is admitted.
+    const again = await apply(lab, EXPERIMENTAL);
+    expect(again.stderr).toBe('');
+    expect(again.code).toBe(0);
     const back = await apply(lab, STANDARD);
     expect(back.stderr).toBe('');
     expect(back.code).toBe(0);
