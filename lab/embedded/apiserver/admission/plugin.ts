@@ -13,10 +13,11 @@ import { matchesLabelSelector } from '../../../../system/shared/selectors.ts';
 import { ApiError, qualifiedResource } from '../errors.ts';
 import type { ResourceRegistry } from '../resources.ts';
 import type { K8sObject, Store } from '../store.ts';
+import { toCel } from './cel-env.ts';
 import { type CompiledPolicy, PolicyCache } from './compiled.ts';
 import { type AdmissionRequest, type MatchContext, matchesResources } from './matching.ts';
 import { typeCheck } from './type-check.ts';
-import { activation, type Decision, validate } from './validator.ts';
+import { type Decision, requestVars, validate } from './validator.ts';
 
 const POLICIES = 'admissionregistration.k8s.io/validatingadmissionpolicies';
 const BINDINGS = 'admissionregistration.k8s.io/validatingadmissionpolicybindings';
@@ -51,6 +52,11 @@ export class ValidatingAdmission {
     if (req.rt.builtin && req.rt.group === 'admissionregistration.k8s.io') return;
     const denials: Denial[] = [];
     const bindings = this.store.list(BINDINGS);
+    let vars: Record<string, unknown> | undefined;
+    const base = () => {
+      vars ??= requestVars(req);
+      return vars;
+    };
     for (const p of this.cache.sync(this.store.list(POLICIES))) {
       if (!matchesResources(p.spec.matchConstraints ?? {}, req, this.ctx)) continue;
       const mine = bindings.filter((b) => b.spec?.policyName === p.name);
@@ -60,7 +66,7 @@ export class ValidatingAdmission {
           denials.push({ policy: p.name, decision: this.configError(`failed to configure policy: ${p.configError}`) });
         continue;
       }
-      for (const b of mine) this.binding(p, b, req, denials, warnings);
+      for (const b of mine) this.binding(p, b, req, base, denials, warnings);
     }
     if (denials.length) throw denialError(req, denials[0]);
   }
@@ -86,7 +92,14 @@ export class ValidatingAdmission {
     return { action: 'Deny', message };
   }
 
-  private binding(p: CompiledPolicy, b: K8sObject, req: AdmissionRequest, denials: Denial[], warnings: string[]) {
+  private binding(
+    p: CompiledPolicy,
+    b: K8sObject,
+    req: AdmissionRequest,
+    base: () => Record<string, unknown>,
+    denials: Denial[],
+    warnings: string[],
+  ) {
     if (b.spec?.matchResources && !matchesResources(b.spec.matchResources, req, this.ctx)) return;
     const params = this.params(p, b, req);
     if (typeof params === 'string') {
@@ -102,7 +115,8 @@ export class ValidatingAdmission {
     const ns = nsName ? this.store.get('core/namespaces', nsName) : undefined;
     const actions: string[] = b.spec?.validationActions ?? [];
     for (const param of params) {
-      const result = validate(p, activation(req, param, ns));
+      const namespaceObject = ns ? toCel(ns) : null;
+      const result = validate(p, { ...base(), params: param ? toCel(param) : null, namespaceObject });
       if (Object.keys(result.annotations).length)
         this.log?.info('validation policy audit annotations', {
           annotations: result.annotations,

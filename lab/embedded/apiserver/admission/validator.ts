@@ -14,8 +14,8 @@ export interface Decision {
   reason?: string;
 }
 
-/** The CEL activation of a request: object, oldObject, request, params, namespaceObject. */
-export function activation(req: AdmissionRequest, params: unknown, namespaceObject: unknown): Record<string, unknown> {
+/** The CEL activation of a request: object, oldObject and request (params and namespaceObject are added per binding). */
+export function requestVars(req: AdmissionRequest): Record<string, unknown> {
   const { rt } = req;
   const kind = { group: rt.group, version: rt.version, kind: rt.kind };
   const resource = { group: rt.group, version: rt.version, resource: rt.plural };
@@ -23,8 +23,6 @@ export function activation(req: AdmissionRequest, params: unknown, namespaceObje
   return {
     object: req.object ? toCel(req.object) : null,
     oldObject: req.oldObject ? toCel(req.oldObject) : null,
-    params: params ? toCel(params) : null,
-    namespaceObject: namespaceObject ? toCel(namespaceObject) : null,
     request: {
       kind,
       resource,
