@@ -222,7 +222,8 @@ function assemble(
   log: Logger,
 ): { core: Core; authn: Authenticator; authz: Authorizer } {
   const registry = new ResourceRegistry();
-  const policies = new ValidatingAdmission(store, registry, log);
+  const authz = new Authorizer(store);
+  const policies = new ValidatingAdmission(store, registry, (user, a) => authz.allowed(user, a), log);
   const authn = new Authenticator({
     saKeyPem: pki.saKeyPem,
     saPubPem: pki.saPubPem,
@@ -238,7 +239,6 @@ function assemble(
       return p ? { uid: p.metadata.uid! } : undefined;
     },
   });
-  const authz = new Authorizer(store);
   const escalation = new EscalationCheck(authz);
   const core = new Core(store, registry, {
     allocateClusterIp: (svc) => allocateClusterIp(store, plan, svc),

@@ -2,13 +2,15 @@
 // @bufbuild/cel (a CEL-spec-conformant evaluator) with the strings extension, RE2 regexes from
 // system/shared/regex.ts (Kubernetes' CEL uses RE2, as cel-go does) and the global form `matches(string, string)`
 // of the standard `matches` overload (cel-spec's `matches_string`; the Gateway API v1.6.1 bundle's safe-upgrade
-// policy calls it so). The Kubernetes CEL libraries for CRD rules are built beside this (apiserver/cel/); at merge,
+// policy calls it so), and the authz library of the `authorizer` variable (authorizer.ts, admission-only). The
+// Kubernetes CEL libraries for CRD rules are built beside this (apiserver/cel/); at merge,
 // `admissionCelEnv` is the seam to point at that environment: nothing else here builds CEL functions.
 // Values: JSON → CEL as Kubernetes' unstructured conversion does: whole numbers are `int` (bigint), other numbers
 // `double`, objects maps (field selection and `has()` work on them).
 import { type CelEnv, CelScalar, celEnv, celFunc, isCelError, parse, plan } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import { compileRe2 } from '../../../../system/shared/regex.ts';
+import { authzLibrary } from './authorizer.ts';
 
 let env: CelEnv | undefined;
 
@@ -18,6 +20,7 @@ export function admissionCelEnv(): CelEnv {
     funcs: [
       ...strings,
       celFunc('matches', [CelScalar.STRING, CelScalar.STRING], CelScalar.BOOL, (s, re) => compileRe2(re).test(s)),
+      ...authzLibrary,
     ],
     re2: { compile: (p) => compileRe2(p) },
   });

@@ -13,6 +13,7 @@ import { matchesLabelSelector } from '../../../../system/shared/selectors.ts';
 import { ApiError, qualifiedResource } from '../errors.ts';
 import type { ResourceRegistry } from '../resources.ts';
 import type { K8sObject, Store } from '../store.ts';
+import { type AuthorizeFn, withAuthorizer } from './authorizer.ts';
 import { toCel } from './cel-env.ts';
 import { type CompiledPolicy, PolicyCache } from './compiled.ts';
 import { type AdmissionRequest, type MatchContext, matchesResources } from './matching.ts';
@@ -36,9 +37,13 @@ export class ValidatingAdmission {
   private readonly cache = new PolicyCache();
   private readonly ctx: MatchContext;
 
-  constructor(store: Store, registry: ResourceRegistry, log?: Logger) {
+  private readonly authorize: AuthorizeFn;
+
+  /** `authorize`: the RBAC decision the `authorizer` variable's checks get (rbac.ts Authorizer.allowed). */
+  constructor(store: Store, registry: ResourceRegistry, authorize: AuthorizeFn, log?: Logger) {
     this.store = store;
     this.registry = registry;
+    this.authorize = authorize;
     this.log = log;
     this.ctx = {
       registry,
@@ -116,7 +121,8 @@ export class ValidatingAdmission {
     const actions: string[] = b.spec?.validationActions ?? [];
     for (const param of params) {
       const namespaceObject = ns ? toCel(ns) : null;
-      const result = validate(p, { ...base(), params: param ? toCel(param) : null, namespaceObject });
+      const vars = { ...base(), params: param ? toCel(param) : null, namespaceObject };
+      const result = withAuthorizer(this.authorize, () => validate(p, vars));
       if (Object.keys(result.annotations).length)
         this.log?.info('validation policy audit annotations', {
           annotations: result.annotations,

@@ -572,3 +572,60 @@ describe('params from a custom resource', () => {
     await remove('crparams');
   });
 });
+
+describe('authorizer', () => {
+  it("checks the requester's (or a service account's) RBAC permissions, and the request's own resource", async () => {
+    const ns = 'vap-test';
+    await api(lab, 'POST', `/api/v1/namespaces/${ns}/serviceaccounts`, {
+      body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'writer' } },
+    });
+    await api(lab, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, {
+      body: {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'Role',
+        metadata: { name: 'cm-writer' },
+        rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['create', 'get'] }],
+      },
+    });
+    await api(lab, 'POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
+      body: {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name: 'cm-writer' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'cm-writer' },
+        subjects: [{ kind: 'ServiceAccount', name: 'writer', namespace: ns }],
+      },
+    });
+    await install(
+      policy('authz', {
+        validations: [
+          {
+            expression:
+              "authorizer.group('').resource('secrets').namespace(object.metadata.namespace).check('get').allowed()",
+            messageExpression: "request.userInfo.username + ' may not read secrets'",
+          },
+          { expression: "authorizer.requestResource.check('create').allowed()" },
+          {
+            expression:
+              "!authorizer.serviceAccount('vap-test', 'writer').group('').resource('secrets').check('get').allowed() && authorizer.serviceAccount('vap-test', 'writer').group('').resource('configmaps').namespace('vap-test').name('x').check('get').allowed()",
+          },
+          {
+            expression:
+              "authorizer.path('/healthz').check('get').reason() == '' && !authorizer.path('/healthz').check('get').errored()",
+          },
+        ],
+      }),
+      binding('authz', {}),
+    );
+    expect((await api(lab, 'POST', CMS(ns), { body: cm('by-admin') })).status).toBe(201);
+    const token = lab.server.issueServiceAccountToken(ns, 'writer');
+    const sa = await api(lab, 'POST', CMS(ns), { body: cm('by-sa'), token });
+    expect(sa.status).toBe(422);
+    expect(sa.json.message).toContain(
+      "ValidatingAdmissionPolicy 'authz' with binding 'authz' denied request: system:serviceaccount:vap-test:writer may not read secrets",
+    );
+    await remove('authz');
+    const after = await api(lab, 'POST', CMS(ns), { body: cm('by-sa'), token });
+    expect(after.status).toBe(201);
+  });
+});

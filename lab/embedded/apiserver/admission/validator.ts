@@ -4,6 +4,7 @@
 // messageExpression's result (a string without line breaks), else `message`, else `failed expression: <expr>`, and
 // the validation's reason (default Invalid); an evaluation error applies the failure policy (Fail: deny with
 // `expression '<expr>' resulted in error: <err>`, Ignore: admit); then the audit annotations' value expressions.
+import { authorizerValue } from './authorizer.ts';
 import { celErrorText, toCel } from './cel-env.ts';
 import type { Compiled, CompiledPolicy } from './compiled.ts';
 import type { AdmissionRequest } from './matching.ts';
@@ -14,7 +15,7 @@ export interface Decision {
   reason?: string;
 }
 
-/** The CEL activation of a request: object, oldObject and request (params and namespaceObject are added per binding). */
+/** The CEL activation of a request: object, oldObject, authorizer and request (params and namespaceObject are added per binding). */
 export function requestVars(req: AdmissionRequest): Record<string, unknown> {
   const { rt } = req;
   const kind = { group: rt.group, version: rt.version, kind: rt.kind };
@@ -23,6 +24,7 @@ export function requestVars(req: AdmissionRequest): Record<string, unknown> {
   return {
     object: req.object ? toCel(req.object) : null,
     oldObject: req.oldObject ? toCel(req.oldObject) : null,
+    authorizer: authorizerValue(req),
     request: {
       kind,
       resource,
