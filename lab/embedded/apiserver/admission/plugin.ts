@@ -172,6 +172,7 @@ export class ValidatingAdmission {
       ns = ref.namespace || req.namespace;
       if (!ns) return 'cannot use namespaced paramRef in policy binding that matches cluster-scoped resources';
     } else if (ref.namespace) return 'paramRef.namespace must not be provided for a cluster-scoped `paramKind`';
+    if (!ref.name && !ref.selector) return 'one of name or selector must be provided';
     let found: K8sObject[];
     if (ref.name) {
       const o = this.store.get(rt.bucket, ns ? `${ns}/${ref.name}` : ref.name);

@@ -10,12 +10,12 @@ import type { K8sObject } from '../store.ts';
 import { compileCel } from './cel-env.ts';
 
 const OPERATIONS = ['*', 'CONNECT', 'CREATE', 'DELETE', 'UPDATE'];
-const REASONS = ['Unauthorized', 'Forbidden', 'Invalid', 'RequestEntityTooLarge'];
+const REASONS = ['Forbidden', 'Invalid', 'RequestEntityTooLarge', 'Unauthorized'];
 const CEL_IDENT = /^[_a-zA-Z][_a-zA-Z0-9]*$/;
 
 function expression(errs: FieldError[], path: string, expr: unknown): void {
   if (typeof expr !== 'string' || !expr.trim()) {
-    errs.push(fieldErrors.required(path, ''));
+    errs.push(fieldErrors.required(path, `${path.slice(path.lastIndexOf('.') + 1)} is not specified`));
     return;
   }
   const c = compileCel(expr);
@@ -109,10 +109,11 @@ export function validatePolicy(obj: K8sObject): FieldError[] {
     const p = `spec.validations[${i}]`;
     expression(errs, `${p}.expression`, v?.expression);
     if (typeof v?.message === 'string') {
-      if (v.message.includes('\n'))
+      const trimmed = v.message.trim();
+      if (trimmed.includes('\n'))
         errs.push(fieldErrors.invalid(`${p}.message`, v.message, 'message must not contain line breaks'));
-      else if (v.message.length && !v.message.trim())
-        errs.push(fieldErrors.required(`${p}.message`, 'message must be non-empty if specified'));
+      else if (v.message.length && !trimmed)
+        errs.push(fieldErrors.invalid(`${p}.message`, v.message, 'message must be non-empty if specified'));
     }
     if (v?.messageExpression !== undefined) expression(errs, `${p}.messageExpression`, v.messageExpression);
     if (v?.reason !== undefined && !REASONS.includes(v.reason))
@@ -155,8 +156,6 @@ export function validateBinding(obj: K8sObject): FieldError[] {
   if (ref) {
     if (ref.name && ref.selector)
       errs.push(fieldErrors.forbidden('spec.paramRef.name', 'name and selector are mutually exclusive'));
-    if (!ref.name && !ref.selector)
-      errs.push(fieldErrors.required('spec.paramRef', 'one of name or selector must be specified'));
     if (ref.parameterNotFoundAction === undefined)
       errs.push(fieldErrors.required('spec.paramRef.parameterNotFoundAction', ''));
     else if (!['Allow', 'Deny'].includes(ref.parameterNotFoundAction))
