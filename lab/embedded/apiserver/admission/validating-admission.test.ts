@@ -119,6 +119,35 @@ describe('policy and binding fields are validated as kube-apiserver does', () =>
     expect(bf).toContain('spec.paramRef.parameterNotFoundAction: Required value');
   });
 
+  it('declares params only with a paramKind, variables only with variables, authorizer not in messageExpressions', async () => {
+    const r = await api(lab, 'POST', VAP, {
+      body: policy('decl', {
+        validations: [
+          { expression: 'params.max > 1' },
+          { expression: 'variables.x', messageExpression: "authorizer.path('/').check('get').reason()" },
+        ],
+      }),
+    });
+    expect(r.status).toBe(422);
+    const causes = r.json.details.causes.map((c: any) => `${c.field}: ${c.message}`);
+    expect(causes).toContain(
+      `spec.validations[0].expression: Invalid value: "params.max > 1": compilation failed: ERROR: <input>:1:1: undeclared reference to 'params' (in container '')`,
+    );
+    expect(
+      causes.find((c: string) => c.startsWith('spec.validations[1].expression') && c.includes("'variables'")),
+    ).toBeTruthy();
+    expect(
+      causes.find((c: string) => c.startsWith('spec.validations[1].messageExpression') && c.includes("'authorizer'")),
+    ).toBeTruthy();
+    const b = await api(lab, 'POST', VAPB, {
+      body: binding('decl', { paramRef: { parameterNotFoundAction: 'Deny' } }),
+    });
+    expect(b.status).toBe(422);
+    expect(b.json.details.causes.map((c: any) => `${c.field}: ${c.message}`)).toContain(
+      'spec.paramRef: Required value: one of name or selector must be specified',
+    );
+  });
+
   it('defaults failurePolicy, matchPolicy, selectors and rule scope; kubectl get and describe show them', async () => {
     await install(policy('shown', { validations: [{ expression: 'true' }] }), binding('shown', {}));
     const got = (await api(lab, 'GET', `${VAP}/shown`)).json;
