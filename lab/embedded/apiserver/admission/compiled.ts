@@ -21,7 +21,7 @@ export interface CompiledPolicy {
   resourceVersion: string;
   spec: any;
   failurePolicy: 'Fail' | 'Ignore';
-  matchConditions: { name: string; compiled: Compiled }[];
+  matchConditions: { name: string; expression: string; compiled: Compiled }[];
   variables: { name: string; compiled: Compiled }[];
   validations: CompiledValidation[];
   auditAnnotations: { key: string; valueExpression: string; compiled: Compiled }[];
@@ -45,6 +45,7 @@ export function compilePolicy(p: K8sObject): CompiledPolicy {
     failurePolicy: s.failurePolicy === 'Ignore' ? 'Ignore' : 'Fail',
     matchConditions: (s.matchConditions ?? []).map((m: any, i: number) => ({
       name: m.name,
+      expression: m.expression,
       compiled: comp(`spec.matchConditions[${i}].expression`, m.expression),
     })),
     variables: (s.variables ?? []).map((v: any, i: number) => ({

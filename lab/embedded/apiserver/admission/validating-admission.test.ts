@@ -311,6 +311,25 @@ describe('enforcement', () => {
     await remove('vars');
   });
 
+  it('a match condition that fails to evaluate denies under failurePolicy Fail, with the expression named', async () => {
+    await install(
+      policy('mc-fail', {
+        matchConditions: [{ name: 'flag', expression: "object.data.flag == 'on'" }],
+        validations: [{ expression: 'false', message: 'flagged' }],
+      }),
+      binding('mc-fail', {}),
+    );
+    const r = await api(lab, 'POST', CMS('vap-test'), { body: cm('noflag') });
+    expect(r.status).toBe(422);
+    expect(r.json.message).toContain(
+      "ValidatingAdmissionPolicy 'mc-fail' with binding 'mc-fail' denied request: expression 'object.data.flag == 'on'' resulted in error:",
+    );
+    expect((await api(lab, 'POST', CMS('vap-test'), { body: cm('off', { flag: 'off' }) })).status).toBe(201);
+    const on = await api(lab, 'POST', CMS('vap-test'), { body: cm('on', { flag: 'on' }) });
+    expect(on.json.message).toContain('denied request: flagged');
+    await remove('mc-fail');
+  });
+
   it('Warn returns a Warning header; Audit writes the validation_failure annotation to the log; both admit', async () => {
     await install(
       policy('soft', { validations: [{ expression: "object.metadata.name != 'flagged'", message: 'flagged name' }] }),

@@ -92,13 +92,15 @@ export function validate(p: CompiledPolicy, vars: Record<string, unknown>): Vali
 }
 
 function decide(p: CompiledPolicy, vars: Record<string, unknown>, out: ValidateResult): Decision[] {
-  let matchError: string | undefined;
+  // matchconditions/matcher.go: any false skips the policy; otherwise errors aggregate (utilerrors.NewAggregate).
+  const matchErrors: string[] = [];
   for (const m of p.matchConditions) {
     const r = evaluate(m.compiled, vars);
-    if ('error' in r) matchError ??= `failed to evaluate matchCondition '${m.name}': ${r.error}`;
+    if ('error' in r) matchErrors.push(`expression '${m.expression}' resulted in error: ${r.error}`);
     else if (r.value !== true) return [];
   }
-  if (matchError) return [onError(p, matchError)];
+  if (matchErrors.length)
+    return [onError(p, matchErrors.length === 1 ? matchErrors[0] : `[${matchErrors.join(', ')}]`)];
   const variables: Record<string, unknown> = {};
   const scope = { ...vars, variables };
   for (const v of p.variables) {
