@@ -170,6 +170,20 @@ export function builtinResources(): ResourceType[] {
       categories: ['api-extensions'],
       status: true,
     }),
+    // pkg/registry/admissionregistration/validatingadmissionpolicy{,binding}/storage: cluster-scoped, category
+    // api-extensions, the policy with a status subresource (status.typeChecking).
+    builtin('admissionregistration.k8s.io', 'v1', 'ValidatingAdmissionPolicy', 'validatingadmissionpolicies', false, {
+      categories: ['api-extensions'],
+      status: true,
+    }),
+    builtin(
+      'admissionregistration.k8s.io',
+      'v1',
+      'ValidatingAdmissionPolicyBinding',
+      'validatingadmissionpolicybindings',
+      false,
+      { categories: ['api-extensions'] },
+    ),
   ];
 }
 

@@ -13,7 +13,13 @@ import { checkModel, nameRule, validateBuiltin, validateMeta } from './validatio
 
 const clone = <T>(v: T): T => structuredClone(v);
 
-const GENERATION_RESOURCES = new Set(['deployments', 'replicasets', 'customresourcedefinitions']);
+const GENERATION_RESOURCES = new Set([
+  'deployments',
+  'replicasets',
+  'customresourcedefinitions',
+  'validatingadmissionpolicies',
+  'validatingadmissionpolicybindings',
+]);
 
 /** metadata.generation of a new object: 1 for the kinds that track it (and every custom resource), else none. */
 export function initialGeneration(rt: ResourceType, m: K8sObject['metadata']): void {
