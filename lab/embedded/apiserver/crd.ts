@@ -373,16 +373,22 @@ const BLOCKING = new Set([
 /**
  * Validates a custom resource (everything but metadata, which the generic metadata rules cover): the OpenAPI schema,
  * then the CEL rules (`rules`, compiled with the CRD; `old` is the stored object on update) unless an OpenAPI error
- * blocks them.
+ * blocks them. With a status subresource, kube validates `status` on its own (the status strategy), so the
+ * OpenAPI messages about it name paths relative to it (`addresses[0].value in body ...` at field
+ * `status.addresses[0].value`).
  */
 export function validateCustomResource(
   schema: JSONSchemaProps | undefined,
   obj: K8sObject,
   rules?: CompiledNode,
   old?: K8sObject,
+  statusSubresource = false,
 ): FieldError[] {
   if (!schema) return [];
   const errs = validateOpenApi(schema, obj);
+  if (statusSubresource)
+    for (const e of errs)
+      if (e.field.startsWith('status.')) e.message = e.message.replace(/(^|: )status\.(\S*) in body/, '$1$2 in body');
   if (!rules) return errs;
   if (errs.some((e) => BLOCKING.has(e.reason)))
     return [
