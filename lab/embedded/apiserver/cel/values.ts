@@ -191,7 +191,17 @@ export function toCel(s: JSONSchemaProps | undefined, v: unknown): CelValue {
 
 /** The root of a custom resource: its schema plus apiVersion, kind and metadata.name/generateName (kube's
  * model.WithTypeAndObjectMeta). */
+const roots = new WeakMap<JSONSchemaProps, JSONSchemaProps>();
 export function rootSchema(s: JSONSchemaProps): JSONSchemaProps {
+  let r = roots.get(s);
+  if (!r) {
+    r = makeRoot(s);
+    roots.set(s, r);
+  }
+  return r;
+}
+
+function makeRoot(s: JSONSchemaProps): JSONSchemaProps {
   const str: JSONSchemaProps = { type: 'string' };
   return {
     ...s,
