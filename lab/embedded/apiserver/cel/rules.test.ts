@@ -181,6 +181,30 @@ describe('transition rules', () => {
     expect((await put('w-t2', { tier: 2 })).json.message).toContain('tier may only grow');
   });
 
+  it('ratcheting: an update leaving a failing value unchanged passes; changing it is checked', async () => {
+    // Stored before the rule existed: created, then the CRD gains a rule the object breaks.
+    expect((await create('w-t4')).status).toBe(201);
+    const crdNow = (await api(lab, 'GET', `${CRDS}/widgets.cel.example.com`)).json;
+    const strict = structuredClone(crdNow);
+    strict.spec.versions[0].schema.openAPIV3Schema.properties.spec['x-kubernetes-validations'].push({
+      rule: 'self.replicas > 5',
+      message: 'replicas must be above 5',
+    });
+    expect((await api(lab, 'PUT', `${CRDS}/widgets.cel.example.com`, { body: strict })).status).toBe(200);
+    try {
+      // spec unchanged (a label added): ratcheted.
+      const cur = (await api(lab, 'GET', `${W}/w-t4`)).json;
+      cur.metadata.labels = { touched: 'yes' };
+      expect((await api(lab, 'PUT', `${W}/w-t4`, { body: cur })).status).toBe(200);
+      // spec changed: the rule applies.
+      expect((await put('w-t4', { replicas: 3 })).json.message).toContain('replicas must be above 5');
+    } finally {
+      const back = (await api(lab, 'GET', `${CRDS}/widgets.cel.example.com`)).json;
+      back.spec.versions[0].schema.openAPIV3Schema.properties.spec['x-kubernetes-validations'].pop();
+      expect((await api(lab, 'PUT', `${CRDS}/widgets.cel.example.com`, { body: back })).status).toBe(200);
+    }
+  });
+
   it('list-type set values compare equal in any order', async () => {
     expect((await create('w-t3')).status).toBe(201);
     expect((await put('w-t3', { tags: ['y', 'x'] })).status).toBe(200);

@@ -7,6 +7,8 @@
 // kube's field errors: `Invalid value: "<schema type>": <message>` (or Forbidden / Required / Duplicate per
 // `reason`), at the rule's location plus its `fieldPath`; the message is `messageExpression`'s value, else
 // `message`, else `failed rule: <rule>`; a rule that errors reports `<error> evaluating rule: <rule or message>`.
+// On update, a failed rule without oldSelf is ratcheted where the value did not change (kube 1.32's default).
+import { isDeepStrictEqual } from 'node:util';
 import { isCelError } from '@bufbuild/cel';
 import type { JSONSchemaProps } from '../crd.ts';
 import { type FieldError, fieldErrors } from '../errors.ts';
@@ -54,6 +56,7 @@ function runRules(n: CompiledNode, at0: string, obj: unknown, old: unknown, root
   const type = schemaType(n.schema);
   const self = toCel(schema, obj);
   let oldCel: unknown;
+  let unchanged: boolean | undefined;
   for (const r of n.rules) {
     if (r.usesOldSelf && old === undefined && !r.rule.optionalOldSelf) continue;
     if (r.usesOldSelf && oldCel === undefined && old !== undefined) oldCel = toCel(schema, old);
@@ -78,6 +81,9 @@ function runRules(n: CompiledNode, at0: string, obj: unknown, old: unknown, root
       continue;
     }
     if (res === true) continue;
+    // Ratcheting (CRDValidationRatcheting, on by default since 1.30): on update, a rule that does not use oldSelf
+    // does not fail a value equal to its old one (kube sends a warning instead; warnings are not sent here).
+    if (!r.usesOldSelf && old !== undefined && (unchanged ??= isDeepStrictEqual(obj, old))) continue;
     const at = r.fieldPath ? (at0 ? `${at0}${r.fieldPath}` : r.fieldPath.replace(/^\./, '')) : path;
     let detail: string | undefined;
     if (r.message) {
