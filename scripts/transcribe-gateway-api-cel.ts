@@ -642,8 +642,10 @@ const cases = files.flatMap(transcribeFile);
 const outFile = join(import.meta.dirname, '..', 'tests', 'gateway-api', 'cel-tables.json');
 writeFileSync(
   outFile,
-  `${JSON.stringify({ source: `kubernetes-sigs/gateway-api ${TAG} tests/cel`, cases }, null, 1)}\n`,
+  `${JSON.stringify({ source: `kubernetes-sigs/gateway-api ${TAG} tests/cel`, cases }, null, 2)}\n`,
 );
+// In the project's JSON format (Biome), so that lint passes on the generated file.
+execFileSync('npx', ['biome', 'format', '--write', outFile], { stdio: 'ignore' });
 const bad = cases.filter((c) => c.untranscribed);
 process.stdout.write(`${cases.length} cases, ${bad.length} not transcribed\n`);
 for (const b of bad) process.stdout.write(`  ${b.file} ${b.test} ${JSON.stringify(b.name)}: ${b.untranscribed}\n`);

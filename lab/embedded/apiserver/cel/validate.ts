@@ -83,7 +83,10 @@ function runRules(n: CompiledNode, at0: string, obj: unknown, old: unknown, root
     if (res === true) continue;
     // Ratcheting (CRDValidationRatcheting, on by default since 1.30): on update, a rule that does not use oldSelf
     // does not fail a value equal to its old one (kube sends a warning instead; warnings are not sent here).
-    if (!r.usesOldSelf && old !== undefined && (unchanged ??= isDeepStrictEqual(obj, old))) continue;
+    if (!r.usesOldSelf && old !== undefined) {
+      unchanged ??= isDeepStrictEqual(obj, old);
+      if (unchanged) continue;
+    }
     const at = r.fieldPath ? (at0 ? `${at0}${r.fieldPath}` : r.fieldPath.replace(/^\./, '')) : path;
     let detail: string | undefined;
     if (r.message) {
