@@ -93,7 +93,9 @@ const uuidVersion = (v: string) =>
 const HOSTNAME_LABEL = /^[\p{L}\p{S}0-9]([\p{L}\p{S}0-9-]{0,61}[\p{L}\p{S}0-9])?$/u;
 const EMAIL = /^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:"]+$/;
 const GO_DURATION = /^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h))+$/;
-const STRFMT_DURATION = /^((\d+)\s*(ns|us|µs|ms|s|m|h|d|w)\s*)+$/;
+// strfmt.ParseDuration: `<n> <unit>` pairs with its unit names.
+const STRFMT_DURATION =
+  /^(\s*\d+\s*(ns|us|µs|ms|s|sec|secs|second|seconds|m|min|mins|minute|minutes|h|hr|hrs|hour|hours|d|day|days|w|wk|wks|week|weeks)\s*)+$/;
 
 function validBase64(s: string): boolean {
   return /^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(s);
