@@ -34,6 +34,9 @@ type Program = (vars: { self: unknown; oldSelf: unknown }) => CelResult;
 export interface CompiledRule {
   rule: ValidationRule;
   program: Program;
+  /** The parsed rule and its estimated cost (the runtime cost is computed from it, runtime-cost.ts). */
+  expr: Expr;
+  estimatedCost: number;
   usesOldSelf: boolean;
   message?: Program;
   /** The field path suffix of `fieldPath` (`.foo[bar]`), appended to the rule's location in errors. */
@@ -255,7 +258,15 @@ function compileRules(s: JSONSchemaProps, path: string, root: boolean, cardinali
         );
       }
     }
-    out.push({ rule: r, program: plan(env, parsed) as Program, usesOldSelf, message, fieldPath });
+    out.push({
+      rule: r,
+      program: plan(env, parsed) as Program,
+      expr: parsed.expr,
+      estimatedCost: cost,
+      usesOldSelf,
+      message,
+      fieldPath,
+    });
   });
   return out;
 }

@@ -67,87 +67,108 @@ const STRING_FUNCS = new Set([
   'join',
 ]);
 
-interface Scope {
-  vars: Map<string, StaticType>;
+/**
+ * What the cost model needs to know of an expression's value: the estimate (compile time) knows schemas and their
+ * bounds, the runtime cost (runtime-cost.ts) the actual values. One cost model runs over either.
+ */
+export interface CostDomain<T> {
+  dyn: T;
+  constant(size: number): T;
+  select(t: T, field: string): T;
+  index(t: T): T;
+  iter(t: T): T;
+  size(t: T): number;
 }
 
-/** The estimated cost and static type of an expression. */
-function estimate(e: Expr, scope: Scope): { cost: number; type: StaticType; size: number } {
+/** The compile-time view: a schema type, or the size of a literal. */
+type Static = { type: StaticType; constSize?: number };
+const DYN: Static = { type: 'dyn' };
+
+const STATIC: CostDomain<Static> = {
+  dyn: DYN,
+  constant: (size) => ({ type: 'dyn', constSize: size }),
+  select(t, field) {
+    if (t.type === 'dyn') return DYN;
+    const f = selectField(t.type.schema, field);
+    if (f?.found) return { type: { schema: f.found } };
+    if (typeof t.type.schema.additionalProperties === 'object')
+      return { type: { schema: t.type.schema.additionalProperties } };
+    return DYN;
+  },
+  index: (t) => ({ type: elementOf(t.type) }),
+  iter: (t) => ({ type: iterVarOf(t.type) }),
+  size: (t) => t.constSize ?? (t.type === 'dyn' ? 1 : maxSize(t.type.schema)),
+};
+
+/** The cost of an expression (cel-go's model in outline) and its value's description in `d`. */
+export function costOf<T>(e: Expr, vars: Map<string, T>, d: CostDomain<T>): { cost: number; type: T } {
   const k = e.exprKind;
   switch (k.case) {
     case 'constExpr':
       return {
         cost: 0,
-        type: 'dyn',
-        size: k.value.constantKind.case === 'stringValue' ? k.value.constantKind.value.length : 1,
+        type: d.constant(k.value.constantKind.case === 'stringValue' ? k.value.constantKind.value.length : 1),
       };
-    case 'identExpr': {
-      const t = scope.vars.get(k.value.name) ?? 'dyn';
-      return { cost: 1, type: t, size: t === 'dyn' ? 1 : maxSize(t.schema) };
-    }
+    case 'identExpr':
+      return { cost: 1, type: vars.get(k.value.name) ?? d.dyn };
     case 'selectExpr': {
-      const o = estimate(k.value.operand as Expr, scope);
-      let t: StaticType = 'dyn';
-      if (o.type !== 'dyn') {
-        const f = selectField(o.type.schema, k.value.field);
-        if (f?.found) t = { schema: f.found };
-        else if (typeof o.type.schema.additionalProperties === 'object')
-          t = { schema: o.type.schema.additionalProperties };
-      }
-      return { cost: o.cost + 1, type: t, size: t === 'dyn' ? 1 : maxSize(t.schema) };
+      const o = costOf(k.value.operand as Expr, vars, d);
+      return { cost: o.cost + 1, type: d.select(o.type, k.value.field) };
     }
     case 'listExpr': {
       let cost = 0;
-      for (const el of k.value.elements) cost += estimate(el, scope).cost;
-      return { cost: cost + 10, type: 'dyn', size: k.value.elements.length };
+      for (const el of k.value.elements) cost += costOf(el, vars, d).cost;
+      return { cost: cost + 10, type: d.constant(k.value.elements.length) };
     }
     case 'structExpr': {
       let cost = 0;
-      for (const en of k.value.entries) cost += estimate(en.value as Expr, scope).cost;
-      return { cost: cost + 30, type: 'dyn', size: k.value.entries.length };
+      for (const en of k.value.entries) cost += costOf(en.value as Expr, vars, d).cost;
+      return { cost: cost + 30, type: d.constant(k.value.entries.length) };
     }
     case 'comprehensionExpr': {
       const c = k.value;
-      const range = estimate(c.iterRange as Expr, scope);
-      const inner: Scope = { vars: new Map(scope.vars) };
-      inner.vars.set(c.iterVar, iterVarOf(range.type));
-      inner.vars.set(c.accuVar, 'dyn');
-      const step = estimate(c.loopStep as Expr, inner).cost + estimate(c.loopCondition as Expr, inner).cost;
-      const init = estimate(c.accuInit as Expr, scope).cost;
-      const result = estimate(c.result as Expr, inner).cost;
-      return { cost: range.cost + init + result + range.size * step, type: 'dyn', size: range.size };
+      const range = costOf(c.iterRange as Expr, vars, d);
+      const inner = new Map(vars);
+      inner.set(c.iterVar, d.iter(range.type));
+      inner.set(c.accuVar, d.dyn);
+      const step = costOf(c.loopStep as Expr, inner, d).cost + costOf(c.loopCondition as Expr, inner, d).cost;
+      const init = costOf(c.accuInit as Expr, vars, d).cost;
+      const result = costOf(c.result as Expr, inner, d).cost;
+      const n = d.size(range.type);
+      return { cost: range.cost + init + result + n * step, type: d.dyn };
     }
     case 'callExpr': {
       const c = k.value;
       let cost = 1;
-      const target = c.target ? estimate(c.target, scope) : undefined;
+      const target = c.target ? costOf(c.target, vars, d) : undefined;
       if (target) cost += target.cost;
-      const args = c.args.map((a) => estimate(a, scope));
+      const args = c.args.map((a) => costOf(a, vars, d));
       for (const a of args) cost += a.cost;
       const fn = c.function;
-      const strLen = target?.size ?? args[0]?.size ?? 1;
-      if (fn === 'matches') cost += Math.ceil(strLen * 0.1) * Math.max(1, Math.ceil((args.at(-1)?.size ?? 1) * 0.25));
+      const strLen = d.size((target ?? args[0])?.type ?? d.dyn);
+      if (fn === 'matches')
+        cost += Math.ceil(strLen * 0.1) * Math.max(1, Math.ceil(d.size(args.at(-1)?.type ?? d.dyn) * 0.25));
       else if (STRING_FUNCS.has(fn)) cost += Math.ceil(strLen * 0.1);
       else if (fn === '_==_' || fn === '_!=_' || fn === '@in')
-        cost += Math.ceil(Math.max(...args.map((a) => a.size)) * 0.1);
-      let type: StaticType = 'dyn';
-      if (fn === '_[_]' && args[0]) type = elementOf(args[0].type);
-      return { cost, type, size: type === 'dyn' ? 1 : maxSize(type.schema) };
+        cost += Math.ceil(Math.max(...args.map((a) => d.size(a.type))) * 0.1);
+      return { cost, type: fn === '_[_]' && args[0] ? d.index(args[0].type) : d.dyn };
     }
     default:
-      return { cost: 1, type: 'dyn', size: 1 };
+      return { cost: 1, type: d.dyn };
   }
 }
 
 /** The estimated cost of a rule scoped to `schema` (`self`, `oldSelf` typed by it). */
 export function estimateCost(expr: Expr, schema: JSONSchemaProps): number {
-  const t: StaticType = { schema };
-  return estimate(expr, {
-    vars: new Map([
+  const t: Static = { type: { schema } };
+  return costOf(
+    expr,
+    new Map<string, Static>([
       ['self', t],
       ['oldSelf', t],
     ]),
-  }).cost;
+    STATIC,
+  ).cost;
 }
 
 /** kube's getCostErrorMessage. */

@@ -213,6 +213,95 @@ describe('transition rules', () => {
   });
 });
 
+describe('runtime cost limits', () => {
+  const costly = {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'costlies.cel.example.com' },
+    spec: {
+      group: 'cel.example.com',
+      scope: 'Namespaced',
+      names: { plural: 'costlies', singular: 'costly', kind: 'Costly', listKind: 'CostlyList' },
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              properties: {
+                spec: {
+                  type: 'object',
+                  properties: {
+                    // Estimated ~3.3M: under the 10M limit at CRD write; over 1M per call with 400 names.
+                    names: {
+                      type: 'array',
+                      maxItems: 500,
+                      items: { type: 'string', maxLength: 10 },
+                      'x-kubernetes-validations': [{ rule: 'self.all(x, self.all(y, x == y || x != y))' }],
+                    },
+                    // Each item's rule is cheap; 500 of them with 60 tags each exceed the request's 10M budget.
+                    items: {
+                      type: 'array',
+                      maxItems: 500,
+                      items: {
+                        type: 'object',
+                        'x-kubernetes-validations': [{ rule: 'self.tags.all(t, self.tags.exists(u, u == t))' }],
+                        properties: { tags: { type: 'array', maxItems: 60, items: { type: 'string', maxLength: 10 } } },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+      ],
+    },
+  };
+  const C = '/apis/cel.example.com/v1/namespaces/default/costlies';
+  const names = (n: number) => Array.from({ length: n }, (_, i) => `n${i}`);
+
+  beforeAll(async () => {
+    const r = await api(lab, 'POST', CRDS, { body: costly });
+    expect(r.status, r.text).toBe(201);
+  });
+
+  it("a call over PerCallLimit (1,000,000) stops validation with kube's message", async () => {
+    expect(
+      (
+        await api(lab, 'POST', C, {
+          body: {
+            apiVersion: 'cel.example.com/v1',
+            kind: 'Costly',
+            metadata: { name: 'c1' },
+            spec: { names: names(50) },
+          },
+        })
+      ).status,
+    ).toBe(201);
+    const r = await api(lab, 'POST', C, {
+      body: { apiVersion: 'cel.example.com/v1', kind: 'Costly', metadata: { name: 'c2' }, spec: { names: names(400) } },
+    });
+    expect(r.status).toBe(422);
+    expect(r.json.message).toContain(
+      'spec.names: Invalid value: "array": \'operation cancelled: actual cost limit exceeded\': no further validation rules will be run due to call cost exceeds limit for rule: self.all(x, self.all(y, x == y || x != y))',
+    );
+  });
+
+  it("rules over the request's RuntimeCELCostBudget (10,000,000) stop validation", async () => {
+    const items = Array.from({ length: 500 }, () => ({ tags: names(60) }));
+    const r = await api(lab, 'POST', C, {
+      body: { apiVersion: 'cel.example.com/v1', kind: 'Costly', metadata: { name: 'c3' }, spec: { items } },
+    });
+    expect(r.status).toBe(422);
+    expect(r.json.message).toContain(
+      'Invalid value: "object": validation failed due to running out of cost budget, no further validation rules will be run',
+    );
+  });
+});
+
 describe('CRDs whose rules cannot run are refused', () => {
   const other = (spec: object) => {
     const c = crd(spec) as any;

@@ -13,10 +13,13 @@ import { isCelError } from '@bufbuild/cel';
 import type { JSONSchemaProps } from '../crd.ts';
 import { type FieldError, fieldErrors } from '../errors.ts';
 import type { CompiledNode, CompiledRule } from './compile.ts';
+import { PER_CALL_LIMIT, RUNTIME_CEL_COST_BUDGET } from './cost.ts';
 import { k8sEquals } from './equality.ts';
 import { NONE, optionalOf } from './lib-optional.ts';
+import { runtimeCost } from './runtime-cost.ts';
 import { rootSchema, toCel } from './values.ts';
 
+const OUT_OF_BUDGET = 'validation failed due to running out of cost budget, no further validation rules will be run';
 const trim = (s: string) => s.trim();
 const ruleErrorString = (r: CompiledRule) => trim(r.rule.message || r.rule.rule);
 const ruleMessageOrDefault = (r: CompiledRule) =>
@@ -48,12 +51,39 @@ function fieldError(path: string, type: string, detail: string, reason?: string)
   }
 }
 
+/**
+ * The request's remaining runtime cost budget (RuntimeCELCostBudget). Rules are first charged their estimate (an
+ * upper bound of their actual cost); only a request whose estimates exceed the budget is validated again with each
+ * rule's actual cost (runtime-cost.ts), so that a typical request pays nothing for the accounting.
+ */
+interface Budget {
+  remaining: number;
+  actual: boolean;
+  exhausted?: boolean;
+}
+
+/** Rules estimated this cheap are always charged their estimate. */
+const CHEAP = 1000;
+
 /** The rules of one node on one value; false when validation must stop (kube's exhausted budget / bad message). */
-function runRules(n: CompiledNode, at0: string, obj: unknown, old: unknown, root: boolean, out: FieldError[]): boolean {
+function runRules(
+  n: CompiledNode,
+  at0: string,
+  obj: unknown,
+  old: unknown,
+  root: boolean,
+  out: FieldError[],
+  budget: Budget,
+): boolean {
   // kube's nil field path (the object's root) prints as <nil>.
   const path = at0 || '<nil>';
   const schema = root ? rootSchema(n.schema) : n.schema;
   const type = schemaType(n.schema);
+  if (budget.remaining <= 0) {
+    budget.exhausted = true;
+    out.push(fieldErrors.invalid(path, type, OUT_OF_BUDGET));
+    return false;
+  }
   const self = toCel(schema, obj);
   let oldCel: unknown;
   let unchanged: boolean | undefined;
@@ -66,6 +96,24 @@ function runRules(n: CompiledNode, at0: string, obj: unknown, old: unknown, root
         : optionalOf(oldCel as never)
       : (oldCel ?? null);
     const vars = { self, oldSelf };
+    const actual = r.estimatedCost > CHEAP && (budget.actual || r.estimatedCost > PER_CALL_LIMIT);
+    const cost = actual ? runtimeCost(r.expr, obj, old) : r.estimatedCost;
+    if (cost > PER_CALL_LIMIT) {
+      out.push(
+        fieldErrors.invalid(
+          path,
+          type,
+          `'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: ${ruleErrorString(r)}`,
+        ),
+      );
+      return false;
+    }
+    if (cost > budget.remaining) {
+      budget.exhausted = true;
+      out.push(fieldErrors.invalid(path, type, OUT_OF_BUDGET));
+      return false;
+    }
+    budget.remaining -= cost;
     const res = r.program(vars);
     if (isCelError(res)) {
       const msg = celGoError(res.message);
@@ -132,14 +180,22 @@ function oldItem(n: CompiledNode, item: unknown, oldList: unknown): unknown {
   return undefined;
 }
 
-function walk(n: CompiledNode, path: string, obj: unknown, old: unknown, root: boolean, out: FieldError[]): boolean {
+function walk(
+  n: CompiledNode,
+  path: string,
+  obj: unknown,
+  old: unknown,
+  root: boolean,
+  out: FieldError[],
+  budget: Budget,
+): boolean {
   if (obj === null || obj === undefined) return true;
-  if (n.rules.length && !runRules(n, path, obj, old, root, out)) return false;
-  for (const sub of n.allOf ?? []) if (!walk(sub, path, obj, old, false, out)) return false;
+  if (n.rules.length && !runRules(n, path, obj, old, root, out, budget)) return false;
+  for (const sub of n.allOf ?? []) if (!walk(sub, path, obj, old, false, out, budget)) return false;
   if (Array.isArray(obj)) {
     if (n.items)
       for (let i = 0; i < obj.length; i++)
-        if (!walk(n.items, `${path}[${i}]`, obj[i], oldItem(n, obj[i], old), false, out)) return false;
+        if (!walk(n.items, `${path}[${i}]`, obj[i], oldItem(n, obj[i], old), false, out, budget)) return false;
     return true;
   }
   if (typeof obj !== 'object') return true;
@@ -147,10 +203,11 @@ function walk(n: CompiledNode, path: string, obj: unknown, old: unknown, root: b
   const oo = old && typeof old === 'object' && !Array.isArray(old) ? (old as Record<string, unknown>) : undefined;
   if (n.properties)
     for (const [k, c] of n.properties)
-      if (o[k] !== undefined && !walk(c, join(path, k), o[k], oo?.[k], false, out)) return false;
+      if (o[k] !== undefined && !walk(c, join(path, k), o[k], oo?.[k], false, out, budget)) return false;
   if (n.additional)
     for (const k of Object.keys(o))
-      if (!n.schema.properties?.[k] && !walk(n.additional, `${path}[${k}]`, o[k], oo?.[k], false, out)) return false;
+      if (!n.schema.properties?.[k] && !walk(n.additional, `${path}[${k}]`, o[k], oo?.[k], false, out, budget))
+        return false;
   return true;
 }
 
@@ -158,6 +215,10 @@ function walk(n: CompiledNode, path: string, obj: unknown, old: unknown, root: b
 export function validateRules(root: CompiledNode | undefined, obj: unknown, old?: unknown): FieldError[] {
   if (!root) return [];
   const out: FieldError[] = [];
-  walk(root, '', obj, old, true, out);
-  return out;
+  const budget: Budget = { remaining: RUNTIME_CEL_COST_BUDGET, actual: false };
+  walk(root, '', obj, old, true, out, budget);
+  if (!budget.exhausted) return out;
+  const exact: FieldError[] = [];
+  walk(root, '', obj, old, true, exact, { remaining: RUNTIME_CEL_COST_BUDGET, actual: true });
+  return exact;
 }
