@@ -9,45 +9,13 @@ import { compileSchema } from './cel/compile.ts';
 import { validateRules } from './cel/validate.ts';
 import { type FieldError, fieldErrors } from './errors.ts';
 import { checkFormat } from './formats.ts';
+import type { JSONSchemaProps } from './json-schema.ts';
 import { evalJsonPath } from './jsonpath.ts';
 import type { ListSemantics, SchemaNode } from './schema.ts';
 import type { K8sObject } from './store.ts';
 import { age, type Column, type TableSpec } from './tables.ts';
 
-export type JSONSchemaProps = {
-  type?: string;
-  properties?: Record<string, JSONSchemaProps>;
-  additionalProperties?: JSONSchemaProps | boolean;
-  items?: JSONSchemaProps;
-  required?: string[];
-  enum?: unknown[];
-  default?: unknown;
-  nullable?: boolean;
-  format?: string;
-  pattern?: string;
-  minimum?: number;
-  maximum?: number;
-  exclusiveMinimum?: boolean;
-  exclusiveMaximum?: boolean;
-  minLength?: number;
-  maxLength?: number;
-  minItems?: number;
-  maxItems?: number;
-  minProperties?: number;
-  maxProperties?: number;
-  uniqueItems?: boolean;
-  anyOf?: JSONSchemaProps[];
-  oneOf?: JSONSchemaProps[];
-  allOf?: JSONSchemaProps[];
-  not?: JSONSchemaProps;
-  'x-kubernetes-preserve-unknown-fields'?: boolean;
-  'x-kubernetes-int-or-string'?: boolean;
-  'x-kubernetes-embedded-resource'?: boolean;
-  'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
-  'x-kubernetes-list-map-keys'?: string[];
-  'x-kubernetes-map-type'?: string;
-  [k: string]: unknown;
-};
+export type { JSONSchemaProps } from './json-schema.ts';
 
 const nodeCache = new WeakMap<JSONSchemaProps, SchemaNode>();
 

@@ -7,8 +7,8 @@
 // .x-kubernetes-validations[0].rule`); a CRD with any of them is refused. The result, a tree of compiled rules that
 // mirrors the schema where rules exist, is what validate.ts runs for every request.
 import { type CelResult, CelScalar, parse, plan } from '@bufbuild/cel';
-import type { JSONSchemaProps } from '../crd.ts';
 import { type FieldError, fieldErrors } from '../errors.ts';
+import type { JSONSchemaProps } from '../json-schema.ts';
 import {
   costErrorMessage,
   estimateCost,

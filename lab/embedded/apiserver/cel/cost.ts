@@ -11,7 +11,7 @@
 // maxLength (× 0.1), comprehensions their range's size times the cost of one step. Sizes without a bound are those
 // of the largest request (3 MiB) divided by the smallest element (kube's unbounded estimate). It is an outline, not
 // cel-go's estimator: a rule near a limit may be judged differently than kube-apiserver would (README).
-import type { JSONSchemaProps } from '../crd.ts';
+import type { JSONSchemaProps } from '../json-schema.ts';
 import { type Expr, elementOf, iterVarOf, type StaticType, selectField } from './types.ts';
 
 export const STATIC_ESTIMATED_COST_LIMIT = 10_000_000;

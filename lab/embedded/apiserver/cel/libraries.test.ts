@@ -3,7 +3,7 @@
 // format}.go doc comments and their *_test.go tables), plus schema-driven values (values.ts) and escaping.
 import { CelScalar, isCelError, parse, plan } from '@bufbuild/cel';
 import { describe, expect, it } from 'vitest';
-import type { JSONSchemaProps } from '../crd.ts';
+import type { JSONSchemaProps } from '../json-schema.ts';
 import { kubernetesCelEnv } from './env.ts';
 import { escapeProperty } from './escaping.ts';
 import { toCel } from './values.ts';

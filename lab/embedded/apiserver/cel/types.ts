@@ -3,7 +3,7 @@
 // escaped properties, so selecting an undeclared field is a compile error, `undefined field 'x'`), and for the cost
 // estimate (cost.ts), which needs list, map and string bounds (maxItems, maxProperties, maxLength).
 import type { parse } from '@bufbuild/cel';
-import type { JSONSchemaProps } from '../crd.ts';
+import type { JSONSchemaProps } from '../json-schema.ts';
 import { escapeProperty } from './escaping.ts';
 
 /** A parsed CEL expression (cel.expr.Expr, as @bufbuild/cel's parser returns it). */

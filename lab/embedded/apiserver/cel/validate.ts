@@ -10,8 +10,8 @@
 // On update, a failed rule without oldSelf is ratcheted where the value did not change (kube 1.32's default).
 import { isDeepStrictEqual } from 'node:util';
 import { isCelError } from '@bufbuild/cel';
-import type { JSONSchemaProps } from '../crd.ts';
 import { type FieldError, fieldErrors } from '../errors.ts';
+import type { JSONSchemaProps } from '../json-schema.ts';
 import type { CompiledNode, CompiledRule } from './compile.ts';
 import { PER_CALL_LIMIT, RUNTIME_CEL_COST_BUDGET } from './cost.ts';
 import { k8sEquals } from './equality.ts';

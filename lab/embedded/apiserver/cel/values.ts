@@ -11,7 +11,7 @@
 // Values are converted lazily, on first access, and cached: a rule on `spec.rules` does not pay for converting the
 // rest of the object, and a large object costs only what the rules read.
 import { type CelValue, celList } from '@bufbuild/cel';
-import type { JSONSchemaProps } from '../crd.ts';
+import type { JSONSchemaProps } from '../json-schema.ts';
 import { escapeProperty } from './escaping.ts';
 import { durationValue, timestampValue } from './time.ts';
 
