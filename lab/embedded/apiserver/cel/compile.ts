@@ -9,6 +9,7 @@
 import { type CelResult, CelScalar, parse, plan } from '@bufbuild/cel';
 import { type FieldError, fieldErrors } from '../errors.ts';
 import type { JSONSchemaProps } from '../json-schema.ts';
+import { checkRule } from './check.ts';
 import {
   costErrorMessage,
   estimateCost,
@@ -17,7 +18,7 @@ import {
   STATIC_ESTIMATED_CRD_COST_LIMIT,
 } from './cost.ts';
 import { kubernetesCelEnv } from './env.ts';
-import { type Expr, elementOf, iterVarOf, type StaticType, selectField } from './types.ts';
+import type { Expr, StaticType } from './types.ts';
 import { rootSchema } from './values.ts';
 
 export interface ValidationRule {
@@ -69,64 +70,6 @@ function located(src: string, offset: number, msg: string): string {
   const col = offset - before.lastIndexOf('\n');
   const text = src.split('\n')[line - 1];
   return `ERROR: <input>:${line}:${col}: ${msg}\n | ${text}\n | ${'.'.repeat(col - 1)}^`;
-}
-
-/** The first undeclared field a rule selects, as cel-go's checker reports it. */
-function checkFields(
-  e: Expr,
-  vars: Map<string, StaticType>,
-  src: string,
-  pos: Record<string, number>,
-): string | undefined {
-  let err: string | undefined;
-  const visit = (x: Expr | undefined, scope: Map<string, StaticType>): StaticType => {
-    if (!x || err) return 'dyn';
-    const k = x.exprKind;
-    switch (k.case) {
-      case 'identExpr':
-        return scope.get(k.value.name) ?? 'dyn';
-      case 'selectExpr': {
-        const o = visit(k.value.operand, scope);
-        if (o === 'dyn') return 'dyn';
-        const f = selectField(o.schema, k.value.field);
-        if (f && !f.found) {
-          err ??= located(src, pos[String(x.id)] ?? 0, `undefined field '${k.value.field}'`);
-          return 'dyn';
-        }
-        if (f?.found) return { schema: f.found };
-        return elementOf(o);
-      }
-      case 'callExpr': {
-        const t = visit(k.value.target, scope);
-        const args = k.value.args.map((a) => visit(a, scope));
-        if (k.value.function === '_[_]') return elementOf(args[0]);
-        void t;
-        return 'dyn';
-      }
-      case 'comprehensionExpr': {
-        const c = k.value;
-        const range = visit(c.iterRange, scope);
-        const inner = new Map(scope);
-        inner.set(c.iterVar, iterVarOf(range));
-        inner.set(c.accuVar, 'dyn');
-        visit(c.accuInit, scope);
-        visit(c.loopCondition, inner);
-        visit(c.loopStep, inner);
-        visit(c.result, inner);
-        return 'dyn';
-      }
-      case 'listExpr':
-        for (const el of k.value.elements) visit(el, scope);
-        return 'dyn';
-      case 'structExpr':
-        for (const en of k.value.entries) visit(en.value, scope);
-        return 'dyn';
-      default:
-        return 'dyn';
-    }
-  };
-  visit(e, vars);
-  return err;
 }
 
 function usesIdent(e: Expr | undefined, name: string): boolean {
@@ -206,15 +149,23 @@ function compileRules(s: JSONSchemaProps, path: string, root: boolean, cardinali
     }
     const usesOldSelf = usesIdent(parsed.expr, 'oldSelf');
     const t: StaticType = { schema: scoped };
-    const fieldErr = checkFields(
+    const checked = checkRule(
       parsed.expr,
       new Map<string, StaticType>([
         ['self', t],
         ['oldSelf', r.optionalOldSelf ? 'dyn' : t],
       ]),
-      r.rule,
       (parsed.sourceInfo?.positions ?? {}) as Record<string, number>,
     );
+    const fieldErr = checked.error && located(r.rule, checked.error.offset, checked.error.message);
+    if (checked.notBool && !fieldErr) {
+      ctx.errors.push({
+        field: `${rp}.rule`,
+        reason: 'FieldValueInvalid',
+        message: `Invalid value: ${goRule(r)}: cel expression must evaluate to a bool`,
+      });
+      return;
+    }
     if (fieldErr) {
       ctx.errors.push({
         field: `${rp}.rule`,

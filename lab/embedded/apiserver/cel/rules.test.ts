@@ -326,6 +326,35 @@ describe('CRDs whose rules cannot run are refused', () => {
     expect((await api(lab, 'GET', `${CRDS}/gadgets.cel.example.com`)).status).toBe(404);
   });
 
+  it('an operator without an overload for the declared types', async () => {
+    const r = await api(lab, 'POST', CRDS, {
+      body: other({
+        type: 'object',
+        properties: { a: { type: 'string' } },
+        'x-kubernetes-validations': [{ rule: 'self.a == 1' }],
+      }),
+    });
+    expect(r.status).toBe(422);
+    expect(r.json.message).toContain(
+      "compilation failed: ERROR: <input>:1:8: found no matching overload for '_==_' applied to '(string, int)'",
+    );
+  });
+
+  it('a rule that does not evaluate to a bool', async () => {
+    const r = await api(lab, 'POST', CRDS, {
+      body: other({
+        type: 'object',
+        properties: { a: { type: 'string' } },
+        'x-kubernetes-validations': [{ rule: 'self.a' }],
+      }),
+    });
+    expect(r.status).toBe(422);
+    expect(r.json.message).toContain(
+      'x-kubernetes-validations[0].rule: Invalid value: apiextensions.ValidationRule{Rule:"self.a"',
+    );
+    expect(r.json.message).toContain(': cel expression must evaluate to a bool');
+  });
+
   it('a rule that does not parse', async () => {
     const r = await api(lab, 'POST', CRDS, {
       body: other({
