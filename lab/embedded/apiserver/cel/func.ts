@@ -74,12 +74,7 @@ export abstract class OpaqueValue {
   abstract equals(other: OpaqueValue): boolean;
 }
 
-/** Values as the library functions return them. */
-export const asCel = (v: unknown): CelValue => v as CelValue;
-
 /** A CEL runtime error with cel-go's message. */
 export function fail(message: string): never {
   throw new Error(message);
 }
-
-export { CelScalar };

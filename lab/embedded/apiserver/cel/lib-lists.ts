@@ -5,7 +5,7 @@
 import { type CelFunc, type CelValue, celList, isCelList } from '@bufbuild/cel';
 import { RE2JS } from 're2js';
 import { k8sEquals } from './equality.ts';
-import { fail, fn, method } from './func.ts';
+import { fail, method } from './func.ts';
 
 type List = { size: number; get(i: number): CelValue | undefined; [Symbol.iterator](): Iterator<CelValue> };
 const list = (t: CelValue) => (isCelList(t) ? (t as unknown as List) : undefined);
@@ -88,4 +88,3 @@ export const listsLibrary: CelFunc[] = [
 
 /** `matches` with RE2 semantics and a compiled-pattern cache (@bufbuild/cel compiles the pattern at every call). */
 export const matchesRe2 = { compile: (pattern: string) => ({ test: (s: string) => re2(pattern).matcher(s).find() }) };
-export { fn };

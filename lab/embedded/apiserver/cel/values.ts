@@ -10,7 +10,7 @@
 //   by their keyed entries (equality.ts), as kube's unstructuredList.Equal does.
 // Values are converted lazily, on first access, and cached: a rule on `spec.rules` does not pay for converting the
 // rest of the object, and a large object costs only what the rules read.
-import { type CelValue, celList } from '@bufbuild/cel';
+import type { CelValue } from '@bufbuild/cel';
 import type { JSONSchemaProps } from '../json-schema.ts';
 import { escapeProperty } from './escaping.ts';
 import { durationValue, timestampValue } from './time.ts';
@@ -214,6 +214,3 @@ function makeRoot(s: JSONSchemaProps): JSONSchemaProps {
     },
   };
 }
-
-/** celList re-exported for libraries that build plain lists. */
-export { celList };
