@@ -38,7 +38,8 @@ function celFields(s: JSONSchemaProps): Map<string, string> {
 /** A JSON object as a CEL object/map: `names` maps CEL keys to JSON keys (undefined: keys as they are). */
 export class ObjectValue implements ReadonlyMap<Key, CelValue> {
   readonly [MAP] = {};
-  private readonly cache = new Map<string, CelValue>();
+  /** Converted values by JSON key, made on first access (most objects are read by a few rules, or none). */
+  private cache?: Map<string, CelValue>;
   readonly json: Record<string, unknown>;
   /** Schema of each present key. */
   private readonly schemaOf: (jsonKey: string) => JSONSchemaProps | undefined;
@@ -73,10 +74,10 @@ export class ObjectValue implements ReadonlyMap<Key, CelValue> {
   get(k: Key): CelValue | undefined {
     const j = this.jsonKey(k);
     if (j === undefined || this.json[j] === undefined) return undefined;
-    let v = this.cache.get(j);
+    let v = this.cache?.get(j);
     if (v === undefined) {
       v = this.dynamic ? dynValue(this.json[j]) : toCel(this.schemaOf(j), this.json[j]);
-      this.cache.set(j, v);
+      (this.cache ??= new Map()).set(j, v);
     }
     return v;
   }
@@ -104,7 +105,7 @@ export class ObjectValue implements ReadonlyMap<Key, CelValue> {
 /** A JSON array as a CEL list, with its list type (atomic, set or map and its keys). */
 export class ListValue {
   readonly [LIST] = {};
-  private readonly cache: (CelValue | undefined)[] = [];
+  private cache?: (CelValue | undefined)[];
   readonly json: unknown[];
   readonly item: JSONSchemaProps | undefined;
   readonly listType: 'atomic' | 'set' | 'map';
@@ -128,10 +129,10 @@ export class ListValue {
   }
   get(i: number): CelValue | undefined {
     if (i < 0 || i >= this.json.length) return undefined;
-    let v = this.cache[i];
+    let v = this.cache?.[i];
     if (v === undefined) {
       v = this.dynamic ? dynValue(this.json[i]) : toCel(this.item, this.json[i]);
-      this.cache[i] = v;
+      (this.cache ??= [])[i] = v;
     }
     return v;
   }
