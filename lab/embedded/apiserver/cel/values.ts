@@ -77,7 +77,8 @@ export class ObjectValue implements ReadonlyMap<Key, CelValue> {
     let v = this.cache?.get(j);
     if (v === undefined) {
       v = this.dynamic ? dynValue(this.json[j]) : toCel(this.schemaOf(j), this.json[j]);
-      (this.cache ??= new Map()).set(j, v);
+      this.cache ??= new Map();
+      this.cache.set(j, v);
     }
     return v;
   }
@@ -132,7 +133,8 @@ export class ListValue {
     let v = this.cache?.[i];
     if (v === undefined) {
       v = this.dynamic ? dynValue(this.json[i]) : toCel(this.item, this.json[i]);
-      (this.cache ??= [])[i] = v;
+      this.cache ??= [];
+      this.cache[i] = v;
     }
     return v;
   }
