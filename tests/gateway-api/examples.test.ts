@@ -46,6 +46,26 @@ for (const channel of ['standard', 'experimental'] as Channel[]) {
       expect(r.code).toBe(0);
     });
 
+    it('GatewayClass controllerName is immutable (its CEL transition rule), as kubectl shows it', async () => {
+      const gc = (controller: string) =>
+        `apiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: immutable-${channel}}\nspec: {controllerName: ${controller}}\n`;
+      expect((await lab.kubectl(['apply', '-f', '-'], { input: gc('example.com/a') })).code).toBe(0);
+      const r = await lab.kubectl(['apply', '-f', '-'], { input: gc('example.com/b') });
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain(
+        `The GatewayClass "immutable-${channel}" is invalid: spec.controllerName: Invalid value: "string": Value is immutable`,
+      );
+    });
+
+    it('a Gateway address of type IPAddress must be an ipv4 or ipv6 address (format: ipv4 refuses 1.2.3)', async () => {
+      const gw = `apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: ipv4-${channel}, namespace: default}\nspec:\n  gatewayClassName: x\n  addresses: [{type: IPAddress, value: 1.2.3}]\n  listeners: [{name: http, protocol: HTTP, port: 80}]\n`;
+      const r = await lab.kubectl(['apply', '-f', '-'], { input: gw });
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain(
+        'spec.addresses[0].value: Invalid value: "1.2.3": spec.addresses[0].value in body must be of type ipv4: "1.2.3"',
+      );
+    });
+
     const invalid = files(invalidRoot).filter((f) => channel === 'experimental' || !f.includes('experimental'));
     it.each(invalid.map((f) => relative(invalidRoot, f)))('validate example %s', async (rel) => {
       const r = await lab.kubectl(['apply', '-f', join(invalidRoot, rel)]);
