@@ -210,7 +210,7 @@ export function validateObject(rt: ResourceType, obj: K8sObject, old?: K8sObject
     errs.push(...validateBuiltin(rt.plural, obj, old));
     if (rt.plural === 'customresourcedefinitions') errs.push(...validateCrd(obj));
   } else {
-    errs.push(...validateCustomResource(rt.crd?.schema, obj));
+    errs.push(...validateCustomResource(rt.crd?.schema, obj, rt.crd?.rules, old, rt.status));
   }
   if (errs.length) throw errors.invalid(rt.group, rt.kind, obj.metadata.name ?? '', dedupe(errs));
 }

@@ -1,29 +1,23 @@
-// The CEL environment of ValidatingAdmissionPolicies: the one place this server's admission plugin gets its CEL from.
-// @bufbuild/cel (a CEL-spec-conformant evaluator) with the strings extension, RE2 regexes from
-// system/shared/regex.ts (Kubernetes' CEL uses RE2, as cel-go does) and the global form `matches(string, string)`
-// of the standard `matches` overload (cel-spec's `matches_string`; the Gateway API v1.6.1 bundle's safe-upgrade
-// policy calls it so), and the authz library of the `authorizer` variable (authorizer.ts, admission-only). The
-// Kubernetes CEL libraries for CRD rules are built beside this (apiserver/cel/); at merge,
-// `admissionCelEnv` is the seam to point at that environment: nothing else here builds CEL functions.
+// The CEL environment of ValidatingAdmissionPolicies: the API server's one Kubernetes CEL environment
+// (../cel/env.ts: the strings extension, optionals, Kubernetes' lists, regex, URLs, IP/CIDR, quantity and format
+// libraries, RE2 `matches`) with the admission variables, plus what only admission declares: the authz library of the
+// `authorizer` variable (authorizer.ts) and the global form `matches(string, string)` of the standard `matches`
+// overload (cel-spec's `matches_string`; the Gateway API v1.6.1 bundle's safe-upgrade policy calls it so).
 // Values: JSON → CEL as Kubernetes' unstructured conversion does: whole numbers are `int` (bigint), other numbers
 // `double`, objects maps (field selection and `has()` work on them).
-import { type CelEnv, CelScalar, celEnv, celFunc, isCelError, parse, plan } from '@bufbuild/cel';
-import { strings } from '@bufbuild/cel/ext';
-import { compileRe2 } from '../../../../system/shared/regex.ts';
+import { type CelEnv, CelScalar, celFunc, isCelError, parse, plan } from '@bufbuild/cel';
+import { kubernetesCelEnv } from '../cel/env.ts';
+import { re2 } from '../cel/lib-lists.ts';
 import { authzLibrary } from './authorizer.ts';
 
 let env: CelEnv | undefined;
 
 /** The admission CEL environment (built once). */
 export function admissionCelEnv(): CelEnv {
-  env ??= celEnv({
-    funcs: [
-      ...strings,
-      celFunc('matches', [CelScalar.STRING, CelScalar.STRING], CelScalar.BOOL, (s, re) => compileRe2(re).test(s)),
-      ...authzLibrary,
-    ],
-    re2: { compile: (p) => compileRe2(p) },
-  });
+  env ??= kubernetesCelEnv(Object.fromEntries(ADMISSION_VARIABLES.map((v) => [v, CelScalar.DYN])), [
+    celFunc('matches', [CelScalar.STRING, CelScalar.STRING], CelScalar.BOOL, (s, re) => re2(re).matcher(s).find()),
+    ...authzLibrary,
+  ]);
   return env;
 }
 
