@@ -67,14 +67,28 @@ function applyOrder(o: KObj): number {
   return 2;
 }
 
+/** client-node's object API with its discovery lookup (protected there) opened up: which resource serves a kind. */
+class ObjectApi extends KubernetesObjectApi {
+  /** KubernetesObjectApi.makeApiClient with this class. */
+  static of(kc: KubeConfig): ObjectApi {
+    const client = kc.makeApiClient(ObjectApi);
+    client.setDefaultNamespace(kc);
+    return client;
+  }
+
+  servedResource(apiVersion: string, kind: string) {
+    return this.resource(apiVersion, kind);
+  }
+}
+
 export class Kube {
   readonly kc: KubeConfig;
-  readonly objects: KubernetesObjectApi;
+  readonly objects: ObjectApi;
   readonly core: CoreV1Api;
 
   constructor(kc: KubeConfig) {
     this.kc = withTransport(kc);
-    this.objects = KubernetesObjectApi.makeApiClient(kc);
+    this.objects = ObjectApi.of(kc);
     this.core = kc.makeApiClient(CoreV1Api);
   }
 
@@ -109,6 +123,16 @@ export class Kube {
       out.push(fromClientModel(applied));
     }
     return out;
+  }
+
+  /** Whether the cluster serves `kind` at `apiVersion` (its discovery document lists it). */
+  async serves(apiVersion: string, kind: string): Promise<boolean> {
+    try {
+      return !!(await this.objects.servedResource(apiVersion, kind));
+    } catch (err) {
+      if (statusCode(err) === 404) return false;
+      throw err;
+    }
   }
 
   async get(apiVersion: string, kind: string, name: string, namespace?: string): Promise<KObj | undefined> {
@@ -262,6 +286,8 @@ const CLUSTER_SCOPED = new Set([
   'GatewayClass',
   'PersistentVolume',
   'StorageClass',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
 ]);
 
 export function isClusterScoped(kind: string | undefined): boolean {
