@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { extract, list } from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestLab, type TestLab } from '../embedded/apiserver/testing/test-lab.ts';
-import { projectCrdsYaml } from '../testing/crds.ts';
+import { projectCrds } from '../testing/crds.ts';
 import { Kube } from '../toolkit/kube.ts';
 import { type BundleResult, bundle } from './bundle.ts';
 
@@ -33,7 +33,7 @@ describe('lab:bundle core', () => {
   beforeAll(async () => {
     lab = await startTestLab({ labName: 'bundle' });
     kube = Kube.fromFile(lab.server.kubeconfigPath);
-    await kube.apply(projectCrdsYaml());
+    await kube.apply(projectCrds());
     await kube.apply(`
 apiVersion: v1
 kind: Namespace

@@ -8,7 +8,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { startTestLab, type TestLab } from '../../lab/embedded/apiserver/testing/test-lab.ts';
-import { PROJECT_CRD_COUNT, projectCrdsYaml } from '../../lab/testing/crds.ts';
+import { PROJECT_CRD_COUNT, projectCrdsJson } from '../../lab/testing/crds.ts';
 import { ControlPlane } from '../../system/controlplane/controlplane.ts';
 import { testLogs, until } from '../../system/controlplane/testing.ts';
 
@@ -65,7 +65,7 @@ const cond = (o: any, type: string) => (o?.status?.conditions ?? []).find((c: an
 
 beforeAll(async () => {
   lab = await startTestLab({ labName: 'cp-integration' });
-  await lab.k(['apply', '--server-side', '-f', '-'], projectCrdsYaml());
+  await lab.k(['apply', '--server-side', '-f', '-'], projectCrdsJson());
   // (Polled rather than `kubectl wait --all`, which took 10-30 s against the embedded server.)
   await until('CRDs established', async () => {
     const list = await getJson(['get', 'crd']);

@@ -1,0 +1,136 @@
+// lab:up never downgrades a cluster's Gateway API (issue 18), end to end on the existing backend against a bare
+// embedded cluster, as a user meets it: the user installed Gateway API v1.3.0 with `kubectl apply --server-side`
+// (the bundle built from upstream's tag as its release assets are, scripts/vendor-gateway-api.ts buildBundle, into a
+// temporary file); lab:up stops before changing anything, exits 1 and prints the command that upgrades them. The user
+// runs it (the vendored v1.6.1 bundle, the path lab:up names); lab:up then installs the system and leaves every Gateway
+// API CRD byte-identical (resourceVersion and managedFields included), saying it kept them.
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { labDown, labUp } from '../lab/lifecycle.ts';
+import { Progress } from '../lab/progress.ts';
+import { tempDir } from '../lab/testing/tmp.ts';
+import { upstreamGatewayApi } from '../lab/testing/upstream-gateway-api.ts';
+import { buildBundle } from '../scripts/vendor-gateway-api.ts';
+import { KUBECTL } from './support/lab.ts';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const RELEASE = 'https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.6.1/standard-install.yaml';
+
+function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number) {
+  return new Promise<{ code: number; out: string; stderr: string }>((resolve) => {
+    execFile(cmd, args, { cwd: ROOT, env, timeout: timeoutMs, maxBuffer: 64 << 20 }, (err, so, se) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: `${so}\n${se}`, stderr: se }),
+    );
+  });
+}
+
+describe("lab:up keeps a cluster's Gateway API CRDs, and stops on old ones", () => {
+  const home = tempDir('gwlab-crds-');
+  const env: NodeJS.ProcessEnv = Object.fromEntries(
+    Object.entries({ ...process.env, GWLAB_HOME: home, FORCE_COLOR: '0' }).filter(([k]) => !k.startsWith('VITEST')),
+  );
+  let kubeconfig = '';
+  let context = '';
+  const kubectl = (args: string[]) =>
+    run(KUBECTL, [`--kubeconfig=${kubeconfig}`, `--context=${context}`, ...args], env, 60_000);
+  const labUpExisting = () =>
+    run(
+      process.execPath,
+      ['scripts/lab-up.ts', '--cluster', 'existing', '--name', 'ext', '--kubeconfig', kubeconfig, '--context', context],
+      env,
+      120_000,
+    );
+  /** The cluster's Gateway API CRDs as kubectl prints them, managedFields included. */
+  const gatewayApiCrds = async () => {
+    const r = await kubectl(['get', 'crd', '-o', 'json', '--show-managed-fields']);
+    expect(r.code, r.out).toBe(0);
+    return (JSON.parse(r.out.slice(0, r.out.lastIndexOf('}') + 1)).items as any[]).filter(
+      (c) => c.spec.group === 'gateway.networking.k8s.io',
+    );
+  };
+
+  beforeAll(async () => {
+    const up = await labUp({
+      name: 'bare',
+      home,
+      backend: 'embedded',
+      noInstall: true,
+      progress: new Progress({ quiet: true }),
+    });
+    kubeconfig = up.kubeconfig;
+    context = up.context;
+  }, 60_000);
+
+  afterAll(async () => {
+    const quiet = new Progress({ quiet: true });
+    await labDown({ name: 'ext', home, progress: quiet }).catch(() => undefined);
+    await labDown({ name: 'bare', home, progress: quiet }).catch(() => undefined);
+  }, 60_000);
+
+  it('v1.3.0 installed by the user: lab:up exits 1 before changing anything, with the upgrade command', async () => {
+    const upstream = upstreamGatewayApi('v1.3.0');
+    const old = join(tempDir('gwlab-crds-old-'), 'standard-install.yaml');
+    try {
+      writeFileSync(old, buildBundle(upstream.gitDir, 'v1.3.0', 'standard'));
+    } finally {
+      upstream.cleanup();
+    }
+    const applied = await kubectl(['apply', '--server-side', '-f', old]);
+    expect(applied.code, applied.out).toBe(0);
+    const before = await gatewayApiCrds();
+    expect(before.map((c) => c.metadata.annotations['gateway.networking.k8s.io/bundle-version'])).toEqual(
+      Array(5).fill('v1.3.0'),
+    );
+
+    const r = await labUpExisting();
+    expect(r.code, r.out).toBe(1);
+    expect(r.out).toContain('✗ Gateway API CRDs on the cluster');
+    expect(r.out).toContain(
+      "the cluster's Gateway API CRDs are v1.3.0 (standard channel): the control plane needs v1.5.0 or later; " +
+        'ReferenceGrant is not served at v1 (served: v1beta1), which the control plane reads. Nothing was changed',
+    );
+    expect(r.out).toContain(`upgrade them, then run lab:up again: kubectl apply --server-side -f ${RELEASE}`);
+    expect(r.out).toContain('kubectl apply --server-side -f system/manifests/gateway-api/standard-install.yaml');
+    // Nothing changed: the CRDs as they were, and none of the system installed.
+    expect(await gatewayApiCrds()).toEqual(before);
+    const ns = await kubectl(['get', 'namespace', 'gwvendor-system']);
+    expect(ns.code).not.toBe(0);
+    expect((await kubectl(['get', 'crd', 'trafficpolicies.gateway.gwvendor.dev'])).code).not.toBe(0);
+  }, 150_000);
+
+  it('upgraded by the user to v1.6.1: lab:up installs the system and leaves every Gateway API CRD byte-identical', async () => {
+    // The alternative lab:up printed: the vendored copy of the release bundle.
+    const applied = await kubectl([
+      'apply',
+      '--server-side',
+      '-f',
+      join(ROOT, 'system/manifests/gateway-api/standard-install.yaml'),
+    ]);
+    // Until the cluster serves admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy, kubectl cannot apply the
+    // bundle's policy and binding and exits 1 (as on a cluster older than 1.30); its CRDs are applied either way.
+    expect(applied.out.match(/customresourcedefinition\.apiextensions\.k8s\.io\/\S+ serverside-applied/g)).toHaveLength(
+      10,
+    );
+    if (applied.code !== 0) {
+      const served = await kubectl(['api-resources', '--api-group=admissionregistration.k8s.io', '-o', 'name']);
+      expect(served.out, applied.out).not.toContain('validatingadmissionpolicies');
+    }
+    const before = await gatewayApiCrds();
+    expect(before).toHaveLength(10);
+    for (const c of before)
+      expect(c.metadata.annotations['gateway.networking.k8s.io/bundle-version'], c.metadata.name).toBe('v1.6.1');
+
+    const r = await labUpExisting();
+    expect(r.code, r.out).toBe(0);
+    expect(r.out).toContain(
+      'the cluster has Gateway API v1.6.1 (standard channel), at least the v1.5.0 the control plane needs: keeping them as they are',
+    );
+    expect(r.out).toContain('Lab ext is up (existing)');
+    expect(await gatewayApiCrds()).toEqual(before);
+    const gc = await kubectl(['get', 'gatewayclass', 'gwvendor', '-o', 'jsonpath={.spec.controllerName}']);
+    expect(gc.out.trim()).toBe('gateway.gwvendor.dev/gwvendor');
+  }, 150_000);
+});
