@@ -3,12 +3,14 @@
 // (the bundle built from upstream's tag as its release assets are, scripts/vendor-gateway-api.ts buildBundle, into a
 // temporary file); lab:up stops before changing anything, exits 1 and prints the command that upgrades them. The user
 // runs it (the vendored v1.6.1 bundle, the path lab:up names); lab:up then installs the system and leaves every Gateway
-// API CRD byte-identical (resourceVersion and managedFields included), saying it kept them.
+// API CRD byte-identical (resourceVersion and managedFields included), saying it kept them. And on a cluster without
+// any, `--gateway-api-channel experimental` installs the vendored experimental bundle (x-k8s.io kinds included).
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gatewayApiBundle } from '../lab/install.ts';
 import { labDown, labUp } from '../lab/lifecycle.ts';
 import { Progress } from '../lab/progress.ts';
 import { tempDir } from '../lab/testing/tmp.ts';
@@ -132,5 +134,81 @@ describe("lab:up keeps a cluster's Gateway API CRDs, and stops on old ones", () 
     expect(await gatewayApiCrds()).toEqual(before);
     const gc = await kubectl(['get', 'gatewayclass', 'gwvendor', '-o', 'jsonpath={.spec.controllerName}']);
     expect(gc.out.trim()).toBe('gateway.gwvendor.dev/gwvendor');
+  }, 150_000);
+});
+
+describe('lab:up --gateway-api-channel experimental on a cluster without Gateway API CRDs', () => {
+  const home = tempDir('gwlab-crds-exp-');
+  const env: NodeJS.ProcessEnv = Object.fromEntries(
+    Object.entries({ ...process.env, GWLAB_HOME: home, FORCE_COLOR: '0' }).filter(([k]) => !k.startsWith('VITEST')),
+  );
+  let kubeconfig = '';
+  let context = '';
+
+  beforeAll(async () => {
+    const up = await labUp({
+      name: 'bare',
+      home,
+      backend: 'embedded',
+      noInstall: true,
+      progress: new Progress({ quiet: true }),
+    });
+    kubeconfig = up.kubeconfig;
+    context = up.context;
+  }, 60_000);
+
+  afterAll(async () => {
+    const quiet = new Progress({ quiet: true });
+    await labDown({ name: 'ext', home, progress: quiet }).catch(() => undefined);
+    await labDown({ name: 'bare', home, progress: quiet }).catch(() => undefined);
+  }, 60_000);
+
+  it('installs the vendored experimental bundle verbatim, saying which admission documents it skipped and why', async () => {
+    const r = await run(
+      process.execPath,
+      [
+        'scripts/lab-up.ts',
+        ...['--cluster', 'existing', '--name', 'ext', '--kubeconfig', kubeconfig, '--context', context],
+        ...['--gateway-api-channel', 'experimental'],
+      ],
+      env,
+      120_000,
+    );
+    expect(r.code, r.out).toBe(0);
+    expect(r.out).toContain('none installed: installing the vendored v1.6.1 experimental bundle');
+    expect(r.out).toContain('✓ Gateway API v1.6.1 CRDs (experimental channel)');
+    const served = await run(
+      KUBECTL,
+      [
+        `--kubeconfig=${kubeconfig}`,
+        `--context=${context}`,
+        'api-resources',
+        '--api-group=admissionregistration.k8s.io',
+        '-o',
+        'name',
+      ],
+      env,
+      60_000,
+    );
+    if (!served.out.includes('validatingadmissionpolicies'))
+      expect(r.out).toContain(
+        'the cluster does not serve admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy: skipping',
+      );
+    const got = await run(
+      KUBECTL,
+      [`--kubeconfig=${kubeconfig}`, `--context=${context}`, 'get', 'crd', '-o', 'json'],
+      env,
+      60_000,
+    );
+    const stored = (JSON.parse(got.out.slice(0, got.out.lastIndexOf('}') + 1)).items as any[]).filter((c) =>
+      c.spec.group.startsWith('gateway.networking.'),
+    );
+    const bundle = gatewayApiBundle('experimental').filter((d) => d.kind === 'CustomResourceDefinition');
+    expect(stored.map((c) => c.metadata.name).sort()).toEqual(bundle.map((d) => d.metadata!.name).sort());
+    for (const doc of bundle) {
+      const crd = stored.find((c) => c.metadata.name === doc.metadata!.name);
+      expect(crd.spec, doc.metadata!.name).toMatchObject(doc.spec);
+      expect(crd.metadata.annotations['gateway.networking.k8s.io/channel'], doc.metadata!.name).toBe('experimental');
+    }
   }, 150_000);
 });
