@@ -8,7 +8,7 @@
 // loop has nothing left to do.
 import { setImmediate as turn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { gatewayApiBundle, installSystem } from './install.ts';
+import { gatewayApiBundle, type InstallOptions, installSystem } from './install.ts';
 import { Progress, StepFailed } from './progress.ts';
 import type { KObj, Kube } from './toolkit/kube.ts';
 
@@ -62,6 +62,19 @@ async function settle(): Promise<void> {
   for (let i = 0; i < 50; i++) await turn();
 }
 
+/** installSystem on the stand-in run to its end (every held CRD let through); the progress lines it printed. */
+async function installAll(kube: HeldCrds, opts: Partial<InstallOptions> = {}): Promise<string[]> {
+  const lines: string[] = [];
+  const done = installSystem(kube as unknown as Kube, {
+    progress: new Progress({ sink: { write: (l) => lines.push(l) } }),
+    ...opts,
+  });
+  await settle();
+  await kube.release();
+  await done;
+  return lines;
+}
+
 describe('installSystem', () => {
   it("applies the control plane's objects while the CRDs are still being applied; its GatewayClass after them", async () => {
     const kube = new HeldCrds();
@@ -96,13 +109,7 @@ describe('installSystem', () => {
 
   it('applies the standard bundle verbatim, without forced conflicts; skips its admission documents, saying why', async () => {
     const kube = new HeldCrds();
-    const lines: string[] = [];
-    const done = installSystem(kube as unknown as Kube, {
-      progress: new Progress({ sink: { write: (l) => lines.push(l) } }),
-    });
-    await settle();
-    await kube.release();
-    await done;
+    const lines = await installAll(kube);
     const bundle = gatewayApiBundle('standard');
     const crds = bundle.filter((d) => d.kind === 'CustomResourceDefinition');
     const applied = kube.docs.filter((a) => a.doc.metadata?.name?.endsWith('.gateway.networking.k8s.io'));
@@ -119,13 +126,7 @@ describe('installSystem', () => {
   it('applies the admission policy and binding too where the cluster serves them; the experimental bundle when asked', async () => {
     const kube = new HeldCrds();
     kube.servesAdmissionPolicies = true;
-    const done = installSystem(kube as unknown as Kube, {
-      progress: new Progress({ quiet: true }),
-      gatewayApiChannel: 'experimental',
-    });
-    await settle();
-    await kube.release();
-    await done;
+    await installAll(kube, { gatewayApiChannel: 'experimental' });
     const bundle = gatewayApiBundle('experimental');
     const fromBundle = kube.docs.filter(
       (a) => a.doc.metadata?.annotations?.['gateway.networking.k8s.io/bundle-version'],
@@ -141,13 +142,7 @@ describe('installSystem', () => {
     const kube = new HeldCrds();
     for (const c of gatewayApiBundle('standard').filter((d) => d.kind === 'CustomResourceDefinition'))
       kube.crds.set(c.metadata!.name!, c);
-    const lines: string[] = [];
-    const done = installSystem(kube as unknown as Kube, {
-      progress: new Progress({ sink: { write: (l) => lines.push(l) } }),
-    });
-    await settle();
-    await kube.release();
-    await done;
+    const lines = await installAll(kube);
     expect(kube.applied.filter((id) => id.endsWith('.gateway.networking.k8s.io'))).toEqual([]);
     expect(kube.applied).toContain('GatewayClass/gwvendor');
     expect(lines).toContain(

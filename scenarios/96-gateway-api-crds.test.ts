@@ -5,72 +5,33 @@
 // runs it (the vendored v1.6.1 bundle, the path lab:up names); lab:up then installs the system and leaves every Gateway
 // API CRD byte-identical (resourceVersion and managedFields included), saying it kept them. And on a cluster without
 // any, `--gateway-api-channel experimental` installs the vendored experimental bundle (x-k8s.io kinds included).
-import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
 import { gatewayApiBundle } from '../lab/install.ts';
-import { labDown, labUp } from '../lab/lifecycle.ts';
-import { Progress } from '../lab/progress.ts';
 import { tempDir } from '../lab/testing/tmp.ts';
 import { upstreamGatewayApi } from '../lab/testing/upstream-gateway-api.ts';
 import { buildBundle } from '../scripts/vendor-gateway-api.ts';
-import { KUBECTL } from './support/lab.ts';
+import { type BareCluster, ROOT, useBareCluster } from './support/bare-cluster.ts';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const RELEASE = 'https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.6.1/standard-install.yaml';
 
-function run(cmd: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number) {
-  return new Promise<{ code: number; out: string; stderr: string }>((resolve) => {
-    execFile(cmd, args, { cwd: ROOT, env, timeout: timeoutMs, maxBuffer: 64 << 20 }, (err, so, se) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: `${so}\n${se}`, stderr: se }),
-    );
-  });
+/** The cluster's CRDs of `group` (a prefix) as kubectl prints them, managedFields included. */
+async function crdsOf(bare: BareCluster, group: string): Promise<any[]> {
+  const r = await bare.kubectl(['get', 'crd', '-o', 'json', '--show-managed-fields']);
+  expect(r.code, r.out).toBe(0);
+  return (JSON.parse(r.stdout).items as any[]).filter((c) => c.spec.group.startsWith(group));
+}
+
+/** Whether the cluster serves admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy (its discovery says so). */
+async function servesAdmissionPolicies(bare: BareCluster): Promise<boolean> {
+  const r = await bare.kubectl(['api-resources', '--api-group=admissionregistration.k8s.io', '-o', 'name']);
+  return r.stdout.includes('validatingadmissionpolicies');
 }
 
 describe("lab:up keeps a cluster's Gateway API CRDs, and stops on old ones", () => {
-  const home = tempDir('gwlab-crds-');
-  const env: NodeJS.ProcessEnv = Object.fromEntries(
-    Object.entries({ ...process.env, GWLAB_HOME: home, FORCE_COLOR: '0' }).filter(([k]) => !k.startsWith('VITEST')),
-  );
-  let kubeconfig = '';
-  let context = '';
-  const kubectl = (args: string[]) =>
-    run(KUBECTL, [`--kubeconfig=${kubeconfig}`, `--context=${context}`, ...args], env, 60_000);
-  const labUpExisting = () =>
-    run(
-      process.execPath,
-      ['scripts/lab-up.ts', '--cluster', 'existing', '--name', 'ext', '--kubeconfig', kubeconfig, '--context', context],
-      env,
-      120_000,
-    );
-  /** The cluster's Gateway API CRDs as kubectl prints them, managedFields included. */
-  const gatewayApiCrds = async () => {
-    const r = await kubectl(['get', 'crd', '-o', 'json', '--show-managed-fields']);
-    expect(r.code, r.out).toBe(0);
-    return (JSON.parse(r.out.slice(0, r.out.lastIndexOf('}') + 1)).items as any[]).filter(
-      (c) => c.spec.group === 'gateway.networking.k8s.io',
-    );
-  };
-
-  beforeAll(async () => {
-    const up = await labUp({
-      name: 'bare',
-      home,
-      backend: 'embedded',
-      noInstall: true,
-      progress: new Progress({ quiet: true }),
-    });
-    kubeconfig = up.kubeconfig;
-    context = up.context;
-  }, 60_000);
-
-  afterAll(async () => {
-    const quiet = new Progress({ quiet: true });
-    await labDown({ name: 'ext', home, progress: quiet }).catch(() => undefined);
-    await labDown({ name: 'bare', home, progress: quiet }).catch(() => undefined);
-  }, 60_000);
+  const bare = useBareCluster('gwlab-crds-');
+  const gatewayApiCrds = () => crdsOf(bare, 'gateway.networking.k8s.io');
 
   it('v1.3.0 installed by the user: lab:up exits 1 before changing anything, with the upgrade command', async () => {
     const upstream = upstreamGatewayApi('v1.3.0');
@@ -80,14 +41,14 @@ describe("lab:up keeps a cluster's Gateway API CRDs, and stops on old ones", () 
     } finally {
       upstream.cleanup();
     }
-    const applied = await kubectl(['apply', '--server-side', '-f', old]);
+    const applied = await bare.kubectl(['apply', '--server-side', '-f', old]);
     expect(applied.code, applied.out).toBe(0);
     const before = await gatewayApiCrds();
     expect(before.map((c) => c.metadata.annotations['gateway.networking.k8s.io/bundle-version'])).toEqual(
       Array(5).fill('v1.3.0'),
     );
 
-    const r = await labUpExisting();
+    const r = await bare.labUpExisting();
     expect(r.code, r.out).toBe(1);
     expect(r.out).toContain('✗ Gateway API CRDs on the cluster');
     expect(r.out).toContain(
@@ -98,14 +59,14 @@ describe("lab:up keeps a cluster's Gateway API CRDs, and stops on old ones", () 
     expect(r.out).toContain('kubectl apply --server-side -f system/manifests/gateway-api/standard-install.yaml');
     // Nothing changed: the CRDs as they were, and none of the system installed.
     expect(await gatewayApiCrds()).toEqual(before);
-    const ns = await kubectl(['get', 'namespace', 'gwvendor-system']);
+    const ns = await bare.kubectl(['get', 'namespace', 'gwvendor-system']);
     expect(ns.code).not.toBe(0);
-    expect((await kubectl(['get', 'crd', 'trafficpolicies.gateway.gwvendor.dev'])).code).not.toBe(0);
+    expect((await bare.kubectl(['get', 'crd', 'trafficpolicies.gateway.gwvendor.dev'])).code).not.toBe(0);
   }, 150_000);
 
   it('upgraded by the user to v1.6.1: lab:up installs the system and leaves every Gateway API CRD byte-identical', async () => {
     // The alternative lab:up printed: the vendored copy of the release bundle.
-    const applied = await kubectl([
+    const applied = await bare.kubectl([
       'apply',
       '--server-side',
       '-f',
@@ -116,93 +77,36 @@ describe("lab:up keeps a cluster's Gateway API CRDs, and stops on old ones", () 
     expect(applied.out.match(/customresourcedefinition\.apiextensions\.k8s\.io\/\S+ serverside-applied/g)).toHaveLength(
       10,
     );
-    if (applied.code !== 0) {
-      const served = await kubectl(['api-resources', '--api-group=admissionregistration.k8s.io', '-o', 'name']);
-      expect(served.out, applied.out).not.toContain('validatingadmissionpolicies');
-    }
+    if (applied.code !== 0) expect(await servesAdmissionPolicies(bare), applied.out).toBe(false);
     const before = await gatewayApiCrds();
     expect(before).toHaveLength(10);
     for (const c of before)
       expect(c.metadata.annotations['gateway.networking.k8s.io/bundle-version'], c.metadata.name).toBe('v1.6.1');
 
-    const r = await labUpExisting();
+    const r = await bare.labUpExisting();
     expect(r.code, r.out).toBe(0);
     expect(r.out).toContain(
       'the cluster has Gateway API v1.6.1 (standard channel), at least the v1.5.0 the control plane needs: keeping them as they are',
     );
     expect(r.out).toContain('Lab ext is up (existing)');
     expect(await gatewayApiCrds()).toEqual(before);
-    const gc = await kubectl(['get', 'gatewayclass', 'gwvendor', '-o', 'jsonpath={.spec.controllerName}']);
+    const gc = await bare.kubectl(['get', 'gatewayclass', 'gwvendor', '-o', 'jsonpath={.spec.controllerName}']);
     expect(gc.out.trim()).toBe('gateway.gwvendor.dev/gwvendor');
   }, 150_000);
 });
-
 describe('lab:up --gateway-api-channel experimental on a cluster without Gateway API CRDs', () => {
-  const home = tempDir('gwlab-crds-exp-');
-  const env: NodeJS.ProcessEnv = Object.fromEntries(
-    Object.entries({ ...process.env, GWLAB_HOME: home, FORCE_COLOR: '0' }).filter(([k]) => !k.startsWith('VITEST')),
-  );
-  let kubeconfig = '';
-  let context = '';
-
-  beforeAll(async () => {
-    const up = await labUp({
-      name: 'bare',
-      home,
-      backend: 'embedded',
-      noInstall: true,
-      progress: new Progress({ quiet: true }),
-    });
-    kubeconfig = up.kubeconfig;
-    context = up.context;
-  }, 60_000);
-
-  afterAll(async () => {
-    const quiet = new Progress({ quiet: true });
-    await labDown({ name: 'ext', home, progress: quiet }).catch(() => undefined);
-    await labDown({ name: 'bare', home, progress: quiet }).catch(() => undefined);
-  }, 60_000);
+  const bare = useBareCluster('gwlab-crds-exp-');
 
   it('installs the vendored experimental bundle verbatim, saying which admission documents it skipped and why', async () => {
-    const r = await run(
-      process.execPath,
-      [
-        'scripts/lab-up.ts',
-        ...['--cluster', 'existing', '--name', 'ext', '--kubeconfig', kubeconfig, '--context', context],
-        ...['--gateway-api-channel', 'experimental'],
-      ],
-      env,
-      120_000,
-    );
+    const r = await bare.labUpExisting(['--gateway-api-channel', 'experimental']);
     expect(r.code, r.out).toBe(0);
     expect(r.out).toContain('none installed: installing the vendored v1.6.1 experimental bundle');
     expect(r.out).toContain('✓ Gateway API v1.6.1 CRDs (experimental channel)');
-    const served = await run(
-      KUBECTL,
-      [
-        `--kubeconfig=${kubeconfig}`,
-        `--context=${context}`,
-        'api-resources',
-        '--api-group=admissionregistration.k8s.io',
-        '-o',
-        'name',
-      ],
-      env,
-      60_000,
-    );
-    if (!served.out.includes('validatingadmissionpolicies'))
+    if (!(await servesAdmissionPolicies(bare)))
       expect(r.out).toContain(
         'the cluster does not serve admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy: skipping',
       );
-    const got = await run(
-      KUBECTL,
-      [`--kubeconfig=${kubeconfig}`, `--context=${context}`, 'get', 'crd', '-o', 'json'],
-      env,
-      60_000,
-    );
-    const stored = (JSON.parse(got.out.slice(0, got.out.lastIndexOf('}') + 1)).items as any[]).filter((c) =>
-      c.spec.group.startsWith('gateway.networking.'),
-    );
+    const stored = await crdsOf(bare, 'gateway.networking.');
     const bundle = gatewayApiBundle('experimental').filter((d) => d.kind === 'CustomResourceDefinition');
     expect(stored.map((c) => c.metadata.name).sort()).toEqual(bundle.map((d) => d.metadata!.name).sort());
     for (const doc of bundle) {
