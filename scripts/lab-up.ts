@@ -14,7 +14,7 @@ const { BACKENDS, labUp } = await import('../lab/lifecycle.ts');
 const { formatMs, Progress } = await import('../lab/progress.ts');
 const { parseFlags, run } = await import('./flags.ts');
 const { upFailureHint, upSummary } = await import('./hints.ts');
-const { GATEWAY_API_CHANNELS } = await import('../system/manifests/gateway-api.ts');
+const { GATEWAY_API_CHANNELS } = await import('../system/manifests/gateway-api-channels.ts');
 
 const USAGE = `usage: npm run lab:up -- [options]
   --cluster <backend>    embedded (default: no container engine needed), kind, k3s, existing

@@ -10,12 +10,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WATCHED } from '../controlplane/kube/watched.ts';
 import { GATEWAY_GROUP } from '../controlplane/model.ts';
+import type { GatewayApiChannel } from './gateway-api-channels.ts';
 
 /** system/manifests/, which readManifest's paths are relative to. */
 export const MANIFESTS_DIR = dirname(fileURLToPath(import.meta.url));
 export const GATEWAY_API_DIR = join(MANIFESTS_DIR, 'gateway-api');
-export const GATEWAY_API_CHANNELS = ['standard', 'experimental'] as const;
-export type GatewayApiChannel = (typeof GATEWAY_API_CHANNELS)[number];
+export { GATEWAY_API_CHANNELS, type GatewayApiChannel } from './gateway-api-channels.ts';
 
 /** The annotations every upstream Gateway API CRD carries (and the safe-upgrades admission policy reads). */
 export const BUNDLE_VERSION_ANNOTATION = 'gateway.networking.k8s.io/bundle-version';
