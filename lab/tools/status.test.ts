@@ -36,6 +36,13 @@ metadata: {name: web, namespace: team}
 spec:
   parentRefs: [{name: gw}]
   rules: [{backendRefs: [{name: nope, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: {name: grpc, namespace: team}
+spec:
+  parentRefs: [{name: gw}, {name: not-ours, namespace: other}]
+  rules: [{backendRefs: [{name: grpc, port: 9000}]}]
 `);
     const status = {
       status: {
@@ -93,6 +100,11 @@ spec:
       expect.stringMatching(/^control plane admin \(\/snapshots\/xds\) not reachable: no Running and Ready pod/),
       'HTTPRoute team/web [gateway/team/gw] ResolvedRefs=False BackendNotFound: Service team/nope not found',
     ]);
+    // A GRPCRoute on our Gateway: the control plane does not read the kind, so the route would meet silence.
+    expect(s.warnings).toContain(
+      'GRPCRoute team/grpc → Gateway team/gw: the control plane does not read GRPCRoutes; it gets no status and carries no traffic',
+    );
+    expect(s.warnings.filter((w) => w.startsWith('GRPCRoute'))).toHaveLength(1);
     const text = renderStatus(s);
     expect(text).toMatch(/Proxies \(control plane \/snapshots\/xds\)\n {2}✗ not reachable: no Running and Ready pod/);
     expect(text).toMatch(/deployment gwvendor-system\/gwvendor: 0\/1 ready {3}validation off/);
