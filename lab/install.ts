@@ -115,10 +115,15 @@ export async function decideCrds(kube: Kube, channel: GatewayApiChannel = 'stand
  * Applies a vendored bundle as `kubectl apply --server-side -f <bundle>` does: every document unchanged, no forced
  * conflicts. Its ValidatingAdmissionPolicy and Binding only on a cluster that serves them (Kubernetes 1.30+).
  */
-async function installBundle(kube: Kube, channel: GatewayApiChannel, p: Progress): Promise<void> {
+async function installBundle(
+  kube: Kube,
+  channel: GatewayApiChannel,
+  p: Progress,
+  admissionServed: Promise<boolean>,
+): Promise<void> {
   const docs = gatewayApiBundle(channel);
   const admission = docs.filter((d) => d.apiVersion === ADMISSION_API);
-  const served = admission.length > 0 && (await kube.serves(ADMISSION_API, 'ValidatingAdmissionPolicy'));
+  const served = admission.length > 0 && (await admissionServed);
   if (admission.length && !served) {
     p.info(
       `the cluster does not serve ${ADMISSION_API} ValidatingAdmissionPolicy: skipping the bundle's ` +
@@ -136,6 +141,9 @@ export async function installSystem(kube: Kube, opts: InstallOptions): Promise<v
   const p = opts.progress;
   const channel = opts.gatewayApiChannel ?? 'standard';
   // Decided before anything is changed: on a cluster whose Gateway API is too old, lab:up stops here.
+  // Read-only, so asked beside the CRDs' read rather than after it: whether the bundle's admission documents can go in.
+  const admissionServed = kube.serves(ADMISSION_API, 'ValidatingAdmissionPolicy');
+  admissionServed.catch(() => {}); // awaited only when the bundle is installed
   const checking = 'Gateway API CRDs on the cluster';
   const decision = await p.step(checking, async () => {
     const d = await decideCrds(kube, channel);
@@ -147,7 +155,7 @@ export async function installSystem(kube: Kube, opts: InstallOptions): Promise<v
   const gatewayApiCrds =
     decision.action === 'install'
       ? p.step(`Gateway API ${VENDORED_BUNDLE_VERSION} CRDs (${channel} channel)`, () =>
-          installBundle(kube, channel, p),
+          installBundle(kube, channel, p, admissionServed),
         )
       : Promise.resolve();
   const vendorCrds = p.step('gwvendor CRDs (GatewayParameters, TrafficPolicy, GatewayExtension)', () =>
