@@ -143,4 +143,26 @@ describe('decideGatewayApiCrds', () => {
     mixed.push(...asRelease('v1.4.0').filter((c) => c.spec!.names!.kind === 'Gateway'));
     expect(decide(mixed)).toMatchObject({ action: 'stop', message: expect.stringContaining('are v1.4.0') });
   });
+
+  it('the v1.3.0 subset an earlier gwlab installed (its annotation on each): installs the vendored bundle over it', () => {
+    const subset = asRelease('v1.3.0', { ReferenceGrant: ['v1beta1'] })
+      .filter((c) => ['GatewayClass', 'Gateway', 'HTTPRoute', 'ReferenceGrant'].includes(c.spec!.names!.kind!))
+      .map((c) => {
+        c.metadata!.annotations!['gateway.gwvendor.dev/subset'] = 'the Gateway API fields gwlab supports';
+        return c;
+      });
+    expect(decide(subset)).toEqual({
+      action: 'install',
+      channel: 'standard',
+      message:
+        'the cluster has the Gateway API subset an earlier gwlab installed (v1.3.0): replacing it with the vendored v1.6.1 standard bundle',
+    });
+    // Beside CRDs of anyone else's, it is not ours alone: the usual rules (here: too old, stop), the upgrade forced
+    // over the fields the earlier gwlab's field manager owns.
+    const mixed = decide([...subset, ...asRelease('v1.3.0').filter((c) => c.spec!.names!.kind === 'GRPCRoute')]);
+    expect(mixed).toMatchObject({ action: 'stop' });
+    expect(mixed.action === 'stop' && mixed.hint).toContain(
+      `kubectl apply --server-side --force-conflicts -f ${RELEASE_URL}/standard-install.yaml`,
+    );
+  });
 });

@@ -8,6 +8,7 @@
 // tell users to `kubectl apply --server-side -f <release>/standard-install.yaml` themselves). The upstream CRDs record
 // their release and channel in the annotations gateway.networking.k8s.io/bundle-version and /channel
 // (config/crd/*/gateway.networking.k8s.io_*.yaml; the bundle's safe-upgrades ValidatingAdmissionPolicy reads the same).
+// One exception to "keep": the v1.3.0 subset an earlier gwlab installed itself is upgraded to the vendored bundle.
 import {
   BUNDLE_VERSION_ANNOTATION,
   CHANNEL_ANNOTATION,
@@ -43,6 +44,11 @@ export type CrdDecision =
   | { action: 'stop'; message: string; hint?: string };
 
 const GROUP = 'gateway.networking.k8s.io';
+/**
+ * The annotation of the generated v1.3.0 subset gwlab installed before it vendored upstream's bundle: CRDs that all
+ * carry it are gwlab's own (applied by its field manager), and are upgraded in place like a fresh install.
+ */
+const EARLIER_GWLAB_SUBSET = 'gateway.gwvendor.dev/subset';
 
 /** What the installed CRDs say of themselves: the lowest bundle version among them, and their channel. */
 function describeInstalled(crds: readonly InstalledCrd[]): { version?: string; unversioned: number; channel: string } {
@@ -87,6 +93,15 @@ export function decideGatewayApiCrds(input: CrdDecisionInput): CrdDecision {
       message: `none installed: installing the vendored ${input.vendored} ${input.channel} bundle`,
     };
   }
+  if (crds.every((c) => c.metadata?.annotations?.[EARLIER_GWLAB_SUBSET])) {
+    return {
+      action: 'install',
+      channel: input.channel,
+      message:
+        `the cluster has the Gateway API subset an earlier gwlab installed (${describeInstalled(crds).version ?? 'no version'}): ` +
+        `replacing it with the vendored ${input.vendored} ${input.channel} bundle`,
+    };
+  }
   const { version, unversioned, channel } = describeInstalled(crds);
   const what = `${version ?? 'of no known bundle version'} (${channel} channel)`;
   const missing = missingKinds(crds, input.needed);
@@ -104,14 +119,21 @@ export function decideGatewayApiCrds(input: CrdDecisionInput): CrdDecision {
       };
     }
     const cmd = upgradeCommands(channel as GatewayApiChannel);
+    // Some are an earlier gwlab's subset (beside others'): its field manager owns their fields, so a user's apply
+    // conflicts with it; forcing takes them over (https://kubernetes.io/docs/reference/using-api/server-side-apply/#conflicts).
+    const force = crds.some((c) => c.metadata?.annotations?.[EARLIER_GWLAB_SUBSET]);
+    const forced = (c: string) => (force ? c.replace('--server-side', '--server-side --force-conflicts') : c);
     return {
       action: 'stop',
       message:
         `the cluster's Gateway API CRDs are ${what}: ${why}. Nothing was changed (lab:up never downgrades or ` +
         `replaces a cluster's Gateway API CRDs)`,
       hint:
-        `upgrade them, then run lab:up again: ${cmd.release}\n` +
-        `  (or this repository's copy of the same ${input.vendored} bundle: ${cmd.vendored})`,
+        `upgrade them, then run lab:up again: ${forced(cmd.release)}\n` +
+        `  (or this repository's copy of the same ${input.vendored} bundle: ${forced(cmd.vendored)})` +
+        (force
+          ? `\n  (--force-conflicts: some of them are the subset an earlier gwlab applied, whose fields it owns)`
+          : ''),
     };
   }
   const notes: string[] = [];
