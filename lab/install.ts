@@ -140,10 +140,10 @@ async function installBundle(
 export async function installSystem(kube: Kube, opts: InstallOptions): Promise<void> {
   const p = opts.progress;
   const channel = opts.gatewayApiChannel ?? 'standard';
-  // Decided before anything is changed: on a cluster whose Gateway API is too old, lab:up stops here.
   // Read-only, so asked beside the CRDs' read rather than after it: whether the bundle's admission documents can go in.
   const admissionServed = kube.serves(ADMISSION_API, 'ValidatingAdmissionPolicy');
   admissionServed.catch(() => {}); // awaited only when the bundle is installed
+  // Decided before anything is changed: on a cluster whose Gateway API is too old, lab:up stops here.
   const checking = 'Gateway API CRDs on the cluster';
   const decision = await p.step(checking, async () => {
     const d = await decideCrds(kube, channel);
