@@ -8,7 +8,10 @@
 // tell users to `kubectl apply --server-side -f <release>/standard-install.yaml` themselves). The upstream CRDs record
 // their release and channel in the annotations gateway.networking.k8s.io/bundle-version and /channel
 // (config/crd/*/gateway.networking.k8s.io_*.yaml; the bundle's safe-upgrades ValidatingAdmissionPolicy reads the same).
-// One exception to "keep": the v1.3.0 subset an earlier gwlab installed itself is upgraded to the vendored bundle.
+// This is what upstream's CRD management guide asks of implementations that bundle the CRDs
+// (https://gateway-api.sigs.k8s.io/guides/crd-management/): never overwrite CRDs of an unrecognized or newer version,
+// never overwrite another channel's, never remove them (lab:down leaves them). One exception to "keep": the v1.3.0
+// subset an earlier gwlab installed itself is upgraded to the vendored bundle.
 import {
   BUNDLE_VERSION_ANNOTATION,
   CHANNEL_ANNOTATION,
