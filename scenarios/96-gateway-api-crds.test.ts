@@ -93,7 +93,15 @@ describe("lab:up keeps a cluster's Gateway API CRDs, and stops on old ones", () 
     const gc = await bare.kubectl(['get', 'gatewayclass', 'gwvendor', '-o', 'jsonpath={.spec.controllerName}']);
     expect(gc.out.trim()).toBe('gateway.gwvendor.dev/gwvendor');
   }, 150_000);
+
+  it("lab:down of the existing lab leaves the user's Gateway API CRDs as they were", async () => {
+    const before = await gatewayApiCrds();
+    const r = await bare.script(['scripts/lab-down.ts', '--name', 'ext'], 90_000);
+    expect(r.code, r.out).toBe(0);
+    expect(await gatewayApiCrds()).toEqual(before);
+  }, 100_000);
 });
+
 describe('lab:up --gateway-api-channel experimental on a cluster without Gateway API CRDs', () => {
   const bare = useBareCluster('gwlab-crds-exp-');
 
