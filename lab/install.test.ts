@@ -8,6 +8,7 @@
 // loop has nothing left to do.
 import { setImmediate as turn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { MINIMUM_BUNDLE_VERSION } from '../system/manifests/gateway-api.ts';
 import { gatewayApiBundle, type InstallOptions, installSystem } from './install.ts';
 import { Progress, StepFailed } from './progress.ts';
 import type { KObj, Kube } from './toolkit/kube.ts';
@@ -146,7 +147,7 @@ describe('installSystem', () => {
     expect(kube.applied.filter((id) => id.endsWith('.gateway.networking.k8s.io'))).toEqual([]);
     expect(kube.applied).toContain('GatewayClass/gwvendor');
     expect(lines).toContain(
-      '  the cluster has Gateway API v1.6.1 (standard channel), at least the v1.5.0 the control plane needs: keeping them as they are',
+      `  the cluster has Gateway API v1.6.1 (standard channel), at least the ${MINIMUM_BUNDLE_VERSION} the control plane needs: keeping them as they are`,
     );
   });
 
@@ -160,7 +161,9 @@ describe('installSystem', () => {
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(StepFailed);
-    expect((err as StepFailed).message).toContain('v1.3.0 (standard channel): the control plane needs v1.5.0 or later');
+    expect((err as StepFailed).message).toContain(
+      `v1.3.0 (standard channel): the control plane needs ${MINIMUM_BUNDLE_VERSION} or later`,
+    );
     expect((err as StepFailed).hint).toContain(
       'kubectl apply --server-side -f https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.6.1/standard-install.yaml',
     );

@@ -12,6 +12,7 @@ import { gatewayApiBundle } from '../lab/install.ts';
 import { tempDir } from '../lab/testing/tmp.ts';
 import { upstreamGatewayApi } from '../lab/testing/upstream-gateway-api.ts';
 import { buildBundle } from '../scripts/vendor-gateway-api.ts';
+import { MINIMUM_BUNDLE_VERSION } from '../system/manifests/gateway-api.ts';
 import { type BareCluster, ROOT, useBareCluster } from './support/bare-cluster.ts';
 
 const RELEASE = 'https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.6.1/standard-install.yaml';
@@ -52,9 +53,10 @@ describe("lab:up keeps a cluster's Gateway API CRDs, and stops on old ones", () 
     expect(r.code, r.out).toBe(1);
     expect(r.out).toContain('✗ Gateway API CRDs on the cluster');
     expect(r.out).toContain(
-      "the cluster's Gateway API CRDs are v1.3.0 (standard channel): the control plane needs v1.5.0 or later; " +
-        'ReferenceGrant is not served at v1 (served: v1beta1), which the control plane reads. Nothing was changed',
+      `the cluster's Gateway API CRDs are v1.3.0 (standard channel): the control plane needs ${MINIMUM_BUNDLE_VERSION} or later; `,
     );
+    expect(r.out).toContain('ReferenceGrant is not served at v1 (served: v1beta1), which the control plane reads');
+    expect(r.out).toContain('Nothing was changed');
     expect(r.out).toContain(`upgrade them, then run lab:up again: kubectl apply --server-side -f ${RELEASE}`);
     expect(r.out).toContain('kubectl apply --server-side -f system/manifests/gateway-api/standard-install.yaml');
     // Nothing changed: the CRDs as they were, and none of the system installed.
@@ -86,7 +88,7 @@ describe("lab:up keeps a cluster's Gateway API CRDs, and stops on old ones", () 
     const r = await bare.labUpExisting();
     expect(r.code, r.out).toBe(0);
     expect(r.out).toContain(
-      'the cluster has Gateway API v1.6.1 (standard channel), at least the v1.5.0 the control plane needs: keeping them as they are',
+      `the cluster has Gateway API v1.6.1 (standard channel), at least the ${MINIMUM_BUNDLE_VERSION} the control plane needs: keeping them as they are`,
     );
     expect(r.out).toContain('Lab ext is up (existing)');
     expect(await gatewayApiCrds()).toEqual(before);
