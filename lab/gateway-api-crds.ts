@@ -3,9 +3,9 @@
 // gateway.networking.k8s.io in, the action out): none installed → install the vendored bundle; installed and serving
 // every kind the control plane reads at the version it reads, at a bundle version at least the minimum → keep them
 // untouched (newer than the vendored release: keep too, and say so); older, or a needed kind missing or not served at
-// its version → stop and print the command that upgrades them, as kgateway and Envoy Gateway do
-// (https://kgateway.dev/docs/envoy/main/install/ and https://gateway.envoyproxy.io/docs/install/install-helm/: both
-// tell users to `kubectl apply --server-side -f <release>/standard-install.yaml` themselves). The upstream CRDs record
+// its version → stop and print the command that upgrades them, the one upstream's install guide gives
+// (https://gateway-api.sigs.k8s.io/guides/: `kubectl apply --server-side -f <release>/standard-install.yaml`), as
+// kgateway's and Envoy Gateway's install docs send users to run it themselves. The upstream CRDs record
 // their release and channel in the annotations gateway.networking.k8s.io/bundle-version and /channel
 // (config/crd/*/gateway.networking.k8s.io_*.yaml; the bundle's safe-upgrades ValidatingAdmissionPolicy reads the same).
 // This is what upstream's CRD management guide asks of implementations that bundle the CRDs
