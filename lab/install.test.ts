@@ -37,7 +37,7 @@ class HeldCrds {
     return docs;
   }
 
-  async get(_apiVersion: string, _kind: string, name: string): Promise<KObj | undefined> {
+  async getCrd(name: string): Promise<KObj | undefined> {
     return this.crds.get(name);
   }
 

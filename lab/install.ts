@@ -101,7 +101,7 @@ export async function decideCrds(kube: Kube, channel: GatewayApiChannel = 'stand
   const names = gatewayApiBundle(channel)
     .filter((d) => d.kind === 'CustomResourceDefinition' && d.spec?.group === 'gateway.networking.k8s.io')
     .map((d) => d.metadata!.name!);
-  const found = await Promise.all(names.map((n) => kube.get('apiextensions.k8s.io/v1', 'CustomResourceDefinition', n)));
+  const found = await Promise.all(names.map((n) => kube.getCrd(n)));
   return decideGatewayApiCrds({
     installed: found.filter((c) => c !== undefined),
     channel,

@@ -9,6 +9,7 @@ import {
   type KubernetesObject,
   KubernetesObjectApi,
   PatchStrategy,
+  type ResponseContext,
   Watch,
 } from '@kubernetes/client-node';
 // Not re-exported by the package's index, but the very module its dumpYaml and API classes serialize with.
@@ -47,9 +48,10 @@ export function parseYamlDocs(text: string): KObj[] {
 // client-node's typed serializer knows a CRD schema's x-kubernetes-* keys only by its model's names
 // (x_kubernetes_preserve_unknown_fields, ...): a plain CRD object would lose them all on the way out (its status then
 // pruned to {}), and reads come back under the model's names. Applies therefore go out and come back as plain JSON
-// (ObjectApi.applyPlain, as kubectl sends them); reads of a CRD come back through the serializer its dumpYaml uses,
-// without dumpYaml's YAML text, which cost ~80 ms per CRD to print and parse back on a loaded machine (issue 14). The
-// serializer gives the same plain object (dates as RFC 3339 strings); the JSON copy drops undefined keys.
+// (ObjectApi.applyPlain, as kubectl sends them), and so does getCrd (one request, no discovery first: lab:up reads
+// the cluster's Gateway API CRDs with it before changing anything). get() of a CRD comes back through the serializer
+// its dumpYaml uses, without dumpYaml's YAML text, which cost ~80 ms per CRD to print and parse back on a loaded
+// machine (issue 14): the same plain object (dates as RFC 3339 strings); the JSON copy drops undefined keys.
 function fromClientModel(o: KObj): KObj {
   return o?.kind === 'CustomResourceDefinition'
     ? (JSON.parse(JSON.stringify(ObjectSerializer.serialize(o, 'V1CustomResourceDefinition'))) as KObj)
@@ -72,6 +74,18 @@ class ObjectApi extends KubernetesObjectApi {
     return client;
   }
 
+  /** requestPromise's type for an answer read as plain JSON: the library would make any object's metadata a model. */
+  static readonly PLAIN = 'gwlab:plain-json';
+
+  protected override async processResponse<T extends KubernetesObject>(
+    response: ResponseContext,
+    type?: string,
+  ): Promise<T> {
+    if (type !== ObjectApi.PLAIN || response.httpStatusCode < 200 || response.httpStatusCode > 299)
+      return super.processResponse<T>(response, type); // errors: its ApiException, as every other call
+    return JSON.parse(await response.body.text()) as T;
+  }
+
   servedResource(apiVersion: string, kind: string) {
     return this.resource(apiVersion, kind);
   }
@@ -91,7 +105,19 @@ class ObjectApi extends KubernetesObjectApi {
     ctx.setQueryParam('fieldManager', fieldManager);
     ctx.setQueryParam('force', String(force));
     ctx.setBody(JSON.stringify(spec));
-    return this.requestPromise<KObj>(ctx, 'any');
+    return this.requestPromise<KObj>(ctx, ObjectApi.PLAIN);
+  }
+
+  /** GET of an object at its API path, read as plain JSON (no discovery request first, no model); 404: undefined. */
+  async getPlain(path: string): Promise<KObj | undefined> {
+    const ctx = this.configuration.baseServer.makeRequestContext(path, HttpMethod.GET);
+    ctx.setHeaderParam('Accept', 'application/json, */*;q=0.8');
+    try {
+      return await this.requestPromise<KObj>(ctx, ObjectApi.PLAIN);
+    } catch (err) {
+      if (statusCode(err) === 404) return undefined;
+      throw err;
+    }
   }
 }
 
@@ -140,6 +166,11 @@ export class Kube {
       if (statusCode(err) === 404) return false;
       throw err;
     }
+  }
+
+  /** A CustomResourceDefinition by name, as plain JSON, in one request. */
+  getCrd(name: string): Promise<KObj | undefined> {
+    return this.objects.getPlain(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}`);
   }
 
   async get(apiVersion: string, kind: string, name: string, namespace?: string): Promise<KObj | undefined> {
