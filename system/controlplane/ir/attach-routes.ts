@@ -119,9 +119,11 @@ function attachParentRef(
     return refuse('UnsupportedValue', `every rule is invalid: ${r.droppedRules.map((d) => d.message).join('; ')}`);
   }
   if (r.droppedRules.length) {
+    // "The message for this condition MUST start with the prefix "Dropped Rule"" (apis/v1/shared_types.go,
+    // RouteConditionPartiallyInvalid).
     report.partiallyInvalid = bad(
       'UnsupportedValue',
-      `rules dropped: ${r.droppedRules.map((d) => `spec.rules[${d.rule}]: ${d.message}`).join('; ')}`,
+      `Dropped Rule${r.droppedRules.length > 1 ? 's' : ''}: ${r.droppedRules.map((d) => `spec.rules[${d.rule}]: ${d.message}`).join('; ')}`,
     );
   }
   return { report, matching };
