@@ -241,7 +241,11 @@ export class Kube {
     return waitFor(
       `${kind} ${namespace ? namespace + '/' : ''}${name} condition ${type}=${want}${opts.reason ? ` (${opts.reason})` : ''}`,
       async () => {
-        const o = await this.get(apiVersion, kind, name, namespace);
+        // A CRD in one plain request (getCrd: no model round trip of its whole schema on every poll).
+        const o =
+          apiVersion === 'apiextensions.k8s.io/v1' && kind === 'CustomResourceDefinition'
+            ? await this.getCrd(name)
+            : await this.get(apiVersion, kind, name, namespace);
         if (!o) return { ok: false, seen: 'not found' };
         const conds = allConditions(o);
         const c = conds.find((x) => x.type.toLowerCase() === type.toLowerCase());
