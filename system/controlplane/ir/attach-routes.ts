@@ -103,7 +103,7 @@ function attachParentRef(
   if (!allowed.length) {
     return refuse(
       'NotAllowedByListeners',
-      `listeners ${candidates.map((s) => s.l.name).join(', ')} of Gateway ${key} do not allow HTTPRoutes from namespace ${r.ref.namespace}`,
+      `no listener of Gateway ${key} admits it: ${candidates.map((s) => `${s.l.name} ${whyNotAllowed(s, r.ref.namespace)}`).join('; ')}`,
     );
   }
   const matching = allowed
@@ -119,12 +119,22 @@ function attachParentRef(
     return refuse('UnsupportedValue', `every rule is invalid: ${r.droppedRules.map((d) => d.message).join('; ')}`);
   }
   if (r.droppedRules.length) {
+    // "The message for this condition MUST start with the prefix "Dropped Rule"" (apis/v1/shared_types.go,
+    // RouteConditionPartiallyInvalid).
     report.partiallyInvalid = bad(
       'UnsupportedValue',
-      `rules dropped: ${r.droppedRules.map((d) => `spec.rules[${d.rule}]: ${d.message}`).join('; ')}`,
+      `Dropped Rule${r.droppedRules.length > 1 ? 's' : ''}: ${r.droppedRules.map((d) => `spec.rules[${d.rule}]: ${d.message}`).join('; ')}`,
     );
   }
   return { report, matching };
+}
+
+/** Why a candidate listener does not admit the route: its own state first, then its allowedRoutes. */
+function whyNotAllowed(s: ListenerState, routeNamespace: string): string {
+  if (!s.report.accepted.ok) return `is not accepted (${s.report.accepted.message})`;
+  if (!s.report.conflicted.ok) return `is in conflict (${s.report.conflicted.message})`;
+  if (!s.kindsOk) return 'does not admit HTTPRoute (allowedRoutes.kinds)';
+  return `does not allow routes from namespace ${routeNamespace} (allowedRoutes.namespaces)`;
 }
 
 function parentMatchesGateway(p: NormalizedParentRef, gwNs: string, gwName: string): boolean {

@@ -26,7 +26,8 @@ export interface InformerSet {
 
 function explain(err: unknown): string {
   const status = httpStatusOf(err);
-  if (status === 404) return 'not found (are the CRDs installed? kubectl apply -f system/manifests/crds/)';
+  if (status === 404)
+    return 'not found (are the CRDs installed? npm run lab:up installs them; or kubectl apply --server-side -f system/manifests/gateway-api/standard-install.yaml -f system/manifests/crds/)';
   if (status === 403) return 'forbidden (check the ClusterRole gwvendor)';
   return (err as Error)?.message ?? String(err);
 }

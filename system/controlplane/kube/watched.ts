@@ -45,7 +45,7 @@ export const WATCHED = [
   watched(GATEWAY_GROUP, 'v1', 'GatewayClass', 'gatewayclasses', { namespaced: false, collection: 'GatewayClasses' }),
   watched(GATEWAY_GROUP, 'v1', 'Gateway', 'gateways', { collection: 'Gateways' }),
   watched(GATEWAY_GROUP, 'v1', 'HTTPRoute', 'httproutes', { collection: 'HTTPRoutes' }),
-  watched(GATEWAY_GROUP, 'v1beta1', 'ReferenceGrant', 'referencegrants', { collection: 'ReferenceGrants' }),
+  watched(GATEWAY_GROUP, 'v1', 'ReferenceGrant', 'referencegrants', { collection: 'ReferenceGrants' }),
   watched('', 'v1', 'Namespace', 'namespaces', { namespaced: false, collection: 'Namespaces' }),
   watched('', 'v1', 'Service', 'services', { collection: 'Services' }),
   watched('discovery.k8s.io', 'v1', 'EndpointSlice', 'endpointslices', { collection: 'EndpointSlices' }),
