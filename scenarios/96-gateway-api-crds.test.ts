@@ -1,17 +1,14 @@
 // lab:up never downgrades a cluster's Gateway API (issue 18), end to end on the existing backend against a bare
 // embedded cluster, as a user meets it: the user installed Gateway API v1.3.0 with `kubectl apply --server-side`
-// (the bundle built from upstream's tag as its release assets are, scripts/vendor-gateway-api.ts buildBundle, into a
-// temporary file); lab:up stops before changing anything, exits 1 and prints the command that upgrades them. The user
-// runs it (the vendored v1.6.1 bundle, the path lab:up names); lab:up then installs the system and leaves every Gateway
-// API CRD byte-identical (resourceVersion and managedFields included), saying it kept them. And on a cluster without
-// any, `--gateway-api-channel experimental` installs the vendored experimental bundle (x-k8s.io kinds included).
-import { writeFileSync } from 'node:fs';
+// (tests/upstream/gateway-api-v1.3.0/standard-install.yaml: built from upstream's tag as the release assets are, by
+// scripts/vendor-gateway-api.ts buildBundle, and kept as test data so that no run needs the network); lab:up stops
+// before changing anything, exits 1 and prints the command that upgrades them. The user runs it (the vendored v1.6.1
+// bundle, the path lab:up names); lab:up then installs the system and leaves every Gateway API CRD byte-identical
+// (resourceVersion and managedFields included), saying it kept them. And on a cluster without any,
+// `--gateway-api-channel experimental` installs the vendored experimental bundle (x-k8s.io kinds included).
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { gatewayApiBundle } from '../lab/install.ts';
-import { tempDir } from '../lab/testing/tmp.ts';
-import { upstreamGatewayApi } from '../lab/testing/upstream-gateway-api.ts';
-import { buildBundle } from '../scripts/vendor-gateway-api.ts';
 import { MINIMUM_BUNDLE_VERSION } from '../system/manifests/gateway-api.ts';
 import { type BareCluster, ROOT, useBareCluster } from './support/bare-cluster.ts';
 
@@ -35,13 +32,7 @@ describe("lab:up keeps a cluster's Gateway API CRDs, and stops on old ones", () 
   const gatewayApiCrds = () => crdsOf(bare, 'gateway.networking.k8s.io');
 
   it('v1.3.0 installed by the user: lab:up exits 1 before changing anything, with the upgrade command', async () => {
-    const upstream = upstreamGatewayApi('v1.3.0');
-    const old = join(tempDir('gwlab-crds-old-'), 'standard-install.yaml');
-    try {
-      writeFileSync(old, buildBundle(upstream.gitDir, 'v1.3.0', 'standard'));
-    } finally {
-      upstream.cleanup();
-    }
+    const old = join(ROOT, 'tests/upstream/gateway-api-v1.3.0/standard-install.yaml');
     const applied = await bare.kubectl(['apply', '--server-side', '-f', old]);
     expect(applied.code, applied.out).toBe(0);
     const before = await gatewayApiCrds();
@@ -74,12 +65,14 @@ describe("lab:up keeps a cluster's Gateway API CRDs, and stops on old ones", () 
       '-f',
       join(ROOT, 'system/manifests/gateway-api/standard-install.yaml'),
     ]);
-    // Until the cluster serves admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy, kubectl cannot apply the
-    // bundle's policy and binding and exits 1 (as on a cluster older than 1.30); its CRDs are applied either way.
+    // The whole bundle, its safe-upgrade ValidatingAdmissionPolicy and Binding included, as on a real cluster.
+    expect(applied.code, applied.out).toBe(0);
     expect(applied.out.match(/customresourcedefinition\.apiextensions\.k8s\.io\/\S+ serverside-applied/g)).toHaveLength(
       10,
     );
-    if (applied.code !== 0) expect(await servesAdmissionPolicies(bare), applied.out).toBe(false);
+    expect(applied.out).toContain(
+      'validatingadmissionpolicybinding.admissionregistration.k8s.io/safe-upgrades.gateway.networking.k8s.io serverside-applied',
+    );
     const before = await gatewayApiCrds();
     expect(before).toHaveLength(10);
     for (const c of before)
@@ -107,15 +100,19 @@ describe("lab:up keeps a cluster's Gateway API CRDs, and stops on old ones", () 
 describe('lab:up --gateway-api-channel experimental on a cluster without Gateway API CRDs', () => {
   const bare = useBareCluster('gwlab-crds-exp-');
 
-  it('installs the vendored experimental bundle verbatim, saying which admission documents it skipped and why', async () => {
+  it('installs the vendored experimental bundle verbatim, its admission policy and binding included', async () => {
     const r = await bare.labUpExisting(['--gateway-api-channel', 'experimental']);
     expect(r.code, r.out).toBe(0);
     expect(r.out).toContain('none installed: installing the vendored v1.6.1 experimental bundle');
     expect(r.out).toContain('✓ Gateway API v1.6.1 CRDs (experimental channel)');
-    if (!(await servesAdmissionPolicies(bare)))
-      expect(r.out).toContain(
-        'the cluster does not serve admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy: skipping',
-      );
+    expect(await servesAdmissionPolicies(bare)).toBe(true);
+    expect(r.out).not.toContain('skipping');
+    const vap = await bare.kubectl([
+      'get',
+      'validatingadmissionpolicybinding',
+      'safe-upgrades.gateway.networking.k8s.io',
+    ]);
+    expect(vap.code, vap.out).toBe(0);
     const stored = await crdsOf(bare, 'gateway.networking.');
     const bundle = gatewayApiBundle('experimental').filter((d) => d.kind === 'CustomResourceDefinition');
     expect(stored.map((c) => c.metadata.name).sort()).toEqual(bundle.map((d) => d.metadata!.name).sort());
