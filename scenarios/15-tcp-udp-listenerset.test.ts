@@ -6,12 +6,10 @@
 // Gateway's status.attachedListenerSets), the proxy's config_dump (tcp_proxy, udp_proxy listeners) and its
 // tcp.* / udp.* stats in Envoy's names.
 import dgram from 'node:dgram';
-import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AdminSession, configDump, openProxyAdmin } from '../lab/toolkit/admin.ts';
 import { expectHttpEventually } from '../lab/toolkit/http.ts';
-import { parseYamlDocs } from '../lab/toolkit/kube.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
 import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
 import { uniqueName, useLab } from './support/lab.ts';
@@ -25,17 +23,6 @@ const TCP_PORT = 9400;
 const UDP_PORT = 9401;
 const LS_PORT = 9402;
 artifactNamespaces(ns);
-
-// TEMPORARY (until main's lab installs the vendored Gateway API v1.6.1 bundle): the lab installs its v1.3.0 CRD
-// subset, without TCPRoute, UDPRoute and ListenerSet and without Gateway's spec.allowedListeners; this scenario applies
-// those four CRDs from the vendored v1.6.1 bundle itself, as a user upgrading them would (server-side apply).
-const V161_CRDS = ['tcproutes', 'udproutes', 'listenersets', 'gateways'].map((p) => `${p}.gateway.networking.k8s.io`);
-function vendoredCrds() {
-  const text = readFileSync(new URL('../system/manifests/gateway-api/standard-install.yaml', import.meta.url), 'utf8');
-  return parseYamlDocs(text).filter(
-    (d) => d.kind === 'CustomResourceDefinition' && V161_CRDS.includes(d.metadata?.name ?? ''),
-  );
-}
 
 const resources = `
 apiVersion: v1
@@ -156,7 +143,6 @@ describe('TCPRoute, UDPRoute and a ListenerSet through the proxy', () => {
   let echoPod: string;
 
   beforeAll(async () => {
-    await lab.kube.apply(vendoredCrds());
     await lab.kube.apply(resources);
     await lab.kube.waitForRollout('echo', ns, { timeoutMs: 90_000 });
     echoPod = (await lab.kube.list('v1', 'Pod', ns, 'app=echo')).find((p) => p.status?.phase === 'Running')!.metadata!

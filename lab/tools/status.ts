@@ -1,6 +1,7 @@
 // lab:status: what a user checks first when something does not route: the cluster, the control plane, the Gateways
 // with their addresses, every condition of the Gateway API and policy resources, and each connected proxy's xDS
-// ACK/NACK state. Read-only: list/get on the Kubernetes API and a GET of /snapshots/xds through a port-forward.
+// ACK/NACK state, and Gateway API objects of kinds the control plane does not read that attach to its Gateways
+// (status-unread.ts). Read-only: list/get on the Kubernetes API and a GET of /snapshots/xds through a port-forward.
 // A section that cannot be read says why, and the others still print.
 import { VersionApi } from '@kubernetes/client-node';
 import type { LabRecord } from '../state.ts';
@@ -16,6 +17,7 @@ import {
   type ProxyRow,
   proxyRows,
 } from './status-rows.ts';
+import { readUnread, unreadWarnings } from './status-unread.ts';
 
 export interface PodSummary {
   name: string;
@@ -237,17 +239,19 @@ async function readObjects(kube: Kube, ns: string | undefined) {
   const optional = (kind: string) =>
     settle(kube.list(GW_API, kind, ns).catch((e) => (kindMissing(e) ? [] : Promise.reject(e))));
   const l4 = Promise.all([optional('ListenerSet'), optional('TCPRoute'), optional('UDPRoute')]);
-  const [controlPlane, classes, gateways, routes, policies, extensions, services, pods, xds] = await Promise.all([
-    controlPlaneSection(kube),
-    settle(kube.list(GW_API, 'GatewayClass')),
-    list(GW_API, 'Gateway'),
-    list(GW_API, 'HTTPRoute'),
-    list(VENDOR_API, 'TrafficPolicy'),
-    list(VENDOR_API, 'GatewayExtension'),
-    list('v1', 'Service'),
-    settle(listProxyPods(kube, ns ? [ns] : undefined)),
-    settle(withControlPlaneAdmin(kube, (a) => a.json<XdsSnapshots>('/snapshots/xds'))),
-  ]);
+  const [controlPlane, classes, gateways, routes, policies, extensions, services, pods, xds, unread] =
+    await Promise.all([
+      controlPlaneSection(kube),
+      settle(kube.list(GW_API, 'GatewayClass')),
+      list(GW_API, 'Gateway'),
+      list(GW_API, 'HTTPRoute'),
+      list(VENDOR_API, 'TrafficPolicy'),
+      list(VENDOR_API, 'GatewayExtension'),
+      list('v1', 'Service'),
+      settle(listProxyPods(kube, ns ? [ns] : undefined)),
+      settle(withControlPlaneAdmin(kube, (a) => a.json<XdsSnapshots>('/snapshots/xds'))),
+      readUnread(kube, ns),
+    ]);
   const [listenerSets, tcpRoutes, udpRoutes] = await l4;
   const errors: string[] = [];
   const got = <T>(what: string, s: Settled<T[]>): T[] => {
@@ -271,6 +275,7 @@ async function readObjects(kube: Kube, ns: string | undefined) {
     udpRoutes: got('UDPRoutes', udpRoutes),
     trafficPolicies: got('TrafficPolicies', policies),
     gatewayExtensions: got('GatewayExtensions', extensions),
+    unread,
     errors,
   };
 }
@@ -331,7 +336,7 @@ export async function collectStatus(t: StatusTarget, opts: StatusOptions = {}): 
     proxies: proxiesSection(o.xds, ns),
     errors: o.errors,
   };
-  return { ...report, ...judge(report, o.classes), elapsedMs: Math.round(performance.now() - t0) };
+  return { ...report, ...judge(report, o.classes, o.unread), elapsedMs: Math.round(performance.now() - t0) };
 }
 
 /**
@@ -342,6 +347,7 @@ export async function collectStatus(t: StatusTarget, opts: StatusOptions = {}): 
 function judge(
   r: Omit<StatusReport, 'problems' | 'warnings' | 'elapsedMs'>,
   classes: KObj[],
+  unread: KObj[],
 ): { problems: string[]; warnings: string[] } {
   const { cluster, controlPlane, proxies } = r;
   const problems: string[] = [];
@@ -370,16 +376,22 @@ function judge(
     else if (row.health === 'warning') warnings.push(describeProxy(row));
   }
   warnings.push(...gatewayWarnings(r.gateways, classes, proxies));
+  warnings.push(...unreadWarnings(unread, r.gateways, ourClasses(classes)));
   for (const p of controlPlane.pods) if (!p.ready) warnings.push(`control plane pod ${p.name}: ${p.state}`);
   return { problems, warnings };
+}
+
+/** The names of the GatewayClasses our controller handles. */
+function ourClasses(classes: KObj[]): Set<string> {
+  return new Set(
+    classes.filter((c) => c.spec?.controllerName === CONTROLLER_NAME).map((c) => c.metadata?.name as string),
+  );
 }
 
 /** A Gateway of one of our classes whose proxy pods are not all ready, or none of which is connected. */
 function gatewayWarnings(gateways: GatewaySummary[], classes: KObj[], proxies: StatusReport['proxies']): string[] {
   const warnings: string[] = [];
-  const classOk = new Set(
-    classes.filter((c) => c.spec?.controllerName === CONTROLLER_NAME).map((c) => c.metadata?.name),
-  );
+  const classOk = ourClasses(classes);
   const connected = new Set(proxies.rows.map((row) => row.gateway));
   for (const g of gateways) {
     if (!classOk.has(g.class)) continue;

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestLab, type TestLab } from '../../lab/embedded/apiserver/testing/test-lab.ts';
+import { PROJECT_CRD_COUNT, projectCrdsJson } from '../../lab/testing/crds.ts';
 import { ControlPlane } from '../../system/controlplane/controlplane.ts';
 import {
   freePort,
@@ -273,10 +274,10 @@ beforeAll(async () => {
   extauth = await startExtAuth({ log: false });
   lab = await startTestLab({ labName: 'cp-e2e' });
   kc = await (lab.server.kubeConfig() as unknown as Promise<KubeConfig>);
-  await lab.k(['apply', '-f', `${MANIFESTS}crds/`]);
+  await lab.k(['apply', '--server-side', '-f', '-'], projectCrdsJson());
   await until('CRDs established', async () => {
     const list = await getJson(['get', 'crd']);
-    return list.items.length === 7 &&
+    return list.items.length === PROJECT_CRD_COUNT &&
       list.items.every((c: any) =>
         c.status?.conditions?.some((x: any) => x.type === 'Established' && x.status === 'True'),
       )

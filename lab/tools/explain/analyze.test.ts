@@ -275,7 +275,7 @@ describe('explain analysis', () => {
     expect(f.subject).toBe('TrafficPolicy app/auth');
     const grant = parse(f.yaml!);
     expect(grant).toEqual({
-      apiVersion: 'gateway.networking.k8s.io/v1beta1',
+      apiVersion: 'gateway.networking.k8s.io/v1',
       kind: 'ReferenceGrant',
       metadata: { name: 'allow-gatewayextension-app-to-service-extauth', namespace: 'extauth' },
       spec: {

@@ -3,6 +3,7 @@
 // through the Kubernetes API and the two admin servers by port-forward — the same sources a user has. The analysis
 // (analyze.ts) is a pure function of this, so it is unit-tested without a cluster.
 import type { V1Pod } from '@kubernetes/client-node';
+import { watchedKind } from '../../../system/controlplane/kube/watched.ts';
 import { CONTROL_PLANE, type ConfigDump, configDump } from '../../toolkit/admin.ts';
 import { eventsFor, type PodSummary, summarizePod } from '../../toolkit/describe.ts';
 import type { KObj, Kube } from '../../toolkit/kube.ts';
@@ -93,7 +94,7 @@ export async function gatherObjects(kube: Kube): Promise<Omit<World, 'services' 
     listOrEmpty(kube, GW_API, 'UDPRoute'),
     listOrEmpty(kube, VENDOR_API, 'TrafficPolicy'),
     listOrEmpty(kube, VENDOR_API, 'GatewayExtension'),
-    listOrEmpty(kube, 'gateway.networking.k8s.io/v1beta1', 'ReferenceGrant'),
+    listOrEmpty(kube, watchedKind('ReferenceGrant')!.apiVersion, 'ReferenceGrant'),
     validationMode(kube),
   ]);
   const l4Routes = [...tcp, ...udp];

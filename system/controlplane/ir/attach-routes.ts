@@ -124,7 +124,7 @@ function attachParentRef(
   if (!allowed.length) {
     return refuse(
       'NotAllowedByListeners',
-      `listeners ${candidates.map((s) => s.l.name).join(', ')} of ${key} do not allow ${r.ref.kind}s from namespace ${r.ref.namespace}`,
+      `no listener of ${key} admits it: ${candidates.map((s) => `${s.l.name} ${whyNotAllowed(s, r)}`).join('; ')}`,
     );
   }
   const matching = allowed
@@ -140,12 +140,25 @@ function attachParentRef(
     return refuse('UnsupportedValue', `every rule is invalid: ${r.droppedRules.map((d) => d.message).join('; ')}`);
   }
   if (r.droppedRules.length) {
+    // "The message for this condition MUST start with the prefix "Dropped Rule"" (apis/v1/shared_types.go,
+    // RouteConditionPartiallyInvalid).
     report.partiallyInvalid = bad(
       'UnsupportedValue',
-      `rules dropped: ${r.droppedRules.map((d) => `spec.rules[${d.rule}]: ${d.message}`).join('; ')}`,
+      `Dropped Rule${r.droppedRules.length > 1 ? 's' : ''}: ${r.droppedRules.map((d) => `spec.rules[${d.rule}]: ${d.message}`).join('; ')}`,
     );
   }
   return { report, matching };
+}
+
+/** Why a candidate listener does not admit the route: its own state first, then its kinds, then allowedRoutes. */
+function whyNotAllowed(s: ListenerState, r: AttachableRoute): string {
+  if (!s.report.accepted.ok) return `is not accepted (${s.report.accepted.message})`;
+  if (!s.report.conflicted.ok) return `is in conflict (${s.report.conflicted.message})`;
+  if (!s.kindsOk) return `does not admit ${r.ref.kind} (allowedRoutes.kinds)`;
+  if (!s.report.supportedKinds.some((k) => k.kind === r.ref.kind)) {
+    return `does not admit ${r.ref.kind} (protocol ${s.l.protocol} carries ${s.report.supportedKinds.map((k) => k.kind).join(', ')})`;
+  }
+  return `does not allow routes from namespace ${r.ref.namespace} (allowedRoutes.namespaces)`;
 }
 
 function parentMatchesGateway(p: NormalizedParentRef, gw: Gateway): boolean {

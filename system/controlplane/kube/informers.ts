@@ -33,7 +33,8 @@ function kindMissing(err: unknown): boolean {
 }
 
 function explain(err: unknown): string {
-  if (kindMissing(err)) return 'not found (are the CRDs installed? kubectl apply -f system/manifests/crds/)';
+  if (kindMissing(err))
+    return 'not found (are the CRDs installed? npm run lab:up installs them; or kubectl apply --server-side -f system/manifests/gateway-api/standard-install.yaml -f system/manifests/crds/)';
   const status = httpStatusOf(err);
   if (status === 403) return 'forbidden (check the ClusterRole gwvendor)';
   return (err as Error)?.message ?? String(err);

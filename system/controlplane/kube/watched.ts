@@ -55,7 +55,7 @@ export const WATCHED = [
   watched(GATEWAY_GROUP, 'v1', 'TCPRoute', 'tcproutes', { collection: 'TCPRoutes', optional: true }),
   watched(GATEWAY_GROUP, 'v1', 'UDPRoute', 'udproutes', { collection: 'UDPRoutes', optional: true }),
   watched(GATEWAY_GROUP, 'v1', 'ListenerSet', 'listenersets', { collection: 'ListenerSets', optional: true }),
-  watched(GATEWAY_GROUP, 'v1beta1', 'ReferenceGrant', 'referencegrants', { collection: 'ReferenceGrants' }),
+  watched(GATEWAY_GROUP, 'v1', 'ReferenceGrant', 'referencegrants', { collection: 'ReferenceGrants' }),
   watched('', 'v1', 'Namespace', 'namespaces', { namespaced: false, collection: 'Namespaces' }),
   watched('', 'v1', 'Service', 'services', { collection: 'Services' }),
   watched('discovery.k8s.io', 'v1', 'EndpointSlice', 'endpointslices', { collection: 'EndpointSlices' }),
