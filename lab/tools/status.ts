@@ -235,6 +235,10 @@ type XdsSnapshots = { data?: Record<string, any>; reason?: string };
 /** The objects lab:status judges, read in parallel; a list that cannot be read is empty, with its error. */
 async function readObjects(kube: Kube, ns: string | undefined) {
   const list = (apiVersion: string, kind: string) => settle(kube.list(apiVersion, kind, ns));
+  // Kinds a cluster may not serve yet (Gateway API v1.6.1's TCPRoute, UDPRoute, ListenerSet): none, not an error.
+  const optional = (kind: string) =>
+    settle(kube.list(GW_API, kind, ns).catch((e) => (kindMissing(e) ? [] : Promise.reject(e))));
+  const l4 = Promise.all([optional('ListenerSet'), optional('TCPRoute'), optional('UDPRoute')]);
   const [controlPlane, classes, gateways, routes, policies, extensions, services, pods, xds, unread] =
     await Promise.all([
       controlPlaneSection(kube),
@@ -248,6 +252,7 @@ async function readObjects(kube: Kube, ns: string | undefined) {
       settle(withControlPlaneAdmin(kube, (a) => a.json<XdsSnapshots>('/snapshots/xds'))),
       readUnread(kube, ns),
     ]);
+  const [listenerSets, tcpRoutes, udpRoutes] = await l4;
   const errors: string[] = [];
   const got = <T>(what: string, s: Settled<T[]>): T[] => {
     if (s.ok) return s.value;
@@ -265,6 +270,9 @@ async function readObjects(kube: Kube, ns: string | undefined) {
     services: got('Services', services),
     proxyPods: got('proxy pods', pods),
     httpRoutes: got('HTTPRoutes', routes),
+    listenerSets: got('ListenerSets', listenerSets),
+    tcpRoutes: got('TCPRoutes', tcpRoutes),
+    udpRoutes: got('UDPRoutes', udpRoutes),
     trafficPolicies: got('TrafficPolicies', policies),
     gatewayExtensions: got('GatewayExtensions', extensions),
     unread,
@@ -317,6 +325,9 @@ export async function collectStatus(t: StatusTarget, opts: StatusOptions = {}): 
         gatewayClasses: o.classes,
         gateways: o.gateways,
         httpRoutes: o.httpRoutes,
+        listenerSets: o.listenerSets,
+        tcpRoutes: o.tcpRoutes,
+        udpRoutes: o.udpRoutes,
         trafficPolicies: o.trafficPolicies,
         gatewayExtensions: o.gatewayExtensions,
       },
@@ -396,4 +407,10 @@ function gatewayWarnings(gateways: GatewaySummary[], classes: KObj[], proxies: S
     }
   }
   return warnings;
+}
+
+/** The API server does not serve the kind (no CRD): a 404, or client-node's discovery not listing it. */
+function kindMissing(err: unknown): boolean {
+  const e = err as { code?: unknown; statusCode?: unknown; message?: string };
+  return e?.code === 404 || e?.statusCode === 404 || /Unrecognized API version and kind/.test(e?.message ?? '');
 }

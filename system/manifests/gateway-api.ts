@@ -78,9 +78,12 @@ export interface NeededKind {
   version: string;
 }
 
-/** The kinds of gateway.networking.k8s.io the control plane reads, at the versions it reads them. */
-export const NEEDED_KINDS: readonly NeededKind[] = WATCHED.filter((w) =>
-  w.apiVersion.startsWith(`${GATEWAY_GROUP}/`),
+/**
+ * The kinds of gateway.networking.k8s.io the control plane needs, at the versions it reads them: those it reads, but
+ * its optional ones (TCPRoute, UDPRoute, ListenerSet: on a cluster without them it runs and serves none).
+ */
+export const NEEDED_KINDS: readonly NeededKind[] = WATCHED.filter(
+  (w) => w.apiVersion.startsWith(`${GATEWAY_GROUP}/`) && !('optional' in w && w.optional),
 ).map((w) => ({ kind: w.kind, version: w.apiVersion.slice(GATEWAY_GROUP.length + 1) }));
 
 /** The oldest bundle that serves every needed kind at its version; throws for a kind SERVED_SINCE does not know. */

@@ -1,5 +1,6 @@
-// A Gateway's listeners, validated as the Gateway API asks (protocol, allowedRoutes.kinds, listeners that share a
-// port: one protocol, distinct hostnames), each with the report its status entry is made from. The usable ones are
+// A Gateway's listeners, and those of the ListenerSets attached to it, validated as the Gateway API asks (protocol:
+// HTTP, TCP or UDP with the route kind each carries; allowedRoutes.kinds; listeners that share a port: one protocol,
+// distinct hostnames), each with the report its status entry is made from. The usable ones are
 // what routes attach to (attach-routes.ts) and what gets an Envoy listener (virtual-hosts.ts).
 import { GATEWAY_GROUP, type Gateway, type Listener } from '../model.ts';
 import { bad, type Outcome, ok } from './types.ts';
@@ -17,19 +18,51 @@ export interface ListenerReport {
 
 export interface ListenerState {
   l: Listener;
+  /** Where the listener is written: the Gateway itself, or a ListenerSet attached to it (GEP-1713). */
+  owner: ListenerOwner;
+  /** Unique per Gateway: the listener's name on the Gateway, `<ns>/<listenerset>/<name>` on a ListenerSet. */
+  id: string;
   report: ListenerReport;
   /** Accepted, without conflicts, admitting a route kind: it serves traffic. */
   usable: boolean;
-  /** It admits HTTPRoutes. */
+  /** It admits a route kind of its protocol. */
   kindsOk: boolean;
 }
 
-const HTTP_ROUTE_KIND = { group: GATEWAY_GROUP, kind: 'HTTPRoute' };
+export interface ListenerOwner {
+  kind: 'Gateway' | 'ListenerSet';
+  namespace: string;
+  name: string;
+}
 
-/** Every listener of the Gateway, in spec order, with its report. */
-export function validateListeners(gw: Gateway): ListenerState[] {
-  const states = (gw.spec?.listeners ?? []).map(validateListener);
+/** The route kind each supported listener protocol carries. */
+const ROUTE_KIND_OF: Record<string, string> = { HTTP: 'HTTPRoute', TCP: 'TCPRoute', UDP: 'UDPRoute' };
+
+/** UDP listeners take their own port space; HTTP and TCP share the TCP one. */
+export const transportOf = (protocol: string) => (protocol === 'UDP' ? 'udp' : 'tcp');
+
+/**
+ * Every listener of the Gateway, in spec order, with its report; then, when given, the listeners of the ListenerSets
+ * attached to it, in their precedence order (oldest, then namespace/name). A ListenerSet's listener that conflicts
+ * with one before it (the Gateway's own first) is the one marked conflicted (GEP-1713's precedence).
+ */
+export function validateListeners(
+  gw: Gateway,
+  sets: { owner: ListenerOwner; listeners: Listener[] }[] = [],
+): ListenerState[] {
+  const own: ListenerOwner = { kind: 'Gateway', namespace: gw.metadata.namespace ?? 'default', name: gw.metadata.name };
+  const states = (gw.spec?.listeners ?? []).map((l) => validateListener(l, own, l.name));
   markConflicts(states);
+  for (const set of sets) {
+    const added = set.listeners.map((l) =>
+      validateListener(l, set.owner, `${set.owner.namespace}/${set.owner.name}/${l.name}`),
+    );
+    // Against everything before it: the Gateway's, earlier sets', and this set's earlier listeners.
+    for (const s of added) {
+      markConflictWithEarlier(s, states);
+      states.push(s);
+    }
+  }
   for (const s of states) {
     // Conflicted is reported True when there IS a conflict: outcome.ok false means "conflicted".
     if (!s.report.conflicted.ok) s.usable = false;
@@ -37,7 +70,7 @@ export function validateListeners(gw: Gateway): ListenerState[] {
     if (!s.kindsOk) s.usable = false;
     if (!s.usable) {
       s.report.programmed = bad(
-        'Invalid',
+        !s.report.conflicted.ok && s.owner.kind === 'ListenerSet' ? s.report.conflicted.reason : 'Invalid',
         !s.report.accepted.ok
           ? s.report.accepted.message
           : !s.report.conflicted.ok
@@ -50,31 +83,34 @@ export function validateListeners(gw: Gateway): ListenerState[] {
 }
 
 /** One listener on its own: protocol and route kinds. */
-function validateListener(l: Listener): ListenerState {
-  const http = l.protocol === 'HTTP';
-  let supportedKinds = http ? [HTTP_ROUTE_KIND] : [];
+function validateListener(l: Listener, owner: ListenerOwner, id: string): ListenerState {
+  const routeKind = ROUTE_KIND_OF[l.protocol];
+  const kind = routeKind ? { group: GATEWAY_GROUP, kind: routeKind } : undefined;
+  let supportedKinds = kind ? [kind] : [];
   let resolvedRefs = ok('ResolvedRefs', 'route kinds resolved');
-  let kindsOk = http;
+  let kindsOk = !!kind;
   const kinds = l.allowedRoutes?.kinds;
-  if (http && kinds?.length) {
-    const valid = kinds.filter((k) => (k.group ?? GATEWAY_GROUP) === GATEWAY_GROUP && k.kind === 'HTTPRoute');
+  if (kind && kinds?.length) {
+    const valid = kinds.filter((k) => (k.group ?? GATEWAY_GROUP) === GATEWAY_GROUP && k.kind === kind.kind);
     const invalid = kinds.filter((k) => !valid.includes(k));
-    supportedKinds = valid.length ? [HTTP_ROUTE_KIND] : [];
+    supportedKinds = valid.length ? [kind] : [];
     kindsOk = valid.length > 0;
     if (invalid.length) {
       resolvedRefs = bad(
         'InvalidRouteKinds',
-        `unsupported route kinds: ${invalid.map((k) => `${k.group ?? GATEWAY_GROUP}/${k.kind}`).join(', ')} (supported: HTTPRoute)`,
+        `unsupported route kinds: ${invalid.map((k) => `${k.group ?? GATEWAY_GROUP}/${k.kind}`).join(', ')} (supported: ${kind.kind})`,
       );
     }
   }
-  const accepted = http
+  const accepted = kind
     ? ok('Accepted', 'listener accepted')
-    : bad('UnsupportedProtocol', `protocol ${l.protocol} is not supported (supported: HTTP)`);
+    : bad('UnsupportedProtocol', `protocol ${l.protocol} is not supported (supported: HTTP, TCP, UDP)`);
   return {
     l,
+    owner,
+    id,
     kindsOk,
-    usable: http,
+    usable: !!kind,
     report: {
       name: l.name,
       port: l.port,
@@ -88,10 +124,37 @@ function validateListener(l: Listener): ListenerState {
   };
 }
 
+/** A ListenerSet's listener against the listeners before it: the first conflict found marks it (not them). */
+function markConflictWithEarlier(s: ListenerState, earlier: ListenerState[]): void {
+  const t = transportOf(s.l.protocol);
+  for (const o of earlier) {
+    if (!o.report.accepted.ok || !o.report.conflicted.ok || o.l.port !== s.l.port || transportOf(o.l.protocol) !== t)
+      continue;
+    const where = o.owner.kind === 'Gateway' ? `Gateway listener ${o.l.name}` : `listener ${o.id}`;
+    if (o.l.protocol !== s.l.protocol) {
+      s.report.conflicted = bad(
+        'ProtocolConflict',
+        `port ${s.l.port} is used by ${where} with protocol ${o.l.protocol}`,
+      );
+    } else if ((o.l.hostname ?? '') === (s.l.hostname ?? '')) {
+      s.report.conflicted = bad(
+        'HostnameConflict',
+        `port ${s.l.port} and hostname ${s.l.hostname || '(any)'} are used by ${where}`,
+      );
+    } else continue;
+    // As upstream's listenerset-hostname-conflict conformance test expects: not accepted, not programmed.
+    s.report.accepted = bad(s.report.conflicted.reason, s.report.conflicted.message);
+    return;
+  }
+}
+
 /** Listeners sharing a port must agree on the protocol and differ in hostname. */
 function markConflicts(states: ListenerState[]): void {
-  const byPort = new Map<number, ListenerState[]>();
-  for (const s of states) byPort.set(s.l.port, [...(byPort.get(s.l.port) ?? []), s]);
+  const byPort = new Map<string, ListenerState[]>();
+  for (const s of states) {
+    const k = `${transportOf(s.l.protocol)}/${s.l.port}`;
+    byPort.set(k, [...(byPort.get(k) ?? []), s]);
+  }
   for (const group of byPort.values()) {
     if (group.length < 2) continue;
     const protocols = new Set(group.map((s) => s.l.protocol));

@@ -83,13 +83,20 @@ export function normalizeParentRef(routeNs: string, p: ParentRef): NormalizedPar
   };
 }
 
-/** Gateway keys (`ns/name`) a route's parentRefs point at: the index the Gateways look routes up by. */
-export function routeGatewayKeys(route: HTTPRoute): string[] {
+/**
+ * The parents a route's parentRefs point at: Gateway keys (`ns/name`) and ListenerSet keys (`ListenerSet/ns/name`),
+ * the index the Gateways look routes (of any kind) up by.
+ */
+export function routeGatewayKeys(
+  route: Pick<HTTPRoute, 'metadata'> & { spec?: { parentRefs?: ParentRef[] } },
+): string[] {
   const ns = route.metadata.namespace ?? 'default';
   const keys = new Set<string>();
   for (const p of route.spec?.parentRefs ?? []) {
     const n = normalizeParentRef(ns, p);
-    if (n.group === GATEWAY_GROUP && n.kind === 'Gateway') keys.add(`${n.namespace}/${n.name}`);
+    if (n.group !== GATEWAY_GROUP) continue;
+    if (n.kind === 'Gateway') keys.add(`${n.namespace}/${n.name}`);
+    else if (n.kind === 'ListenerSet') keys.add(`ListenerSet/${n.namespace}/${n.name}`);
   }
   return [...keys];
 }

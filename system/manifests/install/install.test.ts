@@ -93,7 +93,14 @@ describe('install RBAC', () => {
       for (const verb of ['list', 'watch'])
         expect(allows(g.join('.'), resource, verb), `${verb} ${w.resource}`).toBe(true);
     }
-    for (const r of ['gatewayclasses/status', 'gateways/status', 'httproutes/status']) {
+    for (const r of [
+      'gatewayclasses/status',
+      'gateways/status',
+      'httproutes/status',
+      'tcproutes/status',
+      'udproutes/status',
+      'listenersets/status',
+    ]) {
       expect(allows('gateway.networking.k8s.io', r, 'patch'), r).toBe(true);
     }
     for (const r of ['trafficpolicies/status', 'gatewayextensions/status'])
