@@ -78,8 +78,9 @@ function contract44(res: HttpResponse, sentHost: string): string[] {
     for (const [k, v] of Object.entries(headers)) {
       if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) bad.push(`headers.${k} is not string[]`);
     }
-    // The HCM strips any port from Host (strip_any_host_port), so the upstream sees the bare hostname.
-    const want = sentHost.replace(/:\d+$/, '');
+    // The route configuration ignores a Host's port when picking the virtual host (ignore_port_in_host_matching) and
+    // the upstream sees the Host as sent, port included, as Gateway API conformance requires.
+    const want = sentHost;
     const got = headerValues(headers, 'host');
     if (got?.[0] !== want) bad.push(`headers.Host ${JSON.stringify(got)}, want [${want}]`);
     if (headerValues(headers, 'x-scenario')?.[0] !== 's03') bad.push('headers.X-Scenario is not [s03]');

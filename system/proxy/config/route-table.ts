@@ -6,6 +6,7 @@ import type { Re2 } from '../../shared/regex.ts';
 import { parsePerFilterConfig } from '../filters/registry.ts';
 import { ConfigError, durationMs, fraction, inFraction } from './errors.ts';
 import { compileHeaderMutations, EMPTY_MUTATION, type HeaderMutation } from './headers.ts';
+import { stripPort } from './host-port.ts';
 import { compileHeaderMatcher, compileQueryMatcher, compileRegex } from './matchers.ts';
 import type {
   Action,
@@ -49,10 +50,13 @@ export class RouteTable {
   private readonly prefixLengths: number[] = [];
   private readonly prefixes = new Map<number, Map<string, VirtualHost>>();
   private defaultVhost: VirtualHost | undefined;
+  /** RouteConfiguration.ignore_port_in_host_matching: a Host's `:port` is left out when picking the virtual host. */
+  readonly ignorePortInHostMatching: boolean;
 
-  constructor(name: string, vhosts: VirtualHost[]) {
+  constructor(name: string, vhosts: VirtualHost[], ignorePortInHostMatching = false) {
     this.name = name;
     this.virtualHosts = vhosts;
+    this.ignorePortInHostMatching = ignorePortInHostMatching;
     for (const vh of vhosts) {
       for (const raw of vh.domains) {
         const d = raw.toLowerCase();
@@ -75,7 +79,7 @@ export class RouteTable {
 
   /** Envoy's search order: exact, longest suffix wildcard, longest prefix wildcard, then `*`. */
   findVirtualHost(host: string): VirtualHost | undefined {
-    const h = host.toLowerCase();
+    const h = (this.ignorePortInHostMatching ? stripPort(host) : host).toLowerCase();
     const exact = this.exact.get(h);
     if (exact) return exact;
     for (const len of this.suffixLengths) {
@@ -441,5 +445,5 @@ export function compileRouteConfiguration(rc: J, opts: CompileOptions): RouteTab
     });
     vhosts.push(vh);
   });
-  return new RouteTable(name, vhosts);
+  return new RouteTable(name, vhosts, rc.ignore_port_in_host_matching === true);
 }

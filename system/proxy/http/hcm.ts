@@ -4,9 +4,11 @@
 // refusals, request id and forwarding headers, host port stripping, route lookup, and the filters in order, the
 // router answering at the end of the chain. Stats are Envoy's http.<stat_prefix>.* and
 // listener.<address>.http.<stat_prefix>.* (hcm-stats.ts).
+
 import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
 import { ConfigError } from '../config/errors.ts';
+import { stripPort } from '../config/host-port.ts';
 import type { RdsProvider } from '../config/route-manager.ts';
 import { compileRouteConfiguration, type RouteTable } from '../config/route-table.ts';
 import type { FilterContext, HttpFilter } from '../filters/filter-api.ts';
@@ -306,16 +308,4 @@ function routeSource(cfg: J, deps: HcmDeps): RouteSource {
   }
   if (cfg.scoped_routes) throw new ConfigError('scoped_routes: scoped RDS is not supported');
   throw new ConfigError('HttpConnectionManager has no route_specifier (route_config or rds)');
-}
-
-/** Envoy's HeaderUtility::stripPortFromHost: drops `:port` (only `listenerPort` when given); IPv6 literals kept. */
-export function stripPort(host: string, listenerPort?: number): string {
-  const colon = host.lastIndexOf(':');
-  if (colon < 0) return host;
-  const v6End = host.lastIndexOf(']');
-  if (v6End > colon) return host;
-  const portText = host.slice(colon + 1);
-  if (!/^\d+$/.test(portText)) return host;
-  if (listenerPort !== undefined && Number(portText) !== listenerPort) return host;
-  return host.slice(0, colon);
 }

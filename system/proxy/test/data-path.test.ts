@@ -47,13 +47,18 @@ function baseEndpoints(extra: J[] = []): J[] {
 /** Pushes a listener (HCM options) and one virtual host for www.example.com with the given routes. */
 async function routes(
   rs: J[],
-  o: { hcm?: J; filters?: J[]; clusters?: J[]; endpoints?: J[]; vhostExtra?: J; extraVhosts?: J[] } = {},
+  o: { hcm?: J; filters?: J[]; clusters?: J[]; endpoints?: J[]; vhostExtra?: J; extraVhosts?: J[]; rcExtra?: J } = {},
 ) {
   const res = await fx.apply({
     clusters: baseClusters(o.clusters),
     endpoints: baseEndpoints(o.endpoints),
     listeners: [listener(LISTENER, 0, { rds: LISTENER, hcm: o.hcm, filters: o.filters })],
-    routes: [routeConfig(LISTENER, [vhost('www', ['www.example.com'], rs, o.vhostExtra), ...(o.extraVhosts ?? [])])],
+    routes: [
+      {
+        ...routeConfig(LISTENER, [vhost('www', ['www.example.com'], rs, o.vhostExtra), ...(o.extraVhosts ?? [])]),
+        ...o.rcExtra,
+      },
+    ],
   });
   expect(res.nacks.map((n) => n.error_detail?.message)).toEqual([]);
   port = fx.proxy.port(LISTENER);
@@ -125,6 +130,16 @@ describe('request and response headers, as Envoy sets them', () => {
     const r2 = await get('/echo', { host: 'www.example.com:8080' });
     expect(r2.status).toBe(200);
     expect(JSON.parse(r2.body).headers.host).toBe('www.example.com');
+  });
+
+  it('ignore_port_in_host_matching: a Host with :port picks its virtual host and goes upstream unchanged', async () => {
+    await routes([route('/', 'up1')], { rcExtra: { ignore_port_in_host_matching: true } });
+    const r = await get('/echo', { host: 'www.example.com:8080' });
+    expect(r.status).toBe(200);
+    expect(JSON.parse(r.body).headers.host).toBe('www.example.com:8080');
+    expect((await get('/echo', { host: 'other.example.com:8080' })).status).toBe(404);
+    // An IPv6 literal without a port is not cut at its last colon.
+    expect((await get('/echo', { host: '[::1]' })).status).toBe(404);
   });
 
   it('strip_matching_host_port strips only the listener port', async () => {

@@ -19,8 +19,7 @@ export function translateListener(l: ListenerIR, filters: Json[]): Json {
               stat_prefix: 'http',
               rds: { config_source: ADS_SOURCE, route_config_name: l.name },
               http_filters: [...filters, { name: ROUTER.name, typed_config: { '@type': ROUTER.type } }],
-              // A Host header with ":<port>" (a port-forward, a load balancer port) still matches the domains.
-              strip_any_host_port: true,
+              // A Host header with ":<port>" still matches: the route configuration ignores the port in host matching.
             },
           },
         ],

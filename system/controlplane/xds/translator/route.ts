@@ -157,7 +157,11 @@ function sortKeys(o: Json): Json {
 
 /** The route configuration of one listener (same name); `perFilter` gives each route's policy filter configs. */
 export function translateRouteConfig(l: ListenerIR, perFilter: (r: RouteIR) => Json): Json {
-  const out: Json = { '@type': TYPE_URL.routeConfiguration, name: l.name };
+  // A Host header with ":<port>" (a port-forward, a load balancer port) still picks its virtual host, and the backend
+  // sees the Host as the client sent it (Gateway API conformance HTTPRouteHostnameIntersection, ListenerPortMatching;
+  // redirects keep the port): Envoy's ignore_port_in_host_matching, not the HCM's strip_any_host_port, which rewrites
+  // the header.
+  const out: Json = { '@type': TYPE_URL.routeConfiguration, name: l.name, ignore_port_in_host_matching: true };
   if (l.virtualHosts.length) {
     out.virtual_hosts = l.virtualHosts.map((v) => {
       const vh: Json = { name: v.name, domains: v.domains };
