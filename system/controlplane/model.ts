@@ -37,6 +37,10 @@ export interface Listener {
     namespaces?: { from?: 'All' | 'Same' | 'Selector'; selector?: LabelSelector };
     kinds?: { group?: string; kind: string }[];
   };
+  tls?: {
+    mode?: 'Terminate' | 'Passthrough';
+    certificateRefs?: { group?: string; kind?: string; name: string; namespace?: string }[];
+  };
 }
 
 export interface GatewaySpec {

@@ -229,7 +229,7 @@ function deriveResources(p: Pipeline, mode: ValidationMode) {
   const serviceEndpoints = derive(rt, 'ServiceEndpoints', p.services, (ctx, s) =>
     buildServiceEndpoints(s, ctx.fetchIndex(slicesByService, keyOf(s))),
   );
-  return { routes, routesByGateway, extensions, policies, policiesByTarget, serviceEndpoints };
+  return { routes, routesByGateway, extensions, policies, policiesByTarget, serviceEndpoints, grantsByNs };
 }
 
 /**
@@ -259,6 +259,7 @@ function deriveGateways(
           .map((route) => ctx.fetch(r.routes, keyOf(route)))
           .filter((route): route is RouteInfo => !!route),
       namespace: (name) => ctx.fetch(p.namespaces, name),
+      referenceGrants: (ns) => ctx.fetchIndex(r.grantsByNs, ns),
       policiesTargeting: (kind, ns, name) => policyInfos(ctx, `${kind}/${ns}/${name}`),
       policiesSelecting: (kind, ns) => policyInfos(ctx, `selector/${kind}/${ns}`),
     };

@@ -7,6 +7,7 @@ import {
   type GatewayClass,
   type GatewayParameters,
   type Namespace,
+  type ReferenceGrant,
   roleOf,
   VENDOR_GROUP,
 } from '../model.ts';
@@ -25,6 +26,8 @@ export interface GatewayWorld {
   /** Routes whose parentRefs name this Gateway. */
   routes(gatewayKey: string): RouteInfo[];
   namespace(name: string): Namespace | undefined;
+  /** The ReferenceGrants of a namespace (for listeners' certificateRefs). */
+  referenceGrants(namespace: string): ReferenceGrant[];
   /** Policies with a targetRef `<kind>/<ns>/<name>`. */
   policiesTargeting(kind: 'Gateway' | 'HTTPRoute', namespace: string, name: string): PolicyInfo[];
   /** Policies with a targetSelector for `kind` in `namespace`. */
@@ -61,7 +64,7 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
   const name = gw.metadata.name;
   const key = `${ns}/${name}`;
   const gwRef: ObjRef = { kind: 'Gateway', namespace: ns, name };
-  const listeners = validateListeners(gw);
+  const listeners = validateListeners(gw, (n) => world.referenceGrants(n));
   const { accepted, params } = gatewayAccepted(gw, world, listeners);
   const routes = attachRoutes(gw, accepted, listeners, world.routes(key), (n) => world.namespace(n));
   const reports: GatewayReports = {
@@ -110,7 +113,7 @@ function gatewayAccepted(
 ): { accepted: Outcome; params?: string } {
   const { outcome, params } = parametersOutcome(gw, world);
   let accepted = outcome;
-  if (accepted.ok && !listeners.some((s) => s.usable)) {
+  if (accepted.ok && !listeners.some((s) => s.valid)) {
     accepted = bad('ListenersNotValid', 'no listener is valid (see status.listeners)');
   }
   if (!accepted.ok) {

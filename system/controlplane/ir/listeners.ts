@@ -1,7 +1,14 @@
 // A Gateway's listeners, validated as the Gateway API asks (protocol, allowedRoutes.kinds, listeners that share a
 // port: one protocol, distinct hostnames), each with the report its status entry is made from. The usable ones are
 // what routes attach to (attach-routes.ts) and what gets an Envoy listener (virtual-hosts.ts).
-import { GATEWAY_GROUP, type Gateway, type Listener } from '../model.ts';
+// HTTPS listeners get their statuses as the spec (v1.6.1 gateway_types.go, ListenerConditionResolvedRefs) and the
+// conformance tests GatewayInvalidTLSConfiguration and GatewaySecret*ReferenceGrant ask: Accepted, ResolvedRefs
+// False/InvalidCertificateRef for a certificateRef that is not a core Secret, False/RefNotPermitted for a Secret in
+// another namespace that no ReferenceGrant allows. They are not served yet (TLS termination in the proxy is the issue
+// "HTTPS, TLS passthrough, HTTP/2…"): Programmed=False/Pending says so, and they get no Envoy listener. Whether the
+// Secret exists and holds a certificate is not checked (the control plane does not read Secrets yet).
+import { GATEWAY_GROUP, type Gateway, type Listener, type ReferenceGrant } from '../model.ts';
+import { missingGrantMessage, referenceAllowed } from './refgrant.ts';
 import { bad, type Outcome, ok } from './types.ts';
 
 export interface ListenerReport {
@@ -22,20 +29,32 @@ export interface ListenerState {
   usable: boolean;
   /** It admits HTTPRoutes. */
   kindsOk: boolean;
+  /** Accepted, without conflicts, admitting a route kind, its references resolved (served or not). */
+  valid: boolean;
 }
 
 const HTTP_ROUTE_KIND = { group: GATEWAY_GROUP, kind: 'HTTPRoute' };
 
-/** Every listener of the Gateway, in spec order, with its report. */
-export function validateListeners(gw: Gateway): ListenerState[] {
-  const states = (gw.spec?.listeners ?? []).map(validateListener);
+/** Every listener of the Gateway, in spec order, with its report; `grants` are the ReferenceGrants of the cluster. */
+export function validateListeners(
+  gw: Gateway,
+  grants: (namespace: string) => ReferenceGrant[] = () => [],
+): ListenerState[] {
+  const ns = gw.metadata.namespace ?? 'default';
+  const states = (gw.spec?.listeners ?? []).map((l) => validateListener(l, ns, grants));
   markConflicts(states);
   for (const s of states) {
+    s.valid = s.report.accepted.ok && s.report.conflicted.ok && s.kindsOk && s.report.resolvedRefs.ok;
     // Conflicted is reported True when there IS a conflict: outcome.ok false means "conflicted".
     if (!s.report.conflicted.ok) s.usable = false;
     // A listener that admits no route kind serves nothing: it is not programmed (and gets no Envoy listener).
     if (!s.kindsOk) s.usable = false;
-    if (!s.usable) {
+    if (s.valid && s.l.protocol === 'HTTPS') {
+      s.report.programmed = bad(
+        'Pending',
+        'HTTPS listeners are not served yet (TLS termination in the proxy is not implemented): no proxy listener',
+      );
+    } else if (!s.usable) {
       s.report.programmed = bad(
         'Invalid',
         !s.report.accepted.ok
@@ -49,9 +68,28 @@ export function validateListeners(gw: Gateway): ListenerState[] {
   return states;
 }
 
-/** One listener on its own: protocol and route kinds. */
-function validateListener(l: Listener): ListenerState {
-  const http = l.protocol === 'HTTP';
+/** An HTTPS listener's certificateRefs: core Secrets, in the Gateway's namespace or granted by a ReferenceGrant. */
+function certificateRefsOutcome(l: Listener, gwNs: string, grants: (ns: string) => ReferenceGrant[]): Outcome {
+  for (const [i, ref] of (l.tls?.certificateRefs ?? []).entries()) {
+    const group = ref.group ?? '';
+    const kind = ref.kind ?? 'Secret';
+    const where = `listener ${l.name}: tls.certificateRefs[${i}]`;
+    if (group !== '' || kind !== 'Secret') {
+      return bad('InvalidCertificateRef', `${where}: ${group || 'core'}/${kind} is not supported (only core Secrets)`);
+    }
+    const to = { group: '', kind: 'Secret', namespace: ref.namespace ?? gwNs, name: ref.name };
+    const from = { group: GATEWAY_GROUP, kind: 'Gateway', namespace: gwNs };
+    if (!referenceAllowed(grants(to.namespace), from, to)) {
+      return bad('RefNotPermitted', `${where}: ${missingGrantMessage(from, to)}`);
+    }
+  }
+  return ok('ResolvedRefs', 'references resolved');
+}
+
+/** One listener on its own: protocol, route kinds, certificate references. */
+function validateListener(l: Listener, gwNs: string, grants: (ns: string) => ReferenceGrant[]): ListenerState {
+  const https = l.protocol === 'HTTPS';
+  const http = l.protocol === 'HTTP' || https;
   let supportedKinds = http ? [HTTP_ROUTE_KIND] : [];
   let resolvedRefs = ok('ResolvedRefs', 'route kinds resolved');
   let kindsOk = http;
@@ -68,13 +106,15 @@ function validateListener(l: Listener): ListenerState {
       );
     }
   }
+  if (https && resolvedRefs.ok) resolvedRefs = certificateRefsOutcome(l, gwNs, grants);
   const accepted = http
     ? ok('Accepted', 'listener accepted')
-    : bad('UnsupportedProtocol', `protocol ${l.protocol} is not supported (supported: HTTP)`);
+    : bad('UnsupportedProtocol', `protocol ${l.protocol} is not supported (supported: HTTP, HTTPS)`);
   return {
     l,
     kindsOk,
-    usable: http,
+    valid: false,
+    usable: http && !https,
     report: {
       name: l.name,
       port: l.port,
