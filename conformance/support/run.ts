@@ -11,6 +11,12 @@ import {
   makeRequestAndExpectEventuallyConsistentResponse,
   testCaseName,
 } from '../utils/http.ts';
+import {
+  type GatewayRef,
+  gatewayAndRoutesMustBeAccepted,
+  httpRouteMustHaveResolvedRefsConditionsTrue,
+  type NN,
+} from '../utils/kubernetes.ts';
 import { type ConformanceTest, readConformanceManifest, type Suite } from '../utils/suite.ts';
 
 export interface ConformanceMeta {
@@ -71,4 +77,24 @@ export function httpCases(s: Suite, addr: () => string | undefined, cases: Expec
       await makeRequestAndExpectEventuallyConsistentResponse(s.timeoutConfig, a, tc);
     });
   });
+}
+
+/**
+ * The first step most upstream tests take: GatewayAndHTTPRoutesMustBeAccepted, then (unless `resolvedRefs` is false)
+ * HTTPRouteMustHaveResolvedRefsConditionsTrue for each route, as a case of its own; returns the gateway address it
+ * found, for the request cases after it.
+ */
+export function routesAccepted(
+  s: Suite,
+  gw: GatewayRef,
+  routes: NN[],
+  opts: { resolvedRefs?: boolean } = {},
+): () => string | undefined {
+  let addr: string | undefined;
+  it('Gateway and HTTPRoutes must be accepted', async () => {
+    addr = await gatewayAndRoutesMustBeAccepted(s.kube, s.timeoutConfig, s.controllerName, gw, routes);
+    if (opts.resolvedRefs === false) return;
+    for (const r of routes) await httpRouteMustHaveResolvedRefsConditionsTrue(s.kube, s.timeoutConfig, r, gw);
+  });
+  return () => addr;
 }
