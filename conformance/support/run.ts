@@ -52,7 +52,7 @@ export function runConformanceTest(ct: ConformanceTest): void {
         gatewayClassName: c.gatewayClassName,
       });
       for (const m of ct.manifests) {
-        const docs = readConformanceManifest(m, c.gatewayClassName);
+        const docs = readConformanceManifest(m, c);
         applied = [...applied, ...docs];
         await s.kube.apply(docs);
       }

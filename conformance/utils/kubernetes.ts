@@ -2,6 +2,7 @@
 // over the project's Kube client (lab/toolkit/kube.ts): each polls every DefaultPollInterval until its timeout from
 // the TimeoutConfig, checks observedGeneration first where upstream does, and matches conditions by type, status
 // and (when given) reason.
+import { PatchStrategy } from '@kubernetes/client-node';
 import type { KObj, Kube } from '../../lab/toolkit/kube.ts';
 import { waitFor } from '../../lab/toolkit/wait.ts';
 import type { TimeoutConfig } from './config.ts';
@@ -58,15 +59,20 @@ function poll<T>(
 const get = (kube: Kube, kind: string, nn: NN | string) =>
   typeof nn === 'string' ? kube.get(GW, kind, nn) : kube.get(GW, kind, nn.name, nn.namespace);
 
-/** GWCMustHaveAcceptedConditionTrue: returns the class's controllerName. */
-export async function gwcMustHaveAcceptedConditionTrue(kube: Kube, tc: TimeoutConfig, name: string): Promise<string> {
+/** GWCMustHaveAcceptedConditionTrue (status 'True') and ...Any (''): returns the class's controllerName. */
+export async function gwcMustHaveAcceptedCondition(
+  kube: Kube,
+  tc: TimeoutConfig,
+  name: string,
+  status: 'True' | '',
+): Promise<string> {
   return poll(`GatewayClass ${name} to be Accepted`, tc, tc.gwcMustBeAccepted, async () => {
     const gwc = await get(kube, 'GatewayClass', name);
     if (!gwc) return { ok: false, seen: 'not found' };
     const conds = gwc.status?.conditions;
     const stale = staleConditions(gwc, conds);
     if (stale) return { ok: false, seen: stale };
-    return { ok: findCondition(conds, 'Accepted', 'True'), value: gwc.spec.controllerName, seen: conds };
+    return { ok: findCondition(conds, 'Accepted', status), value: gwc.spec.controllerName, seen: conds };
   });
 }
 
@@ -352,3 +358,37 @@ export const httpRouteMustHaveRouteAcceptedConditionsTrue = (kube: Kube, tc: Tim
 /** HTTPRouteMustHaveResolvedRefsMustHaveBackendsNotFound. */
 export const httpRouteMustHaveResolvedRefsBackendNotFound = (kube: Kube, tc: TimeoutConfig, route: NN, gw: NN) =>
   httpRouteMustHaveCondition(kube, tc, route, gw, { type: 'ResolvedRefs', status: 'False', reason: 'BackendNotFound' });
+
+/** GatewayMustHaveZeroRoutes: no listener, or exactly one with no attached route (latest generation). */
+export async function gatewayMustHaveZeroRoutes(kube: Kube, tc: TimeoutConfig, gw: NN): Promise<void> {
+  await poll(
+    `Gateway ${gw.namespace}/${gw.name} to have zero routes`,
+    tc,
+    tc.gatewayStatusMustHaveListeners,
+    async () => {
+      const g = await get(kube, 'Gateway', gw);
+      if (!g) return { ok: false, seen: 'not found' };
+      if (staleConditions(g, g.status?.conditions)) return { ok: false, seen: g.status };
+      const ls: any[] = g.status?.listeners ?? [];
+      return { ok: ls.length === 0 || (ls.length === 1 && ls[0].attachedRoutes === 0), seen: g.status };
+    },
+  );
+}
+
+/** A JSON merge patch of an object (upstream's client.Patch with client.MergeFrom): `patch` holds the changed fields. */
+export async function mergePatch(kube: Kube, obj: KObj, patch: Record<string, unknown>): Promise<KObj> {
+  const body = {
+    apiVersion: obj.apiVersion,
+    kind: obj.kind,
+    metadata: { name: obj.metadata?.name, namespace: obj.metadata?.namespace },
+    ...patch,
+  };
+  return (await kube.objects.patch(
+    body as KObj,
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+    PatchStrategy.MergePatch,
+  )) as KObj;
+}

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { type KObj, type Kube, parseYamlDocs } from '../../lab/toolkit/kube.ts';
 import { caCert, caConfigMap, rsaCert, tlsSecret } from './certificates.ts';
 import type { TimeoutConfig } from './config.ts';
-import { gwcMustHaveAcceptedConditionTrue, namespacesMustBeReady } from './kubernetes.ts';
+import { gwcMustHaveAcceptedCondition, namespacesMustBeReady } from './kubernetes.ts';
 
 export const INFRA_NS = 'gateway-conformance-infra';
 export const APP_BACKEND_NS = 'gateway-conformance-app-backend';
@@ -44,15 +44,22 @@ export interface ConformanceTest {
   test(s: Suite): void;
 }
 
-/** A manifest of the corpus with the GatewayClass name in every Gateway (upstream's prepareResources). */
-export function readConformanceManifest(path: string, gatewayClassName: string): KObj[] {
-  const text = readFileSync(join(UPSTREAM_CONFORMANCE, path), 'utf8').replaceAll(
-    '{GATEWAY_CLASS_NAME}',
-    gatewayClassName,
-  );
+/**
+ * A manifest of the corpus as upstream's Applier prepares it (prepareResources): the suite's GatewayClass name in
+ * every Gateway, its controller name in every GatewayClass.
+ */
+export function readConformanceManifest(
+  path: string,
+  names: { gatewayClassName: string; controllerName: string },
+): KObj[] {
+  const text = readFileSync(join(UPSTREAM_CONFORMANCE, path), 'utf8');
   return parseYamlDocs(text)
     .filter((d) => d && Object.keys(d).length)
-    .map((d) => (d.kind === 'Gateway' ? { ...d, spec: { ...d.spec, gatewayClassName } } : d));
+    .map((d) => {
+      if (d.kind === 'Gateway') return { ...d, spec: { ...d.spec, gatewayClassName: names.gatewayClassName } };
+      if (d.kind === 'GatewayClass') return { ...d, spec: { ...d.spec, controllerName: names.controllerName } };
+      return d;
+    });
 }
 
 /** Upstream's programmatic resources of Setup: certificates, CA ConfigMaps, client certificates. */
@@ -97,9 +104,9 @@ export async function setupSuite(
   log: (line: string) => void = () => {},
 ): Promise<{ controllerName: string; created: KObj[] }> {
   log('Test Setup: Ensuring GatewayClass has been accepted');
-  const controllerName = await gwcMustHaveAcceptedConditionTrue(kube, tc, gatewayClassName);
+  const controllerName = await gwcMustHaveAcceptedCondition(kube, tc, gatewayClassName, 'True');
   log('Test Setup: Applying base manifests');
-  const base = readConformanceManifest('base/manifests.yaml', gatewayClassName);
+  const base = readConformanceManifest('base/manifests.yaml', { gatewayClassName, controllerName });
   await kube.apply(base);
   log('Test Setup: Applying programmatic resources');
   const programmatic = programmaticResources();

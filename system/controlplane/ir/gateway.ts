@@ -103,8 +103,10 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
 }
 
 /**
- * The Gateway's Accepted outcome: its parametersRef resolves and at least one listener is usable. When it is not
- * accepted, no listener is programmed.
+ * The Gateway's Accepted outcome: its parametersRef resolves and at least one listener is valid. When some listeners
+ * are not valid, it is accepted with reason ListenersNotValid (gateway_types.go: "This can be the reason when
+ * Accepted is True or False"; conformance GatewayListenerUnsupportedProtocol). When it is not accepted, no listener is
+ * programmed.
  */
 function gatewayAccepted(
   gw: Gateway,
@@ -113,8 +115,11 @@ function gatewayAccepted(
 ): { accepted: Outcome; params?: string } {
   const { outcome, params } = parametersOutcome(gw, world);
   let accepted = outcome;
-  if (accepted.ok && !listeners.some((s) => s.valid)) {
+  const invalid = listeners.filter((s) => !s.valid).map((s) => s.l.name);
+  if (accepted.ok && invalid.length === listeners.length) {
     accepted = bad('ListenersNotValid', 'no listener is valid (see status.listeners)');
+  } else if (accepted.ok && invalid.length) {
+    accepted = ok('ListenersNotValid', `listeners not valid (see status.listeners): ${invalid.join(', ')}`);
   }
   if (!accepted.ok) {
     for (const s of listeners)
