@@ -98,7 +98,7 @@ function attachParentRef(
     return refuse('NoMatchingParent', `Gateway ${key} has no listener with ${what}`);
   }
   const allowed = candidates.filter(
-    (s) => s.usable && s.kindsOk && namespaceAllowed(gw, s.l, r.ref.namespace, namespace),
+    (s) => s.attachable && namespaceAllowed(gw, s.l, r.ref.namespace, namespace),
   );
   if (!allowed.length) {
     return refuse(

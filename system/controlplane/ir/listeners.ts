@@ -31,6 +31,11 @@ export interface ListenerState {
   kindsOk: boolean;
   /** Accepted, without conflicts, admitting a route kind, its references resolved (served or not). */
   valid: boolean;
+  /**
+   * Routes attach to it and count in its attachedRoutes: accepted, without conflicts, admitting a route kind, even
+   * with unresolved references or not served (conformance GatewayWithAttachedRoutes, GatewayModifyListeners).
+   */
+  attachable: boolean;
 }
 
 const HTTP_ROUTE_KIND = { group: GATEWAY_GROUP, kind: 'HTTPRoute' };
@@ -44,7 +49,8 @@ export function validateListeners(
   const states = (gw.spec?.listeners ?? []).map((l) => validateListener(l, ns, grants));
   markConflicts(states);
   for (const s of states) {
-    s.valid = s.report.accepted.ok && s.report.conflicted.ok && s.kindsOk && s.report.resolvedRefs.ok;
+    s.attachable = s.report.accepted.ok && s.report.conflicted.ok && s.kindsOk;
+    s.valid = s.attachable && s.report.resolvedRefs.ok;
     // Conflicted is reported True when there IS a conflict: outcome.ok false means "conflicted".
     if (!s.report.conflicted.ok) s.usable = false;
     // A listener that admits no route kind serves nothing: it is not programmed (and gets no Envoy listener).
@@ -114,6 +120,7 @@ function validateListener(l: Listener, gwNs: string, grants: (ns: string) => Ref
     l,
     kindsOk,
     valid: false,
+    attachable: false,
     usable: http && !https,
     report: {
       name: l.name,
