@@ -97,9 +97,7 @@ function attachParentRef(
       .join(' and ');
     return refuse('NoMatchingParent', `Gateway ${key} has no listener with ${what}`);
   }
-  const allowed = candidates.filter(
-    (s) => s.attachable && namespaceAllowed(gw, s.l, r.ref.namespace, namespace),
-  );
+  const allowed = candidates.filter((s) => s.attachable && namespaceAllowed(gw, s.l, r.ref.namespace, namespace));
   if (!allowed.length) {
     return refuse(
       'NotAllowedByListeners',
