@@ -230,6 +230,28 @@ export async function makeRequestAndExpectEventuallyConsistentResponse(
   });
 }
 
+/**
+ * Upstream's tls.MakeTLSRequestAndExpectEventuallyConsistentResponse: the same over HTTPS, trusting `serverCert`
+ * (PEM) and sending `sni`.
+ */
+export async function makeTLSRequestAndExpectEventuallyConsistentResponse(
+  tc: TimeoutConfig,
+  gwAddr: string,
+  serverCert: string,
+  sni: string,
+  e: ExpectedResponse,
+): Promise<void> {
+  const req = { ...makeRequest(e, gwAddr, tc.requestTimeout, 'https'), tls: { ca: serverCert, servername: sni } };
+  await awaitConvergence(tc.requiredConsecutiveSuccesses, tc.maxTimeToConsistency, async () => {
+    try {
+      const { cReq, cRes } = await captureRoundTrip(req);
+      return compareRoundTrip(req, cReq, cRes, e);
+    } catch (err) {
+      return `request failed: ${(err as Error).message}`;
+    }
+  });
+}
+
 /** Upstream's MakeRequestAndExpectFailure: 5 responses in a row that are neither 200 nor a timeout. */
 export async function makeRequestAndExpectFailure(
   tc: TimeoutConfig,

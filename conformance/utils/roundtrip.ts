@@ -13,6 +13,8 @@ export interface RoundTripRequest {
   body?: string;
   unfollowRedirect?: boolean;
   timeoutMs: number;
+  /** HTTPS: the server certificate (PEM) to trust and the SNI to send (upstream's tls.MakeTLSRequest...). */
+  tls?: { ca: string; servername: string };
 }
 
 /** The echo backend's body (system/echo/response.ts), as the suite reads it. */
@@ -45,6 +47,17 @@ export interface CapturedResponse {
 
 // Connections are pooled per origin as Go's default transport does.
 const agent = new Agent({ connect: { timeout: 10_000 } });
+
+const tlsAgents = new Map<string, Agent>();
+function tlsAgent(t: { ca: string; servername: string }): Agent {
+  const key = `${t.servername}\n${t.ca}`;
+  let a = tlsAgents.get(key);
+  if (!a) {
+    a = new Agent({ connect: { timeout: 10_000, ca: t.ca, servername: t.servername } });
+    tlsAgents.set(key, a);
+  }
+  return a;
+}
 
 const REDIRECTS = new Set([300, 301, 302, 303, 304, 305, 307, 308]);
 export const isRedirect = (code: number): boolean => REDIRECTS.has(code);
@@ -81,7 +94,7 @@ export async function captureRoundTrip(
     method: method as any,
     headers,
     body: req.body || undefined,
-    dispatcher: agent,
+    dispatcher: req.tls ? tlsAgent(req.tls) : agent,
     signal: AbortSignal.timeout(req.timeoutMs),
   });
   const text = await res.body.text();
