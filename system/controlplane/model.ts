@@ -322,3 +322,10 @@ export function olderFirst(a: { metadata: ObjectMeta }, b: { metadata: ObjectMet
   const kb = keyOf(b);
   return ka < kb ? -1 : ka > kb ? 1 : 0;
 }
+
+/** A Secret as the control plane reads it (HTTPS listeners' certificateRefs). */
+export interface Secret extends KObject {
+  type?: string;
+  /** base64 values */
+  data?: Record<string, string>;
+}

@@ -7,6 +7,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestLab, type TestLab } from '../../lab/embedded/apiserver/testing/test-lab.ts';
 import { type InformerSet, startInformers } from '../../system/controlplane/kube/informers.ts';
+import { WATCHED } from '../../system/controlplane/kube/watched.ts';
 import { Metrics } from '../../system/controlplane/metrics.ts';
 import { Pipeline } from '../../system/controlplane/pipeline.ts';
 import { until } from '../../system/controlplane/testing.ts';
@@ -56,7 +57,7 @@ describe('startInformers over client-node', () => {
       new Promise((_, reject) => setTimeout(() => reject(new Error('not synced in 60 s')), 60_000).unref()),
     ]);
     expect(informers.isSynced()).toBe(true);
-    expect(lines.filter((l) => l.msg === 'synced').map((l) => l.resource)).toHaveLength(11);
+    expect(lines.filter((l) => l.msg === 'synced').map((l) => l.resource)).toHaveLength(WATCHED.length);
   }, 90_000);
 
   it('upserts added and modified objects, deletes deleted ones, and reads only the proxies’ Deployments', async () => {

@@ -9,6 +9,7 @@ import {
   type Namespace,
   type ReferenceGrant,
   roleOf,
+  type Secret,
   VENDOR_GROUP,
 } from '../model.ts';
 import { GatewayPolicies } from './attach-policies.ts';
@@ -28,6 +29,8 @@ export interface GatewayWorld {
   namespace(name: string): Namespace | undefined;
   /** The ReferenceGrants of a namespace (for listeners' certificateRefs). */
   referenceGrants(namespace: string): ReferenceGrant[];
+  /** A Secret (listeners' certificateRefs). */
+  secret(namespace: string, name: string): Secret | undefined;
   /** Policies with a targetRef `<kind>/<ns>/<name>`. */
   policiesTargeting(kind: 'Gateway' | 'HTTPRoute', namespace: string, name: string): PolicyInfo[];
   /** Policies with a targetSelector for `kind` in `namespace`. */
@@ -64,7 +67,10 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
   const name = gw.metadata.name;
   const key = `${ns}/${name}`;
   const gwRef: ObjRef = { kind: 'Gateway', namespace: ns, name };
-  const listeners = validateListeners(gw, (n) => world.referenceGrants(n));
+  const listeners = validateListeners(gw, {
+    grants: (n) => world.referenceGrants(n),
+    secret: (n, name) => world.secret(n, name),
+  });
   const { accepted, params } = gatewayAccepted(gw, world, listeners);
   const routes = attachRoutes(gw, accepted, listeners, world.routes(key), (n) => world.namespace(n));
   const reports: GatewayReports = {

@@ -5,9 +5,11 @@
 // conformance tests GatewayInvalidTLSConfiguration and GatewaySecret*ReferenceGrant ask: Accepted, ResolvedRefs
 // False/InvalidCertificateRef for a certificateRef that is not a core Secret, False/RefNotPermitted for a Secret in
 // another namespace that no ReferenceGrant allows. They are not served yet (TLS termination in the proxy is the issue
-// "HTTPS, TLS passthrough, HTTP/2…"): Programmed=False/Pending says so, and they get no Envoy listener. Whether the
-// Secret exists and holds a certificate is not checked (the control plane does not read Secrets yet).
-import { GATEWAY_GROUP, type Gateway, type Listener, type ReferenceGrant } from '../model.ts';
+// "HTTPS, TLS passthrough, HTTP/2…"): Programmed=False/Pending says so, and they get no Envoy listener. A Secret that
+// does not exist, or does not hold a PEM certificate and private key in tls.crt and tls.key, is InvalidCertificateRef
+// (conformance GatewayInvalidTLSConfiguration: nonexistent and malformed).
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { GATEWAY_GROUP, type Gateway, type Listener, type ReferenceGrant, type Secret } from '../model.ts';
 import { missingGrantMessage, referenceAllowed } from './refgrant.ts';
 import { bad, type Outcome, ok } from './types.ts';
 
@@ -40,13 +42,18 @@ export interface ListenerState {
 
 const HTTP_ROUTE_KIND = { group: GATEWAY_GROUP, kind: 'HTTPRoute' };
 
-/** Every listener of the Gateway, in spec order, with its report; `grants` are the ReferenceGrants of the cluster. */
-export function validateListeners(
-  gw: Gateway,
-  grants: (namespace: string) => ReferenceGrant[] = () => [],
-): ListenerState[] {
+/** What listeners' certificateRefs are resolved against. */
+export interface ListenerRefs {
+  grants: (namespace: string) => ReferenceGrant[];
+  secret: (namespace: string, name: string) => Secret | undefined;
+}
+
+const NO_REFS: ListenerRefs = { grants: () => [], secret: () => undefined };
+
+/** Every listener of the Gateway, in spec order, with its report. */
+export function validateListeners(gw: Gateway, refs: ListenerRefs = NO_REFS): ListenerState[] {
   const ns = gw.metadata.namespace ?? 'default';
-  const states = (gw.spec?.listeners ?? []).map((l) => validateListener(l, ns, grants));
+  const states = (gw.spec?.listeners ?? []).map((l) => validateListener(l, ns, refs));
   markConflicts(states);
   for (const s of states) {
     s.attachable = s.report.accepted.ok && s.report.conflicted.ok && s.kindsOk;
@@ -74,8 +81,29 @@ export function validateListeners(
   return states;
 }
 
-/** An HTTPS listener's certificateRefs: core Secrets, in the Gateway's namespace or granted by a ReferenceGrant. */
-function certificateRefsOutcome(l: Listener, gwNs: string, grants: (ns: string) => ReferenceGrant[]): Outcome {
+/** Why a Secret cannot serve as a certificate, or undefined when tls.crt and tls.key hold a PEM certificate and key. */
+export function certificateProblem(secret: Secret): string | undefined {
+  const crt = secret.data?.['tls.crt'];
+  const key = secret.data?.['tls.key'];
+  if (!crt || !key) return 'has no tls.crt and tls.key';
+  try {
+    new X509Certificate(Buffer.from(crt, 'base64'));
+  } catch (err) {
+    return `tls.crt is not a PEM certificate (${(err as Error).message})`;
+  }
+  try {
+    createPrivateKey(Buffer.from(key, 'base64'));
+  } catch (err) {
+    return `tls.key is not a PEM private key (${(err as Error).message})`;
+  }
+  return undefined;
+}
+
+/**
+ * An HTTPS listener's certificateRefs: core Secrets, in the Gateway's namespace or granted by a ReferenceGrant, that
+ * exist and hold a certificate and key.
+ */
+function certificateRefsOutcome(l: Listener, gwNs: string, refs: ListenerRefs): Outcome {
   for (const [i, ref] of (l.tls?.certificateRefs ?? []).entries()) {
     const group = ref.group ?? '';
     const kind = ref.kind ?? 'Secret';
@@ -85,15 +113,19 @@ function certificateRefsOutcome(l: Listener, gwNs: string, grants: (ns: string) 
     }
     const to = { group: '', kind: 'Secret', namespace: ref.namespace ?? gwNs, name: ref.name };
     const from = { group: GATEWAY_GROUP, kind: 'Gateway', namespace: gwNs };
-    if (!referenceAllowed(grants(to.namespace), from, to)) {
+    if (!referenceAllowed(refs.grants(to.namespace), from, to)) {
       return bad('RefNotPermitted', `${where}: ${missingGrantMessage(from, to)}`);
     }
+    const secret = refs.secret(to.namespace, to.name);
+    if (!secret) return bad('InvalidCertificateRef', `${where}: Secret ${to.namespace}/${to.name} does not exist`);
+    const problem = certificateProblem(secret);
+    if (problem) return bad('InvalidCertificateRef', `${where}: Secret ${to.namespace}/${to.name} ${problem}`);
   }
   return ok('ResolvedRefs', 'references resolved');
 }
 
 /** One listener on its own: protocol, route kinds, certificate references. */
-function validateListener(l: Listener, gwNs: string, grants: (ns: string) => ReferenceGrant[]): ListenerState {
+function validateListener(l: Listener, gwNs: string, refs: ListenerRefs): ListenerState {
   const https = l.protocol === 'HTTPS';
   const http = l.protocol === 'HTTP' || https;
   let supportedKinds = http ? [HTTP_ROUTE_KIND] : [];
@@ -112,7 +144,7 @@ function validateListener(l: Listener, gwNs: string, grants: (ns: string) => Ref
       );
     }
   }
-  if (https && resolvedRefs.ok) resolvedRefs = certificateRefsOutcome(l, gwNs, grants);
+  if (https && resolvedRefs.ok) resolvedRefs = certificateRefsOutcome(l, gwNs, refs);
   const accepted = http
     ? ok('Accepted', 'listener accepted')
     : bad('UnsupportedProtocol', `protocol ${l.protocol} is not supported (supported: HTTP, HTTPS)`);
