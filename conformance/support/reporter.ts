@@ -32,7 +32,8 @@ export default class ConformanceReporter implements Reporter {
   onTestRunEnd(modules: ReadonlyArray<TestModule>): void {
     const results: TestResult[] = [];
     for (const m of modules) {
-      for (const s of m.children.allSuites()) {
+      // The top-level describe of each file is the upstream test (its nested describes inherit the meta).
+      for (const s of m.children.suites()) {
         const c = s.meta().conformance;
         if (c) results.push({ ...c, result: resultOf(s) });
       }
