@@ -109,7 +109,7 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
 }
 
 /**
- * The Gateway's Accepted outcome: its parametersRef resolves and at least one listener is valid. When some listeners
+ * The Gateway's Accepted outcome: its parametersRef resolves and at least one listener can take routes. When some listeners
  * are not valid, it is accepted with reason ListenersNotValid (gateway_types.go: "This can be the reason when
  * Accepted is True or False"; conformance GatewayListenerUnsupportedProtocol). When it is not accepted, no listener is
  * programmed.
@@ -122,7 +122,9 @@ function gatewayAccepted(
   const { outcome, params } = parametersOutcome(gw, world);
   let accepted = outcome;
   const invalid = listeners.filter((s) => !s.valid).map((s) => s.l.name);
-  if (accepted.ok && invalid.length === listeners.length) {
+  // Not accepted when no listener can take routes; one whose references do not resolve still can (it reports
+  // ResolvedRefs=False and counts its routes: conformance GatewayWithAttachedRoutes).
+  if (accepted.ok && !listeners.some((s) => s.attachable)) {
     accepted = bad('ListenersNotValid', 'no listener is valid (see status.listeners)');
   } else if (accepted.ok && invalid.length) {
     accepted = ok('ListenersNotValid', `listeners not valid (see status.listeners): ${invalid.join(', ')}`);
