@@ -98,3 +98,19 @@ export function routesAccepted(
   });
   return () => addr;
 }
+
+/** One case of upstream's redirect tests: a request not following redirects, the status and the redirect expected. */
+export function redirectCase(
+  path: string,
+  statusCode: number,
+  redirect: { scheme?: string; host?: string; port?: string; path?: string },
+  namespace: string,
+  method?: string,
+): ExpectedResponse {
+  return {
+    request: { path, unfollowRedirect: true, ...(method ? { method } : {}) },
+    response: { statusCode },
+    redirectRequest: redirect,
+    namespace,
+  };
+}

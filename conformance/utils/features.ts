@@ -86,6 +86,12 @@ export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   'HTTPRouteResponseHeaderModification',
   'HTTPRoutePathRewrite',
   'HTTPRouteHostRewrite',
+  'HTTPRoutePathRedirect',
+  'HTTPRoutePortRedirect',
+  'HTTPRouteSchemeRedirect',
+  'HTTPRoute303RedirectStatusCode',
+  'HTTPRoute307RedirectStatusCode',
+  'HTTPRoute308RedirectStatusCode',
 ]);
 
 /** A test runs when gwlab supports all its features (upstream: SupportedFeatures.HasAll). */
