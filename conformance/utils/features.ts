@@ -92,6 +92,10 @@ export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   'HTTPRoute303RedirectStatusCode',
   'HTTPRoute307RedirectStatusCode',
   'HTTPRoute308RedirectStatusCode',
+  'HTTPRouteParentRefPort',
+  'HTTPRouteNamedRouteRule',
+  'HTTPRouteRequestTimeout',
+  'HTTPRouteBackendTimeout',
 ]);
 
 /** A test runs when gwlab supports all its features (upstream: SupportedFeatures.HasAll). */
