@@ -64,17 +64,20 @@ runConformanceTest({
       if (!addrs[port]) throw new Error('no gateway address: the status case of this test failed');
       return addrs[port];
     };
-    on80.forEach((tc, i) =>
-      it.concurrent(`http-listener-on-80/${testCaseName(tc, i)}`, () =>
-        makeRequestAndExpectEventuallyConsistentResponse(s.timeoutConfig, addr('80'), tc)),
-    );
-    on8080.forEach((tc, i) =>
-      it.concurrent(`http-listener-on-8080/${testCaseName(tc, i)}`, () =>
-        makeRequestAndExpectEventuallyConsistentResponse(s.timeoutConfig, addr('8080'), tc)),
-    );
-    on443.forEach((tc, i) =>
-      it.concurrent(`https-listener-on-443/${testCaseName(tc, i)}`, () =>
-        makeTLSRequestAndExpectEventuallyConsistentResponse(s.timeoutConfig, addr('443'), cert, host, tc)),
-    );
+    for (const [port, cases] of [
+      ['80', on80],
+      ['8080', on8080],
+    ] as const) {
+      cases.forEach((tc, i) => {
+        it.concurrent(`http-listener-on-${port}/${testCaseName(tc, i)}`, async () => {
+          await makeRequestAndExpectEventuallyConsistentResponse(s.timeoutConfig, addr(port), tc);
+        });
+      });
+    }
+    on443.forEach((tc, i) => {
+      it.concurrent(`https-listener-on-443/${testCaseName(tc, i)}`, async () => {
+        await makeTLSRequestAndExpectEventuallyConsistentResponse(s.timeoutConfig, addr('443'), cert, host, tc);
+      });
+    });
   },
 });
