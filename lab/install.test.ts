@@ -1,33 +1,48 @@
-// The install step's order (install.ts), against a stand-in for the cluster that holds every CRD apply until the test
-// lets it finish: the control plane's objects do not wait for the CRDs (its pod starts while they are applied), its
+// The install step (install.ts), against a stand-in for the cluster that holds every CRD apply until the test lets it
+// finish. Its order: the control plane's objects do not wait for the CRDs (its pod starts while they are applied), its
 // ServiceAccount and RBAC come before its Deployment, the GatewayClass (a custom resource) only after the Gateway API
-// CRDs, and the Ready wait after everything. No timers: each check runs once the event loop has nothing left to do.
+// CRDs, and the Ready wait after everything. The Gateway API bundle goes in verbatim by server-side apply without
+// forced conflicts (as `kubectl apply --server-side -f standard-install.yaml`), its admission policy and binding only
+// where the cluster serves admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy; a cluster's own Gateway API CRDs
+// are kept, and too old ones stop the install before anything is applied. No timers: each check runs once the event
+// loop has nothing left to do.
 import { setImmediate as turn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { installSystem } from './install.ts';
-import { Progress } from './progress.ts';
+import { MINIMUM_BUNDLE_VERSION } from '../system/manifests/gateway-api.ts';
+import { gatewayApiBundle, type InstallOptions, installSystem } from './install.ts';
+import { Progress, StepFailed } from './progress.ts';
 import type { KObj, Kube } from './toolkit/kube.ts';
 
 /** Records each document applied (`Kind/name`), holding CRDs until release(). */
 class HeldCrds {
   readonly applied: string[] = [];
   readonly finished: string[] = [];
+  /** Each document as applied, with the apply's options. */
+  readonly docs: { doc: KObj; force?: boolean }[] = [];
   private readonly held: (() => void)[] = [];
   rolloutAfter?: string[];
+  /** The cluster's own CRDs, by name. */
+  readonly crds = new Map<string, KObj>();
+  servesAdmissionPolicies = false;
 
-  async apply(input: KObj | KObj[]): Promise<KObj[]> {
+  async apply(input: KObj | KObj[], opts: { force?: boolean } = {}): Promise<KObj[]> {
     const docs = Array.isArray(input) ? input : [input];
     for (const d of docs) {
       const id = `${d.kind}/${d.metadata?.name}`;
       this.applied.push(id);
+      this.docs.push({ doc: structuredClone(d), force: opts.force });
       if (d.kind === 'CustomResourceDefinition') await new Promise<void>((r) => this.held.push(r));
       this.finished.push(id);
     }
     return docs;
   }
 
-  async get(): Promise<undefined> {
-    return undefined; // no Gateway API CRDs of the cluster's own
+  async getCrd(name: string): Promise<KObj | undefined> {
+    return this.crds.get(name);
+  }
+
+  async serves(apiVersion: string, kind: string): Promise<boolean> {
+    return this.servesAdmissionPolicies && apiVersion === 'admissionregistration.k8s.io/v1' && !!kind;
   }
 
   async waitForRollout(): Promise<KObj> {
@@ -48,6 +63,19 @@ async function settle(): Promise<void> {
   for (let i = 0; i < 50; i++) await turn();
 }
 
+/** installSystem on the stand-in run to its end (every held CRD let through); the progress lines it printed. */
+async function installAll(kube: HeldCrds, opts: Partial<InstallOptions> = {}): Promise<string[]> {
+  const lines: string[] = [];
+  const done = installSystem(kube as unknown as Kube, {
+    progress: new Progress({ sink: { write: (l) => lines.push(l) } }),
+    ...opts,
+  });
+  await settle();
+  await kube.release();
+  await done;
+  return lines;
+}
+
 describe('installSystem', () => {
   it("applies the control plane's objects while the CRDs are still being applied; its GatewayClass after them", async () => {
     const kube = new HeldCrds();
@@ -55,7 +83,7 @@ describe('installSystem', () => {
     await settle();
     // Every CRD is on its way at once, and the control plane is applied up to its Deployment meanwhile.
     const crds = kube.applied.filter((id) => id.startsWith('CustomResourceDefinition/'));
-    expect(crds.length).toBe(7);
+    expect(crds.length).toBe(13); // the 10 of the v1.6.1 standard bundle, gwlab's 3
     expect(kube.finished.filter((id) => id.startsWith('CustomResourceDefinition/'))).toEqual([]);
     const cp = kube.applied.filter((id) => !id.startsWith('CustomResourceDefinition/'));
     expect(cp).toEqual([
@@ -72,11 +100,74 @@ describe('installSystem', () => {
     await done;
     // The GatewayClass went in once the Gateway API CRDs were there; the Ready wait came last.
     const gatewayApi = kube.finished.filter((id) => id.endsWith('.gateway.networking.k8s.io'));
-    expect(gatewayApi.length).toBe(4);
+    expect(gatewayApi.length).toBe(10);
     const gc = kube.applied.indexOf('GatewayClass/gwvendor');
     expect(gc).toBeGreaterThan(-1);
     for (const id of gatewayApi)
       expect(kube.finished.indexOf(id)).toBeLessThan(kube.finished.indexOf('GatewayClass/gwvendor'));
     expect(new Set(kube.rolloutAfter)).toEqual(new Set(kube.applied));
+  });
+
+  it('applies the standard bundle verbatim, without forced conflicts; skips its admission documents, saying why', async () => {
+    const kube = new HeldCrds();
+    const lines = await installAll(kube);
+    const bundle = gatewayApiBundle('standard');
+    const crds = bundle.filter((d) => d.kind === 'CustomResourceDefinition');
+    const applied = kube.docs.filter((a) => a.doc.metadata?.name?.endsWith('.gateway.networking.k8s.io'));
+    expect(applied.map((a) => a.doc)).toEqual(crds);
+    expect(applied.every((a) => a.force === false)).toBe(true);
+    expect(lines).toContain('  none installed: installing the vendored v1.6.1 standard bundle');
+    expect(lines).toContain(
+      '  the cluster does not serve admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy: skipping the ' +
+        "bundle's ValidatingAdmissionPolicy safe-upgrades.gateway.networking.k8s.io and ValidatingAdmissionPolicyBinding safe-upgrades.gateway.networking.k8s.io",
+    );
+    expect(kube.applied.filter((id) => id.startsWith('ValidatingAdmission'))).toEqual([]);
+  });
+
+  it('applies the admission policy and binding too where the cluster serves them; the experimental bundle when asked', async () => {
+    const kube = new HeldCrds();
+    kube.servesAdmissionPolicies = true;
+    await installAll(kube, { gatewayApiChannel: 'experimental' });
+    const bundle = gatewayApiBundle('experimental');
+    const fromBundle = kube.docs.filter(
+      (a) => a.doc.metadata?.annotations?.['gateway.networking.k8s.io/bundle-version'],
+    );
+    expect(fromBundle.map((a) => a.doc)).toEqual(expect.arrayContaining(bundle));
+    expect(fromBundle.length).toBe(15);
+    expect(kube.applied).toContain('ValidatingAdmissionPolicy/safe-upgrades.gateway.networking.k8s.io');
+    expect(kube.applied).toContain('ValidatingAdmissionPolicyBinding/safe-upgrades.gateway.networking.k8s.io');
+    expect(kube.applied).toContain('CustomResourceDefinition/xmeshes.gateway.networking.x-k8s.io');
+  });
+
+  it("keeps a cluster's current Gateway API CRDs: applies none of them, says so", async () => {
+    const kube = new HeldCrds();
+    for (const c of gatewayApiBundle('standard').filter((d) => d.kind === 'CustomResourceDefinition'))
+      kube.crds.set(c.metadata!.name!, c);
+    const lines = await installAll(kube);
+    expect(kube.applied.filter((id) => id.endsWith('.gateway.networking.k8s.io'))).toEqual([]);
+    expect(kube.applied).toContain('GatewayClass/gwvendor');
+    expect(lines).toContain(
+      `  the cluster has Gateway API v1.6.1 (standard channel), at least the ${MINIMUM_BUNDLE_VERSION} the control plane needs: keeping them as they are`,
+    );
+  });
+
+  it('stops before applying anything on a cluster whose Gateway API CRDs are too old, with the upgrade command', async () => {
+    const kube = new HeldCrds();
+    for (const c of gatewayApiBundle('standard').filter((d) => d.kind === 'CustomResourceDefinition')) {
+      c.metadata!.annotations!['gateway.networking.k8s.io/bundle-version'] = 'v1.3.0';
+      kube.crds.set(c.metadata!.name!, c);
+    }
+    const err = await installSystem(kube as unknown as Kube, { progress: new Progress({ quiet: true }) }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(StepFailed);
+    expect((err as StepFailed).message).toContain(
+      `v1.3.0 (standard channel): the control plane needs ${MINIMUM_BUNDLE_VERSION} or later`,
+    );
+    expect((err as StepFailed).hint).toContain(
+      'kubectl apply --server-side -f https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.6.1/standard-install.yaml',
+    );
+    await settle();
+    expect(kube.applied).toEqual([]);
   });
 });

@@ -1,22 +1,32 @@
-// The install step, the same on every backend: CRDs (the cluster's own Gateway API CRDs are kept when it has them),
-// the control plane, optionally the sample application, then a wait for the control plane to be rolled out. The
-// three first steps run side by side, each applying its documents at once, so that the control plane's pod starts
-// while the CRDs are applied: loading its modules takes longer (~1.2 s against ~0.6 s for the CRDs on a loaded
-// machine), and should its informers still find a CRD missing they list it again 0.5 s later (kube/informers.ts).
-// Only its GatewayClass waits, for the Gateway API CRDs. The manifests are parsed once per process (lab:up parses
-// them while the lab process starts).
+// The install step, the same on every backend: the Gateway API CRDs (the vendored upstream bundle, verbatim, by
+// server-side apply as a user applies it, when the cluster has none; a cluster's own kept, never downgraded:
+// gateway-api-crds.ts decides, before anything is changed), gwlab's own CRDs, the control plane, optionally the sample
+// application, then a wait for the control plane to be rolled out. The three install steps run side by side, each
+// applying its documents at once, so that the control plane's pod starts while the CRDs are applied: loading its
+// modules takes longer (~1.2 s against ~0.6 s for the CRDs on a loaded machine), and should its informers still find a
+// CRD missing they list it again 0.5 s later (kube/informers.ts). Only its GatewayClass waits, for the Gateway API
+// CRDs. The manifests are parsed once per process (lab:up parses them while the lab process starts); the Gateway API
+// bundle is read from its JSON form (system/manifests/gateway-api.ts).
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Progress } from './progress.ts';
+import {
+  bundleFile,
+  type GatewayApiChannel,
+  MINIMUM_BUNDLE_VERSION,
+  NEEDED_KINDS,
+  VENDORED_BUNDLE_VERSION,
+} from '../system/manifests/gateway-api.ts';
+import { type CrdDecision, decideGatewayApiCrds } from './gateway-api-crds.ts';
+import { type Progress, StepFailed } from './progress.ts';
 import { type KObj, type Kube, parseYamlDocs } from './toolkit/kube.ts';
 
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const MANIFESTS = join(REPO_ROOT, 'system', 'manifests');
 export const SYSTEM_NAMESPACE = 'gwvendor-system';
 export const CONTROL_PLANE = 'gwvendor';
-/** Marks the Gateway API CRDs that gwlab ships (so a cluster's own are told apart and kept). */
-const OUR_CRD_ANNOTATION = 'gateway.gwvendor.dev/subset';
+/** The kind the Gateway API bundles' admission documents need the cluster to serve (Kubernetes 1.30+). */
+const ADMISSION_API = 'admissionregistration.k8s.io/v1';
 
 export type Validation = 'strict' | 'off';
 
@@ -26,6 +36,8 @@ export interface InstallOptions {
   withExtAuth?: boolean;
   /** Log level of the control plane's components (its --log-level). */
   controlPlaneLogLevel?: string;
+  /** The Gateway API channel installed on a cluster that has none (default standard). */
+  gatewayApiChannel?: GatewayApiChannel;
   progress: Progress;
   /** A step that runs beside the first three, awaited before the waits (lab:up: the lab process finishing its start). */
   alongside?: Promise<unknown>;
@@ -33,24 +45,30 @@ export interface InstallOptions {
 
 const parsed = new Map<string, KObj[]>();
 
-/** A manifest's documents, parsed on first use; each call returns its own copy (callers change them). */
+/** A manifest's documents (YAML, or a JSON array), parsed on first use; each call returns its own copy. */
 export function readManifest(rel: string): KObj[] {
   let docs = parsed.get(rel);
   if (!docs) {
-    docs = parseYamlDocs(readFileSync(join(MANIFESTS, rel), 'utf8'));
+    const text = readFileSync(join(MANIFESTS, rel), 'utf8');
+    docs = rel.endsWith('.json') ? (JSON.parse(text) as KObj[]) : parseYamlDocs(text);
     parsed.set(rel, docs);
   }
   return structuredClone(docs);
 }
 
+/** The vendored Gateway API bundle of a channel, its documents in the bundle's order. */
+export function gatewayApiBundle(channel: GatewayApiChannel = 'standard'): KObj[] {
+  return readManifest(bundleFile(channel, 'json'));
+}
+
 /** Parses what installSystem applies ahead of it (lab:up: while the lab process starts). */
-export function preloadManifests(): void {
-  for (const f of ['crds/gateway-api.yaml', 'crds/gwvendor.yaml', 'install/gwvendor.yaml']) readManifest(f);
+export function preloadManifests(channel: GatewayApiChannel = 'standard'): void {
+  for (const f of [bundleFile(channel, 'json'), 'crds/gwvendor.yaml', 'install/gwvendor.yaml']) readManifest(f);
 }
 
 /** Applies the documents side by side (each CRD waited on until Established). */
-async function applyAll(kube: Kube, docs: KObj[]): Promise<void> {
-  await Promise.all(docs.map((d) => kube.apply(d)));
+async function applyAll(kube: Kube, docs: KObj[], opts: { force?: boolean } = {}): Promise<void> {
+  await Promise.all(docs.map((d) => kube.apply(d, opts)));
 }
 
 /** The control plane's install documents with the lab's settings applied (validation switch, log level). */
@@ -75,25 +93,71 @@ export function controlPlaneManifests(opts: Pick<InstallOptions, 'validation' | 
   return docs;
 }
 
-/** Whether the cluster has Gateway API CRDs that gwlab did not install (they are then kept as they are). */
-export async function hasForeignGatewayApiCrds(kube: Kube): Promise<boolean> {
-  const crd = await kube.get(
-    'apiextensions.k8s.io/v1',
-    'CustomResourceDefinition',
-    'gateways.gateway.networking.k8s.io',
+/**
+ * Reads the cluster's Gateway API CRDs (those the vendored bundles name, by name: no list of every CRD of a large
+ * cluster) and decides what to do with them (gateway-api-crds.ts); changes nothing.
+ */
+export async function decideCrds(kube: Kube, channel: GatewayApiChannel = 'standard'): Promise<CrdDecision> {
+  const names = gatewayApiBundle(channel)
+    .filter((d) => d.kind === 'CustomResourceDefinition' && d.spec?.group === 'gateway.networking.k8s.io')
+    .map((d) => d.metadata!.name!);
+  const found = await Promise.all(names.map((n) => kube.getCrd(n)));
+  return decideGatewayApiCrds({
+    installed: found.filter((c) => c !== undefined),
+    channel,
+    vendored: VENDORED_BUNDLE_VERSION,
+    minimum: MINIMUM_BUNDLE_VERSION,
+    needed: NEEDED_KINDS,
+  });
+}
+
+/**
+ * Applies a vendored bundle as `kubectl apply --server-side -f <bundle>` does: every document unchanged, no forced
+ * conflicts. Its ValidatingAdmissionPolicy and Binding only on a cluster that serves them (Kubernetes 1.30+).
+ */
+async function installBundle(
+  kube: Kube,
+  channel: GatewayApiChannel,
+  p: Progress,
+  admissionServed: Promise<boolean>,
+): Promise<void> {
+  const docs = gatewayApiBundle(channel);
+  const admission = docs.filter((d) => d.apiVersion === ADMISSION_API);
+  const served = admission.length > 0 && (await admissionServed);
+  if (admission.length && !served) {
+    p.info(
+      `the cluster does not serve ${ADMISSION_API} ValidatingAdmissionPolicy: skipping the bundle's ` +
+        admission.map((d) => `${d.kind} ${d.metadata?.name}`).join(' and '),
+    );
+  }
+  await applyAll(
+    kube,
+    docs.filter((d) => served || d.apiVersion !== ADMISSION_API),
+    { force: false },
   );
-  return !!crd && !crd.metadata?.annotations?.[OUR_CRD_ANNOTATION];
 }
 
 export async function installSystem(kube: Kube, opts: InstallOptions): Promise<void> {
   const p = opts.progress;
-  const gatewayApiCrds = p.step('Gateway API CRDs', async () => {
-    if (await hasForeignGatewayApiCrds(kube)) {
-      p.info('the cluster has its own Gateway API CRDs: keeping them');
-      return;
-    }
-    await applyAll(kube, readManifest('crds/gateway-api.yaml'));
+  const channel = opts.gatewayApiChannel ?? 'standard';
+  // Read-only, so asked beside the CRDs' read rather than after it: whether the bundle's admission documents can go in.
+  const admissionServed = kube.serves(ADMISSION_API, 'ValidatingAdmissionPolicy');
+  admissionServed.catch(() => {}); // awaited only when the bundle is installed
+  // Decided before anything is changed: on a cluster whose Gateway API is too old, lab:up stops here.
+  const checking = 'Gateway API CRDs on the cluster';
+  const decision = await p.step(checking, async () => {
+    const d = await decideCrds(kube, channel);
+    if (d.action === 'stop') throw new StepFailed(checking, new Error(d.message), d.hint);
+    p.info(d.message);
+    if (d.action === 'keep') for (const n of d.notes) p.info(n);
+    return d;
   });
+  const gatewayApiCrds =
+    decision.action === 'install'
+      ? p.step(`Gateway API ${VENDORED_BUNDLE_VERSION} CRDs (${channel} channel)`, () =>
+          installBundle(kube, channel, p, admissionServed),
+        )
+      : Promise.resolve();
   const vendorCrds = p.step('gwvendor CRDs (GatewayParameters, TrafficPolicy, GatewayExtension)', () =>
     applyAll(kube, readManifest('crds/gwvendor.yaml')),
   );

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { REPO_ROOT, SYSTEM_IMAGE } from '../system/image.ts';
+import type { GatewayApiChannel } from '../system/manifests/gateway-api.ts';
 import { runningLab, spawnLabProcess, stopLabProcess } from './embedded/process.ts';
 import type { Validation } from './install.ts';
 import type { Progress } from './progress.ts';
@@ -41,6 +42,8 @@ export interface UpOptions {
   withSampleApp?: boolean;
   withExtAuth?: boolean;
   validation?: Validation;
+  /** The Gateway API channel installed on a cluster that has no Gateway API CRDs (default standard). */
+  gatewayApiChannel?: GatewayApiChannel;
   mergeKubeconfig?: boolean;
   /** existing backend: the kubeconfig file and context to use. */
   kubeconfig?: string;
@@ -139,7 +142,7 @@ export async function labUp(o: UpOptions): Promise<UpResult> {
             // The lab process is spawned (synchronously, above): load the install step and parse its manifests meanwhile.
             if (!o.noInstall)
               loadInstall()
-                .then(([, install]) => install.preloadManifests())
+                .then(([, install]) => install.preloadManifests(o.gatewayApiChannel))
                 .catch(() => {});
             const { record, started } = await spawned;
             serving(record);
@@ -197,6 +200,7 @@ export async function labUp(o: UpOptions): Promise<UpResult> {
     const validation = o.validation ?? (previous?.validation as Validation | undefined);
     await installSystem(kube, {
       validation,
+      gatewayApiChannel: o.gatewayApiChannel,
       withSampleApp: o.withSampleApp,
       withExtAuth: o.withExtAuth,
       progress: p,

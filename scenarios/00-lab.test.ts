@@ -1,5 +1,8 @@
-// The lab the scenarios run on: the control plane is rolled out and its GatewayClass is Accepted.
+// The lab the scenarios run on: the control plane is rolled out and its GatewayClass is Accepted, and its Gateway API
+// CRDs are upstream's v1.6.1 standard bundle as users install it (issue 18): every document of the vendored bundle
+// stored with all its fields and no annotation of ours.
 import { describe, expect, it } from 'vitest';
+import { gatewayApiBundle } from '../lab/install.ts';
 import { useLab } from './support/lab.ts';
 
 describe('lab', () => {
@@ -17,5 +20,17 @@ describe('lab', () => {
     expect(gc.spec.controllerName).toBe('gateway.gwvendor.dev/gwvendor');
     const pods = await lab.k(['get', 'pods', '-n', 'gwvendor-system', '-o', 'name']);
     expect(pods).toMatch(/^pod\/gwvendor-/m);
+  });
+
+  it('has the Gateway API CRDs of the vendored v1.6.1 standard bundle, verbatim', async () => {
+    const stored = JSON.parse(await lab.k(['get', 'crd', '-o', 'json'])).items as any[];
+    const bundle = gatewayApiBundle('standard').filter((d) => d.kind === 'CustomResourceDefinition');
+    const ours = stored.filter((c) => c.spec.group === 'gateway.networking.k8s.io');
+    expect(ours.map((c) => c.metadata.name).sort()).toEqual(bundle.map((d) => d.metadata!.name).sort());
+    for (const doc of bundle) {
+      const crd = ours.find((c) => c.metadata.name === doc.metadata!.name);
+      expect(crd.spec, doc.metadata!.name).toMatchObject(doc.spec);
+      expect(crd.metadata.annotations, doc.metadata!.name).toEqual(doc.metadata!.annotations);
+    }
   });
 });

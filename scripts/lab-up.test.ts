@@ -2,7 +2,7 @@
 // next. Against a kubeconfig whose server refuses connections, so no lab is needed. And npm run lab:up's entry
 // (lab-up.mjs), which starts without Node's TypeScript stripper.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,6 +58,17 @@ current-context: dead
       ),
     );
     expect(r.stderr).toContain(`next: kubectl --kubeconfig ${kubeconfig} --context dead cluster-info`);
+  });
+
+  it('refuses a --gateway-api-channel other than standard or experimental before doing anything', async () => {
+    const home = join(tmp, 'channel-home');
+    const r = await run([join(ROOT, 'scripts', 'lab-up.ts'), '--gateway-api-channel', 'beta', '--home', home], {
+      ...process.env,
+      FORCE_COLOR: '0',
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('--gateway-api-channel beta: use standard or experimental');
+    expect(existsSync(home)).toBe(false);
   });
 
   it('reasons include the causes below a generic message, once each', () => {

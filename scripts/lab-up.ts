@@ -1,6 +1,6 @@
 // npm run lab:up [-- --cluster embedded|kind|k3s|existing] [--name <lab>] [--with-sampleapp] [--with-extauth]
 //   [--validation strict|off] [--merge-kubeconfig] [--kubeconfig <file> --context <ctx>] [--force-lb-fallback]
-//   [--sa-token-max-expiration <s>]
+//   [--sa-token-max-expiration <s>] [--gateway-api-channel standard|experimental]
 // Its own modules are few (flags.ts, not cli.ts): on the embedded backend the lab process is started first, and the
 // Kubernetes client and the install step load meanwhile (lab/lifecycle.ts). All of them load through Node's compile
 // cache (lab/compile-cache.ts): it is turned on before they are imported, hence the dynamic imports.
@@ -14,6 +14,7 @@ const { BACKENDS, labUp } = await import('../lab/lifecycle.ts');
 const { formatMs, Progress } = await import('../lab/progress.ts');
 const { parseFlags, run } = await import('./flags.ts');
 const { upFailureHint, upSummary } = await import('./hints.ts');
+const { GATEWAY_API_CHANNELS } = await import('../system/manifests/gateway-api-channels.ts');
 
 const USAGE = `usage: npm run lab:up -- [options]
   --cluster <backend>    embedded (default: no container engine needed), kind, k3s, existing
@@ -29,6 +30,10 @@ const USAGE = `usage: npm run lab:up -- [options]
                          embedded: pod service-account tokens live at most <s> seconds (kube-apiserver's
                          --service-account-max-token-expiration; default: as requested, 1 h), so renewals can be
                          watched in seconds; also GWLAB_SA_TOKEN_MAX_EXPIRATION
+  --gateway-api-channel <channel>
+                         the vendored Gateway API bundle installed on a cluster that has none: standard
+                         (default, what users install) or experimental (adds the x-k8s.io kinds and the
+                         experimental fields); a cluster's own Gateway API CRDs are kept, never downgraded
   --no-install           bring up the cluster only`;
 
 /**
@@ -51,7 +56,7 @@ function tokenExpirationFlag(flag: string | undefined, backend: Backend): number
 await run(async () => {
   const { name, nameGiven, home, homeGiven, args } = parseFlags({
     boolean: ['with-sampleapp', 'with-extauth', 'merge-kubeconfig', 'force-lb-fallback', 'no-install'],
-    string: ['cluster', 'validation', 'kubeconfig', 'context', 'sa-token-max-expiration'],
+    string: ['cluster', 'validation', 'kubeconfig', 'context', 'sa-token-max-expiration', 'gateway-api-channel'],
   });
   if (args.help) {
     console.log(USAGE);
@@ -63,6 +68,9 @@ await run(async () => {
   const validation = args.validation as 'strict' | 'off' | undefined;
   if (validation && validation !== 'strict' && validation !== 'off')
     throw new Error(`--validation ${validation}: use strict or off`);
+  const channel = (args['gateway-api-channel'] ?? 'standard') as (typeof GATEWAY_API_CHANNELS)[number];
+  if (!GATEWAY_API_CHANNELS.includes(channel))
+    throw new Error(`--gateway-api-channel ${channel}: use ${GATEWAY_API_CHANNELS.join(' or ')}`);
   const hints: UpHintInput = {
     name,
     nameGiven,
@@ -83,6 +91,7 @@ await run(async () => {
     withSampleApp: args['with-sampleapp'],
     withExtAuth: args['with-extauth'],
     validation,
+    gatewayApiChannel: channel,
     mergeKubeconfig: args['merge-kubeconfig'],
     kubeconfig: args.kubeconfig,
     context: args.context,

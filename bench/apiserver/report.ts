@@ -5,6 +5,7 @@ import { cpus } from 'node:os';
 import { percentile, round2 } from '../shared/stats.ts';
 import type { clientPathPhase } from './client-path.ts';
 import { CAUSES, type Tail } from './fanout-tail.ts';
+import type { httpRouteCelPhase } from './httproute-cel.ts';
 import { missedTargetNotes } from './notes.ts';
 import { CLIENTS, TARGETS, TOTAL, WATCHERS, WRITES } from './settings.ts';
 import type { Fanout } from './watch-fanout.ts';
@@ -21,6 +22,7 @@ export interface Measured {
   fanout: Fanout;
   separate: number[];
   clientPath: Awaited<ReturnType<typeof clientPathPhase>>;
+  cel: Awaited<ReturnType<typeof httpRouteCelPhase>>;
 }
 
 export type ApiserverResult = ReturnType<typeof apiserverResult>;
@@ -78,8 +80,18 @@ export function apiserverResult(m: Measured) {
       rawHttpsUs: Math.round(clientPath.rawUs),
       inProcessUs: Math.round(clientPath.inProcUs),
     },
+    httpRouteCel: {
+      routesPerMode: m.cel.routes,
+      celOnPerSecond: Math.round(m.cel.celOnPerSec),
+      celOffPerSecond: Math.round(m.cel.celOffPerSec),
+      celOnServerCpuUsPerCreate: Math.round(m.cel.celOnServerUsPerCreate),
+      celOffServerCpuUsPerCreate: Math.round(m.cel.celOffServerUsPerCreate),
+      celServerCpuUsPerCreate: Math.round(m.cel.celOnServerUsPerCreate - m.cel.celOffServerUsPerCreate),
+      rulesInProcessUs: Math.round(m.cel.rulesInProcessUs),
+    },
     targets: TARGETS,
     met: {
+      httpRouteCel: m.cel.celOnPerSec >= TARGETS.httpRouteCelCreatesPerSec,
       creates: c.createsPerSec >= TARGETS.createsPerSec,
       list1k: percentile(lists.list1k, 50) < TARGETS.list1kMs,
       watchP99: percentile(f.fromSend, 99) < TARGETS.watchP99Ms,
@@ -93,7 +105,9 @@ export function apiserverResult(m: Measured) {
       memory: Object.fromEntries(Object.entries(mem10k).map(([k, v]) => [`${k}Mb`, round2(v / 1024 / 1024)])),
       watchFanout: f.tail,
     },
-    notes: {} as Partial<Record<'creates' | 'list1k' | 'watchP99' | 'memory' | 'clientNodeGet', string>>,
+    notes: {} as Partial<
+      Record<'creates' | 'list1k' | 'watchP99' | 'memory' | 'clientNodeGet' | 'httpRouteCel', string>
+    >,
   };
   result.notes = missedTargetNotes(result, { tail: f.tail, listServerCpuMs: lists.listServerCpuMs });
   return result;
@@ -116,6 +130,7 @@ export function apiserverMarkdown(result: ApiserverResult): string {
   const ok = (b: boolean) => (b ? 'met' : 'MISSED');
   const w = result.watchFanout;
   const cpu = result.diagnostics.clientPathCpuUsPerGet;
+  const h = result.httpRouteCel;
   return [
     '# bench:apiserver',
     '',
@@ -138,6 +153,8 @@ export function apiserverMarkdown(result: ApiserverResult): string {
     `| GET one object: client-node as the project configures it (kept-alive connections) | ${result.clientPath.clientNodeHttpsUs} µs | < ${TARGETS.clientNodeGetUs} µs | ${ok(result.met.clientNodeGet)} |`,
     `| GET one object: client-node's defaults (a TLS connection each) / raw HTTPS / in-process | ${result.clientPath.clientNodeDefaultHttpsUs} / ${result.clientPath.rawHttpsUs} / ${result.clientPath.inProcessUs} µs | | |`,
     `| this process's CPU per GET: client-node / its defaults / raw HTTPS | ${cpu.clientNode} / ${cpu.clientNodeDefault} / ${cpu.raw} µs | | |`,
+    `| HTTPRoute creates/s, CEL on (v1.6.1 CRD) / off (its rules removed), ${CLIENTS} clients | ${h.celOnPerSecond} / ${h.celOffPerSecond} | on ≥ ${TARGETS.httpRouteCelCreatesPerSec} | ${ok(result.met.httpRouteCel)} |`,
+    `| server CPU per HTTPRoute create: CEL on / off (CEL's cost) / the rules alone in-process | ${h.celOnServerCpuUsPerCreate} / ${h.celOffServerCpuUsPerCreate} µs (${h.celServerCpuUsPerCreate} µs) / ${h.rulesInProcessUs} µs | | |`,
     '',
     ...tailLines(result.diagnostics.watchFanout),
     ...(Object.keys(result.notes).length

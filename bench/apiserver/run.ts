@@ -1,9 +1,10 @@
 // bench:apiserver's run: the server in its own process, then the phases in order — creates, memory, lists, watch
-// fan-out (in this process, then in a separate one), client paths — then the report.
+// fan-out (in this process, then in a separate one), client paths, HTTPRoutes with CEL on and off — then the report.
 import { loadavg } from 'node:os';
 import { removeTempDir, tempDir } from '../shared/processes.ts';
 import { reportJson, writeReports } from '../shared/reports.ts';
 import { clientPathPhase } from './client-path.ts';
+import { httpRouteCelPhase } from './httproute-cel.ts';
 import { apiserverMarkdown, apiserverResult } from './report.ts';
 import { startApiServer } from './server-process.ts';
 import { fanoutInProcess, fanoutSeparateProcess } from './watch-fanout.ts';
@@ -24,9 +25,21 @@ export async function runApiserverBench(): Promise<void> {
       const fanout = await fanoutInProcess(s);
       const separate = await fanoutSeparateProcess(s);
       const clientPath = await clientPathPhase(s);
+      const cel = await httpRouteCelPhase(s);
       await s.agent.close().catch(() => {});
       const load1 = loadavg();
-      const result = apiserverResult({ load0, load1, sizeBytes, creates, memory, lists, fanout, separate, clientPath });
+      const result = apiserverResult({
+        load0,
+        load1,
+        sizeBytes,
+        creates,
+        memory,
+        lists,
+        fanout,
+        separate,
+        clientPath,
+        cel,
+      });
       const md = apiserverMarkdown(result);
       writeReports({ 'apiserver.json': reportJson(result), 'apiserver.md': md });
       process.stdout.write(`${md}\n`);

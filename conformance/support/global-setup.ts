@@ -13,7 +13,6 @@ import { Progress } from '../../lab/progress.ts';
 import { Kube } from '../../lab/toolkit/kube.ts';
 import { DEFAULT_TIMEOUT_CONFIG } from '../utils/config.ts';
 import { DEFAULT_GATEWAY_CLASS, setupSuite } from '../utils/suite.ts';
-import { installVendoredCrdsTemporarily } from './crds.ts';
 
 export interface ProvidedConformance {
   kubeconfig: string;
@@ -55,7 +54,6 @@ export default async function setup(project: TestProject) {
   }
   const kube = Kube.fromFile(kubeconfig, context || undefined);
   try {
-    if (await installVendoredCrdsTemporarily(kube)) log('TEMPORARY: installed the vendored v1.6.1 standard CRDs');
     const t0 = performance.now();
     const { controllerName, created } = await setupSuite(kube, DEFAULT_TIMEOUT_CONFIG, gatewayClassName, log);
     log(`suite setup done in ${Math.round(performance.now() - t0)} ms`);

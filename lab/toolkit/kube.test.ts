@@ -104,6 +104,11 @@ ${CRD}`);
     expect(typeof crd!.metadata!.creationTimestamp).toBe('string');
     expect(crd!.status.conditions.find((c: any) => c.type === 'Established')).toMatchObject({ status: 'True' });
     expect(JSON.stringify(crd)).not.toContain('x_kubernetes');
+    // getCrd reads it in one request as the API server sends it: what kubectl prints (timestamps as sent, whole seconds).
+    expect(await kube.getCrd(name)).toEqual(
+      JSON.parse(await lab.k(['get', 'crd', name, '-o', 'json', '--show-managed-fields'])),
+    );
+    expect(await kube.getCrd('absent.toolkit.gwlab.dev')).toBeUndefined();
   });
 
   it('waits for a rollout woken by a watch of the Deployment (as kubectl rollout status), not by its next poll', async () => {

@@ -4,11 +4,12 @@
 // opens a new TLS connection per request).
 import {
   CoreV1Api,
+  HttpMethod,
   KubeConfig,
   type KubernetesObject,
   KubernetesObjectApi,
-  loadYaml,
   PatchStrategy,
+  type ResponseContext,
   Watch,
 } from '@kubernetes/client-node';
 // Not re-exported by the package's index, but the very module its dumpYaml and API classes serialize with.
@@ -45,15 +46,12 @@ export function parseYamlDocs(text: string): KObj[] {
 }
 
 // client-node's typed serializer knows a CRD schema's x-kubernetes-* keys only by its model's names
-// (x_kubernetes_preserve_unknown_fields, ...): a plain CRD object loses them all on the way out (its status would then
-// be pruned to {}), and reads come back under the model's names. The way in goes through its public loadYaml (JSON is
-// YAML); the way out through the serializer its dumpYaml uses, without dumpYaml's YAML text, which cost ~80 ms per CRD
-// to print and parse back on a loaded machine (lab:up applies seven and reads each back; issue 14). The serializer
-// gives the same plain object (dates as RFC 3339 strings); the JSON copy drops undefined keys as the YAML did.
-function toClientModel(o: KObj): KObj {
-  return o.kind === 'CustomResourceDefinition' ? (loadYaml(JSON.stringify(o)) as KObj) : o;
-}
-
+// (x_kubernetes_preserve_unknown_fields, ...): a plain CRD object would lose them all on the way out (its status then
+// pruned to {}), and reads come back under the model's names. Applies therefore go out and come back as plain JSON
+// (ObjectApi.applyPlain, as kubectl sends them), and so does getCrd (one request, no discovery first: lab:up reads
+// the cluster's Gateway API CRDs with it before changing anything). get() of a CRD comes back through the serializer
+// its dumpYaml uses, without dumpYaml's YAML text, which cost ~80 ms per CRD to print and parse back on a loaded
+// machine (issue 14): the same plain object (dates as RFC 3339 strings); the JSON copy drops undefined keys.
 function fromClientModel(o: KObj): KObj {
   return o?.kind === 'CustomResourceDefinition'
     ? (JSON.parse(JSON.stringify(ObjectSerializer.serialize(o, 'V1CustomResourceDefinition'))) as KObj)
@@ -67,14 +65,70 @@ function applyOrder(o: KObj): number {
   return 2;
 }
 
+/** client-node's object API with its discovery lookup (protected there) opened up: which resource serves a kind. */
+class ObjectApi extends KubernetesObjectApi {
+  /** KubernetesObjectApi.makeApiClient with this class. */
+  static of(kc: KubeConfig): ObjectApi {
+    const client = kc.makeApiClient(ObjectApi);
+    client.setDefaultNamespace(kc);
+    return client;
+  }
+
+  /** requestPromise's type for an answer read as plain JSON: the library would make any object's metadata a model. */
+  static readonly PLAIN = 'gwlab:plain-json';
+
+  protected override async processResponse<T extends KubernetesObject>(
+    response: ResponseContext,
+    type?: string,
+  ): Promise<T> {
+    if (type !== ObjectApi.PLAIN || response.httpStatusCode < 200 || response.httpStatusCode > 299)
+      return super.processResponse<T>(response, type); // errors: its ApiException, as every other call
+    return JSON.parse(await response.body.text()) as T;
+  }
+
+  servedResource(apiVersion: string, kind: string) {
+    return this.resource(apiVersion, kind);
+  }
+
+  /**
+   * Server-side apply of a plain object, sent and read back as JSON as kubectl does: patch() would pass it through the
+   * generated model of its kind (for a CRD, the x-kubernetes-* keys renamed and back, ~80 ms for the Gateway API
+   * bundle's ten CRDs); the same request otherwise (path, content type, fieldManager, force).
+   */
+  async applyPlain(spec: KObj, fieldManager: string, force: boolean): Promise<KObj> {
+    const ctx = this.configuration.baseServer.makeRequestContext(
+      await this.specUriPath(spec, 'patch'),
+      HttpMethod.PATCH,
+    );
+    ctx.setHeaderParam('Accept', 'application/json, */*;q=0.8');
+    ctx.setHeaderParam('Content-Type', PatchStrategy.ServerSideApply);
+    ctx.setQueryParam('fieldManager', fieldManager);
+    ctx.setQueryParam('force', String(force));
+    ctx.setBody(JSON.stringify(spec));
+    return this.requestPromise<KObj>(ctx, ObjectApi.PLAIN);
+  }
+
+  /** GET of an object at its API path, read as plain JSON (no discovery request first, no model); 404: undefined. */
+  async getPlain(path: string): Promise<KObj | undefined> {
+    const ctx = this.configuration.baseServer.makeRequestContext(path, HttpMethod.GET);
+    ctx.setHeaderParam('Accept', 'application/json, */*;q=0.8');
+    try {
+      return await this.requestPromise<KObj>(ctx, ObjectApi.PLAIN);
+    } catch (err) {
+      if (statusCode(err) === 404) return undefined;
+      throw err;
+    }
+  }
+}
+
 export class Kube {
   readonly kc: KubeConfig;
-  readonly objects: KubernetesObjectApi;
+  readonly objects: ObjectApi;
   readonly core: CoreV1Api;
 
   constructor(kc: KubeConfig) {
     this.kc = withTransport(kc);
-    this.objects = KubernetesObjectApi.makeApiClient(kc);
+    this.objects = ObjectApi.of(kc);
     this.core = kc.makeApiClient(CoreV1Api);
   }
 
@@ -97,18 +151,26 @@ export class Kube {
       }
       // managedFields and status are not part of an apply configuration.
       delete obj.metadata?.managedFields;
-      const applied = (await this.objects.patch(
-        toClientModel(obj),
-        undefined,
-        undefined,
-        FIELD_MANAGER,
-        opts.force ?? true,
-        PatchStrategy.ServerSideApply,
-      )) as KObj;
+      const applied = await this.objects.applyPlain(obj, FIELD_MANAGER, opts.force ?? true);
       if (obj.kind === 'CustomResourceDefinition') await this.waitForCrd(obj.metadata!.name!);
-      out.push(fromClientModel(applied));
+      out.push(applied);
     }
     return out;
+  }
+
+  /** Whether the cluster serves `kind` at `apiVersion` (its discovery document lists it). */
+  async serves(apiVersion: string, kind: string): Promise<boolean> {
+    try {
+      return !!(await this.objects.servedResource(apiVersion, kind));
+    } catch (err) {
+      if (statusCode(err) === 404) return false;
+      throw err;
+    }
+  }
+
+  /** A CustomResourceDefinition by name, as plain JSON, in one request. */
+  getCrd(name: string): Promise<KObj | undefined> {
+    return this.objects.getPlain(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}`);
   }
 
   async get(apiVersion: string, kind: string, name: string, namespace?: string): Promise<KObj | undefined> {
@@ -179,7 +241,11 @@ export class Kube {
     return waitFor(
       `${kind} ${namespace ? namespace + '/' : ''}${name} condition ${type}=${want}${opts.reason ? ` (${opts.reason})` : ''}`,
       async () => {
-        const o = await this.get(apiVersion, kind, name, namespace);
+        // A CRD in one plain request (getCrd: no model round trip of its whole schema on every poll).
+        const o =
+          apiVersion === 'apiextensions.k8s.io/v1' && kind === 'CustomResourceDefinition'
+            ? await this.getCrd(name)
+            : await this.get(apiVersion, kind, name, namespace);
         if (!o) return { ok: false, seen: 'not found' };
         const conds = allConditions(o);
         const c = conds.find((x) => x.type.toLowerCase() === type.toLowerCase());
@@ -262,6 +328,8 @@ const CLUSTER_SCOPED = new Set([
   'GatewayClass',
   'PersistentVolume',
   'StorageClass',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
 ]);
 
 export function isClusterScoped(kind: string | undefined): boolean {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { extract, list } from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestLab, type TestLab } from '../embedded/apiserver/testing/test-lab.ts';
-import { readManifest } from '../install.ts';
+import { projectCrds } from '../testing/crds.ts';
 import { Kube } from '../toolkit/kube.ts';
 import { type BundleResult, bundle } from './bundle.ts';
 
@@ -33,7 +33,7 @@ describe('lab:bundle core', () => {
   beforeAll(async () => {
     lab = await startTestLab({ labName: 'bundle' });
     kube = Kube.fromFile(lab.server.kubeconfigPath);
-    await kube.apply([...readManifest('crds/gateway-api.yaml'), ...readManifest('crds/gwvendor.yaml')]);
+    await kube.apply(projectCrds());
     await kube.apply(`
 apiVersion: v1
 kind: Namespace
@@ -60,6 +60,13 @@ metadata: {name: gw, namespace: red, annotations: {note: "${VALUE}"}}
 spec:
   gatewayClassName: gwvendor
   listeners: [{name: http, protocol: HTTP, port: 8080}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: {name: grpc, namespace: red}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{backendRefs: [{name: grpc-backend, port: 9000}]}]
 `);
     work = mkdtempSync(join(tmpdir(), 'gwlab-bundle-test-'));
     result = await bundle(kube, { lab: 'bundle', out: join(work, 'b.tar.gz'), collectorTimeoutMs: 30_000 });
@@ -103,6 +110,8 @@ spec:
     expect(secret).toMatch(/password: <redacted>/);
     expect(secret).toMatch(/cert: <redacted>/);
     expect(readFileSync(join(b, 'resources/red/Gateway.yaml'), 'utf8')).toContain('gatewayClassName: gwvendor');
+    // Gateway API kinds the control plane does not read are in too: what the user wrote beside its routes.
+    expect(readFileSync(join(b, 'resources/red/GRPCRoute.yaml'), 'utf8')).toContain('name: grpc-backend');
     expect(readFileSync(join(b, 'resources/_cluster/Namespace.yaml'), 'utf8')).toContain('name: red');
     expect(JSON.parse(readFileSync(join(b, 'cluster/version.json'), 'utf8')).gitVersion).toMatch(/^v1\./);
     expect(readFileSync(join(b, 'cluster/crds.yaml'), 'utf8')).toContain('name: httproutes.gateway.networking.k8s.io');

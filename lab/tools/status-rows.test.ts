@@ -7,7 +7,9 @@ import {
   gatewayOfRole,
   gatewayRows,
   httpRouteRows,
+  listenerSetRows,
   proxyRows,
+  routeRows,
   trafficPolicyRows,
 } from './status-rows.ts';
 
@@ -119,6 +121,34 @@ describe('condition rows', () => {
     ]);
   });
 
+  it('TCPRoute, UDPRoute: the same parent rows under their own kind; a ListenerSet: its conditions, PARENT its Gateway', () => {
+    const tcp = { ...brokenRoute, kind: 'TCPRoute' };
+    expect(routeRows(tcp, 'TCPRoute').map((r) => [r.kind, r.target, r.type, r.health])).toEqual([
+      ['TCPRoute', 'gateway/team/gw:http', 'Accepted', 'ok'],
+      ['TCPRoute', 'gateway/team/gw:http', 'ResolvedRefs', 'problem'],
+    ]);
+    const ls: KObj = {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'ListenerSet',
+      metadata: { name: 'extra', namespace: 'team', generation: 1 },
+      spec: { parentRef: { name: 'gw' }, listeners: [{ name: 'http', port: 8081, protocol: 'HTTP' }] },
+      status: {
+        conditions: [cond('Accepted', 'False', 'NotAllowed'), cond('Programmed', 'False', 'NotAllowed')],
+        listeners: [{ name: 'http', conditions: [cond('Conflicted', 'True', 'HostnameConflict')] }],
+      },
+    };
+    expect(listenerSetRows(ls).map((r) => [r.kind, r.target, r.type, r.reason, r.health])).toEqual([
+      ['ListenerSet', 'gateway/team/gw', 'Accepted', 'NotAllowed', 'problem'],
+      ['ListenerSet', 'gateway/team/gw', 'Programmed', 'NotAllowed', 'problem'],
+      ['ListenerSet', 'listener/http', 'Conflicted', 'HostnameConflict', 'warning'],
+    ]);
+    // The CRD's default status (Unknown/Pending): no controller looked at it.
+    const pending = { ...ls, status: { conditions: [cond('Accepted', 'Unknown', 'Pending')] } };
+    expect(listenerSetRows(pending)).toEqual([
+      expect.objectContaining({ reason: 'NoStatus', target: 'gateway/team/gw', health: 'warning' }),
+    ]);
+  });
+
   // Issue 17 point 5: each condition once. The top-level conditions sum up the ancestors' (the control plane writes
   // both), so with ancestors only the per-Gateway rows show; without, the top-level ones, TARGET its targets as written.
   it('policy: one row per condition, per ancestor Gateway; the top-level ones only where no ancestor has the type', () => {
@@ -164,6 +194,29 @@ describe('condition rows', () => {
       'gatewayclass/gwvendor Accepted ok',
       'gatewayclass/gwvendor Programmed ok',
       'listener/http Conflicted warning',
+    ]);
+  });
+
+  it('orders kinds classes → Gateways → ListenerSets → routes (HTTP, TCP, UDP) → policies', () => {
+    const ls: KObj = { ...gateway, kind: 'ListenerSet', spec: { parentRef: { name: 'gw' } } };
+    const rows = conditionRows({
+      gatewayClasses: [gatewayClass],
+      gateways: [gateway],
+      listenerSets: [ls],
+      httpRoutes: [brokenRoute],
+      tcpRoutes: [{ ...brokenRoute, kind: 'TCPRoute' }],
+      udpRoutes: [{ ...brokenRoute, kind: 'UDPRoute' }],
+      trafficPolicies: [policy],
+      gatewayExtensions: [],
+    });
+    expect([...new Set(rows.map((r) => r.kind))]).toEqual([
+      'GatewayClass',
+      'Gateway',
+      'ListenerSet',
+      'HTTPRoute',
+      'TCPRoute',
+      'UDPRoute',
+      'TrafficPolicy',
     ]);
   });
 

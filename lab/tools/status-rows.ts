@@ -9,7 +9,15 @@ import type { KObj } from '../toolkit/kube.ts';
 
 export type Health = 'ok' | 'warning' | 'problem';
 
-export type StatusKind = 'GatewayClass' | 'Gateway' | 'HTTPRoute' | 'TrafficPolicy' | 'GatewayExtension';
+export type StatusKind =
+  | 'GatewayClass'
+  | 'Gateway'
+  | 'ListenerSet'
+  | 'HTTPRoute'
+  | 'TCPRoute'
+  | 'UDPRoute'
+  | 'TrafficPolicy'
+  | 'GatewayExtension';
 
 export interface ConditionRow {
   kind: StatusKind;
@@ -125,13 +133,34 @@ export function gatewayRows(g: KObj, opts: { verbose?: boolean } = {}): Conditio
 }
 
 export function httpRouteRows(r: KObj): ConditionRow[] {
+  return routeRows(r, 'HTTPRoute');
+}
+
+/** A route's parents' conditions (HTTPRoute, TCPRoute, UDPRoute: the same status.parents). */
+export function routeRows(r: KObj, kind: 'HTTPRoute' | 'TCPRoute' | 'UDPRoute'): ConditionRow[] {
   const ns = r.metadata?.namespace ?? '';
   const parents: any[] = r.status?.parents ?? [];
   if (!parents.length) {
     const named = (r.spec?.parentRefs ?? []).map((p: any) => ref(p, ns)).join(', ') || 'no parentRefs';
-    return [noStatusRow(r, 'HTTPRoute', named, `no controller has written a status for its parents (${named})`)];
+    return [noStatusRow(r, kind, named, `no controller has written a status for its parents (${named})`)];
   }
-  return parents.flatMap((p) => rowsOf(r, 'HTTPRoute', ref(p.parentRef ?? {}, ns), p.conditions));
+  return parents.flatMap((p) => rowsOf(r, kind, ref(p.parentRef ?? {}, ns), p.conditions));
+}
+
+/** A ListenerSet's conditions (Accepted, Programmed); its listeners' only with `verbose` or when one is not ok. */
+export function listenerSetRows(l: KObj, opts: { verbose?: boolean } = {}): ConditionRow[] {
+  const ns = l.metadata?.namespace ?? '';
+  const target = ref({ ...l.spec?.parentRef, kind: l.spec?.parentRef?.kind ?? 'Gateway' }, ns);
+  const conds: any[] = l.status?.conditions ?? [];
+  // The CRD defaults both conditions to Unknown/Pending: no controller has looked at it yet.
+  if (!conds.length || conds.every((c) => c.reason === 'Pending')) {
+    return [noStatusRow(l, 'ListenerSet', target, `no controller has accepted it for its parent (${target})`)];
+  }
+  const rows = rowsOf(l, 'ListenerSet', target, conds);
+  for (const x of l.status?.listeners ?? []) {
+    rows.push(...rowsOf(l, 'ListenerSet', `listener/${x.name}`, x.conditions, { onlyUnhealthy: !opts.verbose }));
+  }
+  return rows;
 }
 
 /** What a policy says it attaches to: its targetRefs and selectors, as written. */
@@ -184,7 +213,11 @@ export function gatewayExtensionRows(e: KObj): ConditionRow[] {
 export interface StatusObjects {
   gatewayClasses: KObj[];
   gateways: KObj[];
+  /** Gateway API v1.6.1 kinds: absent (or empty) on a cluster without their CRDs. */
+  listenerSets?: KObj[];
   httpRoutes: KObj[];
+  tcpRoutes?: KObj[];
+  udpRoutes?: KObj[];
   trafficPolicies: KObj[];
   gatewayExtensions: KObj[];
 }
@@ -193,12 +226,18 @@ const byNsName = (a: KObj, b: KObj) =>
   (a.metadata?.namespace ?? '').localeCompare(b.metadata?.namespace ?? '') ||
   (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? '');
 
-/** Every row, kind by kind (classes, Gateways, routes, policies, extensions), each sorted by namespace and name. */
+/**
+ * Every row, kind by kind (classes, Gateways, ListenerSets, routes, policies, extensions), each sorted by namespace
+ * and name.
+ */
 export function conditionRows(o: StatusObjects, opts: { verbose?: boolean } = {}): ConditionRow[] {
   return [
     ...[...o.gatewayClasses].sort(byNsName).flatMap(gatewayClassRows),
     ...[...o.gateways].sort(byNsName).flatMap((g) => gatewayRows(g, opts)),
+    ...[...(o.listenerSets ?? [])].sort(byNsName).flatMap((l) => listenerSetRows(l, opts)),
     ...[...o.httpRoutes].sort(byNsName).flatMap(httpRouteRows),
+    ...[...(o.tcpRoutes ?? [])].sort(byNsName).flatMap((r) => routeRows(r, 'TCPRoute')),
+    ...[...(o.udpRoutes ?? [])].sort(byNsName).flatMap((r) => routeRows(r, 'UDPRoute')),
     ...[...o.trafficPolicies].sort(byNsName).flatMap(trafficPolicyRows),
     ...[...o.gatewayExtensions].sort(byNsName).flatMap(gatewayExtensionRows),
   ];

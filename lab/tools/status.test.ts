@@ -1,11 +1,10 @@
 // collectStatus against an API server alone (no controllers, no node): the installed control plane never becomes
 // ready and has no pod to port-forward to, which is how "control plane down" looks. The sections that can be read
 // still are, and the problems say what is wrong. Then the API server itself goes away.
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestLab, type TestLab } from '../embedded/apiserver/testing/test-lab.ts';
-import { controlPlaneManifests, MANIFESTS } from '../install.ts';
+import { controlPlaneManifests } from '../install.ts';
+import { projectCrds } from '../testing/crds.ts';
 import { Kube } from '../toolkit/kube.ts';
 import { collectStatus } from './status.ts';
 import { renderStatus } from './status-render.ts';
@@ -17,10 +16,7 @@ describe('lab:status data: control plane down', () => {
   beforeAll(async () => {
     lab = await startTestLab({ labName: 'status' });
     kube = Kube.fromFile(lab.server.kubeconfigPath);
-    const crds = join(MANIFESTS, 'crds');
-    for (const f of readdirSync(crds).filter((n) => n.endsWith('.yaml'))) {
-      await kube.apply(readFileSync(join(crds, f), 'utf8'));
-    }
+    await kube.apply(projectCrds());
     await kube.apply(controlPlaneManifests({ validation: 'off' }));
     await kube.apply(`
 apiVersion: v1
@@ -40,6 +36,13 @@ metadata: {name: web, namespace: team}
 spec:
   parentRefs: [{name: gw}]
   rules: [{backendRefs: [{name: nope, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: {name: grpc, namespace: team}
+spec:
+  parentRefs: [{name: gw}, {name: not-ours, namespace: other}]
+  rules: [{backendRefs: [{name: grpc, port: 9000}]}]
 `);
     const status = {
       status: {
@@ -84,9 +87,12 @@ spec:
       expect.objectContaining({ namespace: 'team', name: 'gw', class: 'gwvendor', listeners: ['http:80/HTTP'] }),
     ]);
     const rows = s.conditions.map((c) => `${c.kind} ${c.name} ${c.target} ${c.type} ${c.reason} ${c.health}`);
+    // No controller has written a status: the upstream CRDs' status defaults (Unknown, Pending, "Waiting for
+    // controller") are what a real cluster shows, a warning each.
     expect(rows).toEqual([
-      'GatewayClass gwvendor gateway.gwvendor.dev/gwvendor  NoStatus warning',
-      'Gateway gw gatewayclass/gwvendor  NoStatus warning',
+      'GatewayClass gwvendor gateway.gwvendor.dev/gwvendor Accepted Pending warning',
+      'Gateway gw gatewayclass/gwvendor Accepted Pending warning',
+      'Gateway gw gatewayclass/gwvendor Programmed Pending warning',
       'HTTPRoute web gateway/team/gw ResolvedRefs BackendNotFound problem',
     ]);
     expect(s.problems).toEqual([
@@ -94,6 +100,11 @@ spec:
       expect.stringMatching(/^control plane admin \(\/snapshots\/xds\) not reachable: no Running and Ready pod/),
       'HTTPRoute team/web [gateway/team/gw] ResolvedRefs=False BackendNotFound: Service team/nope not found',
     ]);
+    // A GRPCRoute on our Gateway: the control plane does not read the kind, so the route would meet silence.
+    expect(s.warnings).toContain(
+      'GRPCRoute team/grpc → Gateway team/gw: the control plane does not read GRPCRoutes; it gets no status and carries no traffic',
+    );
+    expect(s.warnings.filter((w) => w.startsWith('GRPCRoute'))).toHaveLength(1);
     const text = renderStatus(s);
     expect(text).toMatch(/Proxies \(control plane \/snapshots\/xds\)\n {2}✗ not reachable: no Running and Ready pod/);
     expect(text).toMatch(/deployment gwvendor-system\/gwvendor: 0\/1 ready {3}validation off/);

@@ -1,6 +1,7 @@
 // lab:status: what a user checks first when something does not route: the cluster, the control plane, the Gateways
 // with their addresses, every condition of the Gateway API and policy resources, and each connected proxy's xDS
-// ACK/NACK state. Read-only: list/get on the Kubernetes API and a GET of /snapshots/xds through a port-forward.
+// ACK/NACK state, and Gateway API objects of kinds the control plane does not read that attach to its Gateways
+// (status-unread.ts). Read-only: list/get on the Kubernetes API and a GET of /snapshots/xds through a port-forward.
 // A section that cannot be read says why, and the others still print.
 import { VersionApi } from '@kubernetes/client-node';
 import type { LabRecord } from '../state.ts';
@@ -16,6 +17,7 @@ import {
   type ProxyRow,
   proxyRows,
 } from './status-rows.ts';
+import { readUnread, unreadWarnings } from './status-unread.ts';
 
 export interface PodSummary {
   name: string;
@@ -233,17 +235,24 @@ type XdsSnapshots = { data?: Record<string, any>; reason?: string };
 /** The objects lab:status judges, read in parallel; a list that cannot be read is empty, with its error. */
 async function readObjects(kube: Kube, ns: string | undefined) {
   const list = (apiVersion: string, kind: string) => settle(kube.list(apiVersion, kind, ns));
-  const [controlPlane, classes, gateways, routes, policies, extensions, services, pods, xds] = await Promise.all([
-    controlPlaneSection(kube),
-    settle(kube.list(GW_API, 'GatewayClass')),
-    list(GW_API, 'Gateway'),
-    list(GW_API, 'HTTPRoute'),
-    list(VENDOR_API, 'TrafficPolicy'),
-    list(VENDOR_API, 'GatewayExtension'),
-    list('v1', 'Service'),
-    settle(listProxyPods(kube, ns ? [ns] : undefined)),
-    settle(withControlPlaneAdmin(kube, (a) => a.json<XdsSnapshots>('/snapshots/xds'))),
-  ]);
+  // Kinds a cluster may not serve yet (Gateway API v1.6.1's TCPRoute, UDPRoute, ListenerSet): none, not an error.
+  const optional = (kind: string) =>
+    settle(kube.list(GW_API, kind, ns).catch((e) => (kindMissing(e) ? [] : Promise.reject(e))));
+  const l4 = Promise.all([optional('ListenerSet'), optional('TCPRoute'), optional('UDPRoute')]);
+  const [controlPlane, classes, gateways, routes, policies, extensions, services, pods, xds, unread] =
+    await Promise.all([
+      controlPlaneSection(kube),
+      settle(kube.list(GW_API, 'GatewayClass')),
+      list(GW_API, 'Gateway'),
+      list(GW_API, 'HTTPRoute'),
+      list(VENDOR_API, 'TrafficPolicy'),
+      list(VENDOR_API, 'GatewayExtension'),
+      list('v1', 'Service'),
+      settle(listProxyPods(kube, ns ? [ns] : undefined)),
+      settle(withControlPlaneAdmin(kube, (a) => a.json<XdsSnapshots>('/snapshots/xds'))),
+      readUnread(kube, ns),
+    ]);
+  const [listenerSets, tcpRoutes, udpRoutes] = await l4;
   const errors: string[] = [];
   const got = <T>(what: string, s: Settled<T[]>): T[] => {
     if (s.ok) return s.value;
@@ -261,8 +270,12 @@ async function readObjects(kube: Kube, ns: string | undefined) {
     services: got('Services', services),
     proxyPods: got('proxy pods', pods),
     httpRoutes: got('HTTPRoutes', routes),
+    listenerSets: got('ListenerSets', listenerSets),
+    tcpRoutes: got('TCPRoutes', tcpRoutes),
+    udpRoutes: got('UDPRoutes', udpRoutes),
     trafficPolicies: got('TrafficPolicies', policies),
     gatewayExtensions: got('GatewayExtensions', extensions),
+    unread,
     errors,
   };
 }
@@ -312,6 +325,9 @@ export async function collectStatus(t: StatusTarget, opts: StatusOptions = {}): 
         gatewayClasses: o.classes,
         gateways: o.gateways,
         httpRoutes: o.httpRoutes,
+        listenerSets: o.listenerSets,
+        tcpRoutes: o.tcpRoutes,
+        udpRoutes: o.udpRoutes,
         trafficPolicies: o.trafficPolicies,
         gatewayExtensions: o.gatewayExtensions,
       },
@@ -320,7 +336,7 @@ export async function collectStatus(t: StatusTarget, opts: StatusOptions = {}): 
     proxies: proxiesSection(o.xds, ns),
     errors: o.errors,
   };
-  return { ...report, ...judge(report, o.classes), elapsedMs: Math.round(performance.now() - t0) };
+  return { ...report, ...judge(report, o.classes, o.unread), elapsedMs: Math.round(performance.now() - t0) };
 }
 
 /**
@@ -331,6 +347,7 @@ export async function collectStatus(t: StatusTarget, opts: StatusOptions = {}): 
 function judge(
   r: Omit<StatusReport, 'problems' | 'warnings' | 'elapsedMs'>,
   classes: KObj[],
+  unread: KObj[],
 ): { problems: string[]; warnings: string[] } {
   const { cluster, controlPlane, proxies } = r;
   const problems: string[] = [];
@@ -359,16 +376,22 @@ function judge(
     else if (row.health === 'warning') warnings.push(describeProxy(row));
   }
   warnings.push(...gatewayWarnings(r.gateways, classes, proxies));
+  warnings.push(...unreadWarnings(unread, r.gateways, ourClasses(classes)));
   for (const p of controlPlane.pods) if (!p.ready) warnings.push(`control plane pod ${p.name}: ${p.state}`);
   return { problems, warnings };
+}
+
+/** The names of the GatewayClasses our controller handles. */
+function ourClasses(classes: KObj[]): Set<string> {
+  return new Set(
+    classes.filter((c) => c.spec?.controllerName === CONTROLLER_NAME).map((c) => c.metadata?.name as string),
+  );
 }
 
 /** A Gateway of one of our classes whose proxy pods are not all ready, or none of which is connected. */
 function gatewayWarnings(gateways: GatewaySummary[], classes: KObj[], proxies: StatusReport['proxies']): string[] {
   const warnings: string[] = [];
-  const classOk = new Set(
-    classes.filter((c) => c.spec?.controllerName === CONTROLLER_NAME).map((c) => c.metadata?.name),
-  );
+  const classOk = ourClasses(classes);
   const connected = new Set(proxies.rows.map((row) => row.gateway));
   for (const g of gateways) {
     if (!classOk.has(g.class)) continue;
@@ -384,4 +407,10 @@ function gatewayWarnings(gateways: GatewaySummary[], classes: KObj[], proxies: S
     }
   }
   return warnings;
+}
+
+/** The API server does not serve the kind (no CRD): a 404, or client-node's discovery not listing it. */
+function kindMissing(err: unknown): boolean {
+  const e = err as { code?: unknown; statusCode?: unknown; message?: string };
+  return e?.code === 404 || e?.statusCode === 404 || /Unrecognized API version and kind/.test(e?.message ?? '');
 }

@@ -46,6 +46,8 @@ export interface Listener {
 export interface GatewaySpec {
   gatewayClassName: string;
   listeners: Listener[];
+  /** Which ListenerSets may attach (v1.6.1: `from` None by default). */
+  allowedListeners?: { namespaces?: { from?: 'All' | 'Same' | 'Selector' | 'None'; selector?: LabelSelector } };
   addresses?: { type?: string; value: string }[];
   infrastructure?: {
     labels?: Record<string, string>;
@@ -65,6 +67,7 @@ export interface GatewayStatus {
   addresses?: { type: string; value: string }[];
   conditions?: Condition[];
   listeners?: ListenerStatus[];
+  attachedListenerSets?: number;
 }
 
 export type Gateway = KObject<GatewaySpec, GatewayStatus>;
@@ -147,6 +150,20 @@ export interface RouteParentStatus {
 export type HTTPRoute = KObject<
   { parentRefs?: ParentRef[]; hostnames?: string[]; rules?: HTTPRouteRule[] },
   { parents?: RouteParentStatus[] }
+>;
+
+/** TCPRoute and UDPRoute (v1 in Gateway API v1.6.1): parentRefs and one rule of weighted backendRefs. */
+export type L4Route = KObject<
+  { parentRefs?: ParentRef[]; rules?: { name?: string; backendRefs?: (BackendObjectRef & { weight?: number })[] }[] },
+  { parents?: RouteParentStatus[] }
+>;
+export type TCPRoute = L4Route;
+export type UDPRoute = L4Route;
+
+/** ListenerSet (v1 in Gateway API v1.6.1, GEP-1713): listeners attached to a parent Gateway. */
+export type ListenerSet = KObject<
+  { parentRef: { group?: string; kind?: string; namespace?: string; name: string }; listeners?: Listener[] },
+  { conditions?: Condition[]; listeners?: ListenerStatus[] }
 >;
 
 export type ReferenceGrant = KObject<{

@@ -186,3 +186,51 @@ describe('/snapshots/krt redaction', () => {
     expect(p.secrets.get('ns/cert')!.data!['tls.key']).toBe('a2V5LWJ5dGVz');
   });
 });
+
+describe('incremental recomputation of TCPRoutes and ListenerSets', () => {
+  it('a TCPRoute edit recomputes that route and its one Gateway; a ListenerSet edit its parent Gateway only', () => {
+    const { rt, p } = world(5, 1);
+    p.gatewaysIn.upsert({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'Gateway',
+      metadata: { name: 'gw2', namespace: 'default' },
+      spec: {
+        gatewayClassName: 'gwvendor',
+        allowedListeners: { namespaces: { from: 'Same' } },
+        listeners: [
+          { name: 'http', port: 8080, protocol: 'HTTP' },
+          { name: 'tcp', port: 9000, protocol: 'TCP' },
+        ],
+      },
+    });
+    const tcp = (port: number) => ({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'TCPRoute',
+      metadata: { name: 'db', namespace: 'default' },
+      spec: { parentRefs: [{ name: 'gw2', sectionName: 'tcp' }], rules: [{ backendRefs: [{ name: 'svc2', port }] }] },
+    });
+    const set = (port: number) => ({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'ListenerSet',
+      metadata: { name: 'extra', namespace: 'default' },
+      spec: { parentRef: { name: 'gw2' }, listeners: [{ name: 'more', port, protocol: 'HTTP' }] },
+    });
+    p.tcpRoutes.upsert(tcp(80));
+    p.listenerSets.upsert(set(8081));
+    rt.flush();
+    const listeners = () => p.snapshots.get('default/gw2')!.listeners.map((l) => l.name);
+    expect(listeners()).toEqual(['listener~8080', 'listener~8081', 'listener~9000']);
+    const other = p.snapshots.get('default/gw4');
+    const l4 = (x: Pipeline) => (x.tcpRouteInfos as unknown as { recomputations: number }).recomputations;
+    let before = { ...counts(p), tcp: l4(p) };
+    p.tcpRoutes.upsert(tcp(81));
+    rt.flush();
+    expect(delta(before, { ...counts(p), tcp: l4(p) })).toMatchObject({ tcp: 1, gateways: 1, xds: 1, snapshots: 1 });
+    before = { ...counts(p), tcp: l4(p) };
+    p.listenerSets.upsert(set(8082));
+    rt.flush();
+    expect(delta(before, { ...counts(p), tcp: l4(p) })).toMatchObject({ tcp: 0, routes: 0, gateways: 1, snapshots: 1 });
+    expect(listeners()).toEqual(['listener~8080', 'listener~8082', 'listener~9000']);
+    expect(p.snapshots.get('default/gw4')).toBe(other);
+  });
+});

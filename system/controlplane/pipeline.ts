@@ -11,15 +11,17 @@
 import { buildServiceEndpoints, SERVICE_NAME_LABEL, type ServiceEndpoints } from './ir/endpoints.ts';
 import { buildExtensionInfo, type ExtensionInfo } from './ir/extensions.ts';
 import { buildGateway, type GatewayResult, type GatewayWorld, isOurGateway } from './ir/gateway.ts';
+import { buildL4RouteInfo, type L4RouteInfo } from './ir/l4-routes.ts';
 import { buildPolicyInfo, type PolicyInfo, policyTargetKeys } from './ir/policies.ts';
 import { buildRouteInfo, type RouteInfo, type RouteWorld, routeGatewayKeys } from './ir/routes.ts';
-import type { ValidationMode } from './ir/types.ts';
+import type { ClusterIR, EndpointAddress, ValidationMode } from './ir/types.ts';
 import { type Collection, type Ctx, derive, InputCollection, Runtime } from './krt/collection.ts';
 import { WATCHED, type WatchedKindName } from './kube/watched.ts';
 import {
   CONTROLLER_NAME,
   type Deployment,
   type EndpointSlice,
+  GATEWAY_GROUP,
   type Gateway,
   type GatewayClass,
   type GatewayExtension,
@@ -27,6 +29,8 @@ import {
   type HTTPRoute,
   type KObject,
   keyOf,
+  type L4Route,
+  type ListenerSet,
   type Namespace,
   type ReferenceGrant,
   type Secret,
@@ -37,6 +41,7 @@ import {
   extensionStatus,
   gatewayClassStatus,
   gatewayStatus,
+  listenerSetStatus,
   policyStatus,
   type Rejection,
   routeParents,
@@ -121,6 +126,9 @@ export class Pipeline {
   readonly gatewayClasses: InputCollection<GatewayClass>;
   readonly gatewaysIn: InputCollection<Gateway>;
   readonly httpRoutes: InputCollection<HTTPRoute>;
+  readonly tcpRoutes: InputCollection<L4Route>;
+  readonly udpRoutes: InputCollection<L4Route>;
+  readonly listenerSets: InputCollection<ListenerSet>;
   readonly referenceGrants: InputCollection<ReferenceGrant>;
   readonly namespaces: InputCollection<Namespace>;
   readonly services: InputCollection<Service>;
@@ -133,6 +141,8 @@ export class Pipeline {
   readonly rejections: InputCollection<RejectionRecord>;
 
   readonly routes: Collection<RouteInfo>;
+  readonly tcpRouteInfos: Collection<L4RouteInfo>;
+  readonly udpRouteInfos: Collection<L4RouteInfo>;
   readonly extensions: Collection<ExtensionInfo>;
   readonly policies: Collection<PolicyInfo>;
   readonly serviceEndpoints: Collection<ServiceEndpoints>;
@@ -143,6 +153,9 @@ export class Pipeline {
   readonly gatewayClassStatuses: Collection<StatusUpdate>;
   readonly gatewayStatuses: Collection<StatusUpdate>;
   readonly routeStatuses: Collection<StatusUpdate>;
+  readonly tcpRouteStatuses: Collection<StatusUpdate>;
+  readonly udpRouteStatuses: Collection<StatusUpdate>;
+  readonly listenerSetStatuses: Collection<StatusUpdate>;
   readonly policyStatuses: Collection<StatusUpdate>;
   readonly extensionStatuses: Collection<StatusUpdate>;
 
@@ -163,6 +176,9 @@ export class Pipeline {
     this.gatewayClasses = input<GatewayClass>('GatewayClass');
     this.gatewaysIn = input<Gateway>('Gateway');
     this.httpRoutes = input<HTTPRoute>('HTTPRoute');
+    this.tcpRoutes = input<L4Route>('TCPRoute');
+    this.udpRoutes = input<L4Route>('UDPRoute');
+    this.listenerSets = input<ListenerSet>('ListenerSet');
     this.referenceGrants = input<ReferenceGrant>('ReferenceGrant');
     this.namespaces = input<Namespace>('Namespace');
     this.services = input<Service>('Service');
@@ -176,6 +192,8 @@ export class Pipeline {
 
     const resources = deriveResources(this, mode);
     this.routes = resources.routes;
+    this.tcpRouteInfos = resources.tcpRoutes;
+    this.udpRouteInfos = resources.udpRoutes;
     this.extensions = resources.extensions;
     this.policies = resources.policies;
     this.serviceEndpoints = resources.serviceEndpoints;
@@ -189,6 +207,9 @@ export class Pipeline {
     this.gatewayClassStatuses = statuses.gatewayClassStatuses;
     this.gatewayStatuses = statuses.gatewayStatuses;
     this.routeStatuses = statuses.routeStatuses;
+    this.tcpRouteStatuses = statuses.tcpRouteStatuses;
+    this.udpRouteStatuses = statuses.udpRouteStatuses;
+    this.listenerSetStatuses = statuses.listenerSetStatuses;
     this.policyStatuses = statuses.policyStatuses;
     this.extensionStatuses = statuses.extensionStatuses;
   }
@@ -209,6 +230,9 @@ export class Pipeline {
       this.gatewayClassStatuses,
       this.gatewayStatuses,
       this.routeStatuses,
+      this.tcpRouteStatuses,
+      this.udpRouteStatuses,
+      this.listenerSetStatuses,
       this.policyStatuses,
       this.extensionStatuses,
     ];
@@ -231,6 +255,19 @@ function deriveResources(p: Pipeline, mode: ValidationMode) {
   });
   const routes = derive(rt, 'Routes', p.httpRoutes, (ctx, r) => buildRouteInfo(r, routeWorld(ctx), mode));
   const routesByGateway = p.httpRoutes.index('parentGateway', routeGatewayKeys);
+  const tcpRoutes = derive(rt, 'TCPRouteInfos', p.tcpRoutes, (ctx, r) =>
+    buildL4RouteInfo('TCPRoute', r, routeWorld(ctx)),
+  );
+  const udpRoutes = derive(rt, 'UDPRouteInfos', p.udpRoutes, (ctx, r) =>
+    buildL4RouteInfo('UDPRoute', r, routeWorld(ctx)),
+  );
+  const tcpByGateway = p.tcpRoutes.index('parentGateway', routeGatewayKeys);
+  const udpByGateway = p.udpRoutes.index('parentGateway', routeGatewayKeys);
+  const listenerSetsByGateway = p.listenerSets.index('parentGateway', (ls) => {
+    const ref = ls.spec?.parentRef;
+    if (!ref || (ref.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP || (ref.kind ?? 'Gateway') !== 'Gateway') return [];
+    return [`${ref.namespace ?? ls.metadata.namespace ?? 'default'}/${ref.name}`];
+  });
   const extensions = derive(rt, 'Extensions', p.gatewayExtensions, (ctx, e) => buildExtensionInfo(e, routeWorld(ctx)));
   const policies = derive(rt, 'Policies', p.trafficPolicies, (ctx, tp) =>
     buildPolicyInfo(tp, { extension: (ns, name) => ctx.fetch(extensions, `${ns}/${name}`) }, mode),
@@ -239,7 +276,20 @@ function deriveResources(p: Pipeline, mode: ValidationMode) {
   const serviceEndpoints = derive(rt, 'ServiceEndpoints', p.services, (ctx, s) =>
     buildServiceEndpoints(s, ctx.fetchIndex(slicesByService, keyOf(s))),
   );
-  return { routes, routesByGateway, extensions, policies, policiesByTarget, serviceEndpoints, grantsByNs };
+  return {
+    routes,
+    routesByGateway,
+    tcpRoutes,
+    udpRoutes,
+    tcpByGateway,
+    udpByGateway,
+    listenerSetsByGateway,
+    extensions,
+    policies,
+    policiesByTarget,
+    serviceEndpoints,
+    grantsByNs,
+  };
 }
 
 /**
@@ -268,6 +318,12 @@ function deriveGateways(
           .fetchIndex(r.routesByGateway, gwKey)
           .map((route) => ctx.fetch(r.routes, keyOf(route)))
           .filter((route): route is RouteInfo => !!route),
+      l4Routes: (key) =>
+        [
+          ...ctx.fetchIndex(r.tcpByGateway, key).map((x) => ctx.fetch(r.tcpRoutes, keyOf(x))),
+          ...ctx.fetchIndex(r.udpByGateway, key).map((x) => ctx.fetch(r.udpRoutes, keyOf(x))),
+        ].filter((x): x is L4RouteInfo => !!x),
+      listenerSets: (gwKey) => ctx.fetchIndex(r.listenerSetsByGateway, gwKey),
       namespace: (name) => ctx.fetch(p.namespaces, name),
       referenceGrants: (ns) => ctx.fetchIndex(r.grantsByNs, ns),
       secret: (ns, name) => ctx.fetch(p.secrets, `${ns}/${name}`),
@@ -280,15 +336,17 @@ function deriveGateways(
     return result;
   });
   const routeReportsByRoute = reportsByObject(rt, 'RouteReports', gateways, 'routes', 'route');
+  const l4ReportsByRoute = reportsByObject(rt, 'L4RouteReports', gateways, 'l4Routes', 'route');
   const policyReportsByPolicy = reportsByObject(rt, 'PolicyReports', gateways, 'policies', 'policy');
-  return { gateways, routeReportsByRoute, policyReportsByPolicy };
+  const setReportsBySet = reportsByObject(rt, 'ListenerSetReports', gateways, 'listenerSets', 'listenerSet');
+  return { gateways, routeReportsByRoute, l4ReportsByRoute, policyReportsByPolicy, setReportsBySet };
 }
 
 /**
  * One kind of the reports the Gateways make about other objects (their routes, the policies attached to them) as a
  * row per (Gateway, object), indexed (`index`) by the object's key: what that object's status is written from.
  */
-function reportsByObject<K extends 'routes' | 'policies'>(
+function reportsByObject<K extends 'routes' | 'l4Routes' | 'policies' | 'listenerSets'>(
   rt: Runtime,
   name: string,
   gateways: Collection<GatewayResult>,
@@ -324,8 +382,9 @@ function deriveSnapshots(p: Pipeline, observe: PipelineOptions['observe']) {
   const endpoints = derive(rt, 'Endpoints', p.gateways, (ctx, g) => {
     if (!g.ir) return undefined;
     const list = g.ir.clusters.map((c) => {
-      const se = ctx.fetch(p.serviceEndpoints, `${c.namespace}/${c.service}`);
-      return translateEndpoints(c.name, se?.ports[String(c.port)] ?? []);
+      const of = (m: { namespace: string; service: string; port: number }) =>
+        ctx.fetch(p.serviceEndpoints, `${m.namespace}/${m.service}`)?.ports[String(m.port)] ?? [];
+      return translateEndpoints(c.name, c.members ? weightedMembers(c.members, of) : of(c));
     });
     return { gateway: g.key, endpoints: list };
   });
@@ -343,6 +402,20 @@ function deriveSnapshots(p: Pipeline, observe: PipelineOptions['observe']) {
     }),
   );
   return { xds, endpoints, snapshots };
+}
+
+/**
+ * The endpoints of a cluster of weighted Services: each endpoint weighted `weight × 1000 / endpoints of its Service`
+ * (at least 1), so a Service's share follows its weight whatever its number of endpoints.
+ */
+function weightedMembers(
+  members: NonNullable<ClusterIR['members']>,
+  endpointsOf: (m: { namespace: string; service: string; port: number }) => EndpointAddress[],
+): EndpointAddress[] {
+  return members.flatMap((m) => {
+    const eps = endpointsOf(m);
+    return eps.map((e) => ({ ...e, weight: Math.max(1, Math.round((m.weight * 1000) / eps.length)) }));
+  });
 }
 
 /** The status of each object the control plane owns a part of (status/build.ts), with the proxies' rejections. */
@@ -405,7 +478,57 @@ function deriveStatuses(p: Pipeline, g: ReturnType<typeof deriveGateways>, contr
     name: e.ref.name,
     status: extensionStatus(e),
   }));
-  return { gatewayClassStatuses, gatewayStatuses, routeStatuses, policyStatuses, extensionStatuses };
+  return {
+    gatewayClassStatuses,
+    gatewayStatuses,
+    routeStatuses,
+    policyStatuses,
+    extensionStatuses,
+    ...deriveL4AndListenerSetStatuses(p, g, gatewayStatuses),
+  };
+}
+
+/** TCPRoute and UDPRoute parents (as an HTTPRoute's), and each ListenerSet's status from its Gateway's report. */
+function deriveL4AndListenerSetStatuses(
+  p: Pipeline,
+  g: ReturnType<typeof deriveGateways>,
+  gatewayStatuses: Collection<StatusUpdate>,
+) {
+  const rt = p.rt;
+  const byKey = (a: { key: string }, b: { key: string }) => (a.key < b.key ? -1 : 1);
+  const l4 = (kind: 'TCPRoute' | 'UDPRoute', input: InputCollection<L4Route>) => {
+    const resource = kind === 'TCPRoute' ? ('tcproutes' as const) : ('udproutes' as const);
+    return derive(rt, `${kind}Statuses`, input, (ctx, r, key) => {
+      const reports = ctx.fetchIndex(g.l4ReportsByRoute, `${kind}/${key}`).sort(byKey);
+      const rejections = ctx.fetch(p.rejections, `${kind}/${key}`)?.rejections ?? [];
+      return {
+        key: `${resource}/${key}`,
+        resource,
+        namespace: r.metadata.namespace,
+        name: r.metadata.name,
+        status: { parents: routeParents(r.metadata.generation ?? 1, reports, rejections) },
+      };
+    });
+  };
+  const listenerSetStatuses = derive(rt, 'ListenerSetStatuses', p.listenerSets, (ctx, ls, key) => {
+    const reports = ctx.fetchIndex(g.setReportsBySet, key).sort(byKey);
+    if (!reports.length) return undefined;
+    const r = reports[0];
+    const gw = ctx.fetch(gatewayStatuses, `${r.gateway.namespace}/${r.gateway.name}`);
+    const programmed = (gw?.status.conditions as StatusCondition[] | undefined)?.find((c) => c.type === 'Programmed');
+    return {
+      key: `listenersets/${key}`,
+      resource: 'listenersets' as const,
+      namespace: ls.metadata.namespace,
+      name: ls.metadata.name,
+      status: listenerSetStatus(r.report, programmed),
+    };
+  });
+  return {
+    tcpRouteStatuses: l4('TCPRoute', p.tcpRoutes),
+    udpRouteStatuses: l4('UDPRoute', p.udpRoutes),
+    listenerSetStatuses,
+  };
 }
 
 export type { StatusCondition };

@@ -285,7 +285,7 @@ export class ProxyServer implements ServerInstance {
       }
       await this.listeners.initialized();
     }
-    await Promise.all([...this.listeners.static_.values()].map((l) => l.hcm.ready()));
+    await Promise.all([...this.listeners.static_.values()].map((l) => l.network.ready()));
     if (this.stopping) return;
     for (const t of this.initTimers) clearTimeout(t);
     this.state = 'LIVE';

@@ -168,6 +168,7 @@ const EXTRACTORS: Extractor[] = [
   { kind: 'tokens', tag: 'envoy.virtual_cluster', tokens: 'vhost.*.vcluster.$.**'.split('.') },
   { kind: 'tokens', tag: 'envoy.fault_downstream_cluster', tokens: 'http.*.fault.$.**'.split('.') },
   { kind: 'tokens', tag: 'envoy.tcp_prefix', tokens: 'tcp.$.**'.split('.') },
+  { kind: 'tokens', tag: 'envoy.udp_prefix', tokens: 'udp.$.**'.split('.') },
   { kind: 'tokens', tag: 'envoy.ratelimit_prefix', tokens: 'ratelimit.$.**'.split('.') },
   { kind: 'tokens', tag: 'envoy.cluster_name', tokens: 'cluster.$.**'.split('.') },
   { kind: 'tokens', tag: 'envoy.ext_authz_prefix', tokens: 'cluster.*.ext_authz.$.**'.split('.') },

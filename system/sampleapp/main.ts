@@ -1,16 +1,20 @@
-// `system/main.ts sampleapp [--port 8080] [--host 0.0.0.0]`: the sample application as a pod's process.
+// `system/main.ts sampleapp [--port 8080] [--host 0.0.0.0] [--tcp-echo-port N] [--udp-echo-port N]`: the sample
+// application as a pod's process, optionally with the TCP and UDP echo servers TCPRoute and UDPRoute scenarios use.
 import { LogRegistry } from '../shared/log.ts';
 import { serviceArgs, stopOnSignals } from '../shared/sample-service.ts';
+import { startL4Echo } from './l4-echo.ts';
 import { startSampleApp } from './server.ts';
 
 export type { SampleApp, SampleAppOptions } from './server.ts';
 export { startSampleApp } from './server.ts';
 
-const USAGE = `usage: sampleapp [--port 8080] [--host 0.0.0.0] [--no-access-log]
-  httpbin-style sample application (go-httpbin conventions); GET / lists the endpoints`;
+const USAGE = `usage: sampleapp [--port 8080] [--host 0.0.0.0] [--no-access-log] [--tcp-echo-port N] [--udp-echo-port N]
+  httpbin-style sample application (go-httpbin conventions); GET / lists the endpoints
+  --tcp-echo-port: also echo TCP bytes there, and "\n<pod name>" once the client half-closes
+  --udp-echo-port: also answer each UDP datagram there with "<pod name>:<datagram>"`;
 
 export async function main(args: string[]): Promise<void> {
-  const a = serviceArgs(args, USAGE, 8080, ['no-access-log']);
+  const a = serviceArgs(args, USAGE, 8080, ['no-access-log'], ['tcp-echo-port', 'udp-echo-port']);
   if (!a) return;
   const app = await startSampleApp({
     host: a.host,
@@ -19,5 +23,17 @@ export async function main(args: string[]): Promise<void> {
   });
   const log = new LogRegistry().logger('sampleapp');
   log.info('listening', { host: app.host, port: app.port });
-  stopOnSignals(app.close, (signal) => log.info('shutting down', { signal }));
+  const echo = await startL4Echo({
+    host: a.host,
+    tcpPort: a.ports['tcp-echo-port'],
+    udpPort: a.ports['udp-echo-port'],
+    name: process.env.POD_NAME ?? 'sampleapp',
+  });
+  if (echo.tcpPort !== undefined || echo.udpPort !== undefined) {
+    log.info('echo listening', { tcpPort: echo.tcpPort, udpPort: echo.udpPort });
+  }
+  stopOnSignals(
+    () => Promise.all([app.close(), echo.close()]).then(() => undefined),
+    (signal) => log.info('shutting down', { signal }),
+  );
 }

@@ -67,6 +67,8 @@ export interface ServiceArgs {
   port: number;
   /** The boolean flags given (of those the service named). */
   flags: Set<string>;
+  /** The extra port options given (of those the service named), checked as --port is. */
+  ports: Record<string, number>;
 }
 
 /**
@@ -78,6 +80,7 @@ export function serviceArgs(
   usage: string,
   defaultPort: number,
   flags: readonly string[] = [],
+  portOptions: readonly string[] = [],
 ): ServiceArgs | undefined {
   const { values } = parseArgs({
     args,
@@ -85,6 +88,7 @@ export function serviceArgs(
       port: { type: 'string', default: String(defaultPort) },
       host: { type: 'string', default: '0.0.0.0' },
       ...Object.fromEntries(flags.map((f) => [f, { type: 'boolean', default: false }])),
+      ...Object.fromEntries(portOptions.map((f) => [f, { type: 'string' }])),
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -98,6 +102,9 @@ export function serviceArgs(
     host: values.host as string,
     port: parsePort(values.port as string),
     flags: new Set(flags.filter((f) => values[f] === true)),
+    ports: Object.fromEntries(
+      portOptions.filter((f) => values[f] !== undefined).map((f) => [f, parsePort(values[f] as string, `--${f}`)]),
+    ),
   };
 }
 

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestLab, type TestLab } from '../../lab/embedded/apiserver/testing/test-lab.ts';
+import { PROJECT_CRD_COUNT, projectCrdsJson } from '../../lab/testing/crds.ts';
 import { ControlPlane } from '../../system/controlplane/controlplane.ts';
 import {
   freePort,
@@ -273,10 +274,10 @@ beforeAll(async () => {
   extauth = await startExtAuth({ log: false });
   lab = await startTestLab({ labName: 'cp-e2e' });
   kc = await (lab.server.kubeConfig() as unknown as Promise<KubeConfig>);
-  await lab.k(['apply', '-f', `${MANIFESTS}crds/`]);
+  await lab.k(['apply', '--server-side', '-f', '-'], projectCrdsJson());
   await until('CRDs established', async () => {
     const list = await getJson(['get', 'crd']);
-    return list.items.length === 7 &&
+    return list.items.length === PROJECT_CRD_COUNT &&
       list.items.every((c: any) =>
         c.status?.conditions?.some((x: any) => x.type === 'Established' && x.status === 'True'),
       )
@@ -410,7 +411,16 @@ apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: by-port, namespace: team}
 spec:
-  parentRefs: [{name: e2e, namespace: gwvendor-system, port: ${port2}}, {name: e2e, namespace: gwvendor-system, sectionName: nope}]
+  parentRefs: [{name: e2e, namespace: gwvendor-system, port: ${port2}}]
+  rules: [{backendRefs: [{name: web, port: 8000}]}]
+---
+# Two parentRefs to one Gateway must differ by sectionName (the v1.6.1 CRD's CEL rules), so the ref that matches no
+# listener has a route of its own.
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: no-listener, namespace: team}
+spec:
+  parentRefs: [{name: e2e, namespace: gwvendor-system, sectionName: nope}]
   rules: [{backendRefs: [{name: web, port: 8000}]}]`,
     );
     const on2 = (host: string, check: (r: HttpResult) => boolean) =>
@@ -437,8 +447,9 @@ spec:
       reason: 'NotAllowedByListeners',
     });
     const byPort = await parents('team', 'by-port');
-    expect(byPort.map((p: any) => [accepted(p).status, accepted(p).reason])).toEqual([
-      ['True', 'Accepted'],
+    expect(byPort.map((p: any) => [accepted(p).status, accepted(p).reason])).toEqual([['True', 'Accepted']]);
+    const noListener = await parents('team', 'no-listener');
+    expect(noListener.map((p: any) => [accepted(p).status, accepted(p).reason])).toEqual([
       ['False', 'NoMatchingParent'],
     ]);
     const gw = await getJson(['-n', 'gwvendor-system', 'get', 'gateway', 'e2e']);

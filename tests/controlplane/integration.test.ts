@@ -8,6 +8,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { startTestLab, type TestLab } from '../../lab/embedded/apiserver/testing/test-lab.ts';
+import { PROJECT_CRD_COUNT, projectCrdsJson } from '../../lab/testing/crds.ts';
 import { ControlPlane } from '../../system/controlplane/controlplane.ts';
 import { testLogs, until } from '../../system/controlplane/testing.ts';
 
@@ -64,11 +65,12 @@ const cond = (o: any, type: string) => (o?.status?.conditions ?? []).find((c: an
 
 beforeAll(async () => {
   lab = await startTestLab({ labName: 'cp-integration' });
-  await lab.k(['apply', '-f', `${MANIFESTS}crds/`]);
+  await lab.k(['apply', '--server-side', '-f', '-'], projectCrdsJson());
   // (Polled rather than `kubectl wait --all`, which took 10-30 s against the embedded server.)
   await until('CRDs established', async () => {
     const list = await getJson(['get', 'crd']);
-    return list.items.length === 7 && list.items.every((c: any) => cond(c, 'Established')?.status === 'True')
+    return list.items.length === PROJECT_CRD_COUNT &&
+      list.items.every((c: any) => cond(c, 'Established')?.status === 'True')
       ? true
       : undefined;
   });

@@ -162,6 +162,18 @@ export class Core {
     admitCreate(rt, obj, this.store, this.hooks.allocateClusterIp);
     validateObject(rt, obj);
     this.hooks.admitWrite?.({ rt, obj, opts, requestName });
+    this.hooks.validatingAdmission?.(
+      {
+        operation: 'CREATE',
+        rt,
+        name: m.name ?? '',
+        namespace: m.namespace,
+        object: obj,
+        user: opts.user,
+        dryRun: opts.dryRun,
+      },
+      opts.warnings,
+    );
     m.managedFields = managed(obj);
     if (!m.managedFields || !(m.managedFields as unknown[]).length) delete m.managedFields;
     if (opts.dryRun) return this.present(rt, obj);
@@ -170,9 +182,10 @@ export class Core {
     return this.present(rt, obj);
   }
 
-  /** Side effects of a stored write: CRDs become served (Established) or stop being served. */
+  /** Side effects of a stored write: CRDs become served (Established) or stop being served; the hooks' own. */
   private afterWrite(rt: ResourceType, obj: K8sObject): void {
     if (rt.builtin && rt.plural === 'customresourcedefinitions') this.syncCrd(obj);
+    this.hooks.afterWrite?.(rt, obj);
   }
 
   /** Registers the CRD's versions and marks it NamesAccepted + Established. */
@@ -258,6 +271,20 @@ export class Core {
     nextGeneration(rt, old, next);
     validateObject(rt, next, old);
     this.hooks.admitWrite?.({ rt, obj: next, old, opts, requestName: om.name });
+    this.hooks.validatingAdmission?.(
+      {
+        operation: 'UPDATE',
+        rt,
+        subresource,
+        name: om.name!,
+        namespace: om.namespace,
+        object: next,
+        oldObject: old,
+        user: opts.user,
+        dryRun: opts.dryRun,
+      },
+      opts.warnings,
+    );
     const sub = subresource === 'status' ? 'status' : undefined;
     m.managedFields = applied
       ? applied.metadata.managedFields
@@ -393,6 +420,18 @@ export class Core {
         `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`,
       );
 
+    this.hooks.validatingAdmission?.(
+      {
+        operation: 'DELETE',
+        rt,
+        name,
+        namespace: old.metadata.namespace,
+        oldObject: old,
+        user: opts.user,
+        dryRun: opts.dryRun,
+      },
+      opts.warnings ?? [],
+    );
     const next = clone(old);
     const m = next.metadata;
     const finalizers: string[] = [...(m.finalizers ?? [])];

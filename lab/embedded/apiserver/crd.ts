@@ -1,45 +1,21 @@
 // Custom resources: a CRD's structural schema (openAPIV3Schema) drives validation, pruning of unknown fields,
-// defaulting, list semantics for apply, and printer columns. CEL rules (x-kubernetes-validations) are not evaluated.
+// defaulting, list semantics for apply, and printer columns. Validation runs in kube-apiserver's order: the OpenAPI
+// checks (types, required, enums, bounds, patterns, formats), list-type set/map uniqueness, then the CEL rules
+// (x-kubernetes-validations, cel/), which are skipped when an OpenAPI error is Required, NotSupported, TooLong,
+// TooMany or TypeInvalid (apiextensions-apiserver's hasBlockingErr).
+
+import type { CompiledNode } from './cel/compile.ts';
+import { compileSchema } from './cel/compile.ts';
+import { validateRules } from './cel/validate.ts';
 import { type FieldError, fieldErrors } from './errors.ts';
+import { checkFormat } from './formats.ts';
+import type { JSONSchemaProps } from './json-schema.ts';
 import { evalJsonPath } from './jsonpath.ts';
 import type { ListSemantics, SchemaNode } from './schema.ts';
 import type { K8sObject } from './store.ts';
 import { age, type Column, type TableSpec } from './tables.ts';
 
-export type JSONSchemaProps = {
-  type?: string;
-  properties?: Record<string, JSONSchemaProps>;
-  additionalProperties?: JSONSchemaProps | boolean;
-  items?: JSONSchemaProps;
-  required?: string[];
-  enum?: unknown[];
-  default?: unknown;
-  nullable?: boolean;
-  format?: string;
-  pattern?: string;
-  minimum?: number;
-  maximum?: number;
-  exclusiveMinimum?: boolean;
-  exclusiveMaximum?: boolean;
-  minLength?: number;
-  maxLength?: number;
-  minItems?: number;
-  maxItems?: number;
-  minProperties?: number;
-  maxProperties?: number;
-  uniqueItems?: boolean;
-  anyOf?: JSONSchemaProps[];
-  oneOf?: JSONSchemaProps[];
-  allOf?: JSONSchemaProps[];
-  not?: JSONSchemaProps;
-  'x-kubernetes-preserve-unknown-fields'?: boolean;
-  'x-kubernetes-int-or-string'?: boolean;
-  'x-kubernetes-embedded-resource'?: boolean;
-  'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
-  'x-kubernetes-list-map-keys'?: string[];
-  'x-kubernetes-map-type'?: string;
-  [k: string]: unknown;
-};
+export type { JSONSchemaProps } from './json-schema.ts';
 
 const nodeCache = new WeakMap<JSONSchemaProps, SchemaNode>();
 
@@ -233,8 +209,8 @@ function validateScalar(s: JSONSchemaProps, v: unknown, path: string, out: Field
       } catch {}
       if (re && !re.test(v)) out.push(fieldErrors.invalid(path, v, `${path} in body should match '${s.pattern}'`));
     }
-    if (s.format === 'date-time' && Number.isNaN(Date.parse(v)))
-      out.push(fieldErrors.invalid(path, v, `${path} in body must be of type date-time: ${fmt(v)}`));
+    if (s.format && !checkFormat(s.format, v))
+      out.push(fieldErrors.invalid(path, v, `${path} in body must be of type ${s.format}: ${fmt(v)}`));
   }
   if (typeof v === 'number') {
     if (s.minimum !== undefined && (s.exclusiveMinimum ? v <= s.minimum : v < s.minimum))
@@ -300,35 +276,102 @@ function validateProperties(s: JSONSchemaProps, o: Record<string, unknown>, path
   }
 }
 
-/** Value validations of the structural-schema combinators (allOf, anyOf, oneOf, not). */
+/**
+ * Value validations of the structural-schema combinators (allOf, anyOf, oneOf, not), with kube-openapi's messages.
+ * When no alternative of anyOf/oneOf holds, the errors of the closest one (the most properties valid, else the
+ * first) are reported too, as kube-openapi merges its best failure: an address typed IPAddress whose value is
+ * neither ipv4 nor ipv6 reports `value in body must be of type ipv4`.
+ */
 function validateCombinators(s: JSONSchemaProps, v: unknown, path: string, out: FieldError[]): void {
   if (s.allOf) for (const sub of s.allOf) validateSchema(sub, v, path, out);
+  const where = path || '<nil>';
   if (s.anyOf) {
-    const ok = s.anyOf.some((sub) => {
-      const e: FieldError[] = [];
-      validateSchema(sub, v, path, e);
-      return !e.length;
-    });
-    if (!ok) out.push(fieldErrors.invalid(path, v, `${path} in body must match at least one schema (anyOf)`));
+    const results = s.anyOf.map((sub) => alternative(sub, v, path));
+    if (!results.some((r) => !r.errors.length)) {
+      out.push(fieldErrors.invalid(path, v, `${where} in body must validate at least one schema (anyOf)`));
+      out.push(...best(results));
+    }
   }
   if (s.oneOf) {
-    const n = s.oneOf.filter((sub) => {
-      const e: FieldError[] = [];
-      validateSchema(sub, v, path, e);
-      return !e.length;
-    }).length;
-    if (n !== 1) out.push(fieldErrors.invalid(path, v, `${path} in body must match exactly one schema (oneOf)`));
+    const results = s.oneOf.map((sub) => alternative(sub, v, path));
+    const n = results.filter((r) => !r.errors.length).length;
+    if (n !== 1) {
+      const why = n === 0 ? 'Found none valid' : `Found ${n} valid alternatives`;
+      out.push(fieldErrors.invalid(path, v, `${where} in body must validate one and only one schema (oneOf). ${why}`));
+      if (n === 0) out.push(...best(results));
+    }
   }
   if (s.not) {
     const e: FieldError[] = [];
     validateSchema(s.not, v, path, e);
-    if (!e.length) out.push(fieldErrors.invalid(path, v, `${path} in body should not match the schema (not)`));
+    if (!e.length) out.push(fieldErrors.invalid(path, v, `${where} in body must not validate the schema (not)`));
   }
 }
 
-/** Validates a custom resource (everything but metadata, which the generic metadata rules cover). */
-export function validateCustomResource(schema: JSONSchemaProps | undefined, obj: K8sObject): FieldError[] {
+/** One anyOf/oneOf alternative: its errors and how many of its properties the value satisfies. */
+function alternative(sub: JSONSchemaProps, v: unknown, path: string): { errors: FieldError[]; matches: number } {
+  const errors: FieldError[] = [];
+  validateSchema(sub, v, path, errors);
+  let matches = 0;
+  if (v && typeof v === 'object' && !Array.isArray(v))
+    for (const [k, ps] of Object.entries(sub.properties ?? {})) {
+      const x = (v as Record<string, unknown>)[k];
+      if (x === undefined) continue;
+      const e: FieldError[] = [];
+      validateSchema(ps, x, k, e);
+      if (!e.length) matches++;
+    }
+  return { errors, matches };
+}
+
+function best(results: { errors: FieldError[]; matches: number }[]): FieldError[] {
+  let b = results[0];
+  for (const r of results) if (r.matches > b.matches) b = r;
+  return b?.errors ?? [];
+}
+
+const BLOCKING = new Set([
+  'FieldValueNotSupported',
+  'FieldValueRequired',
+  'FieldValueTooLong',
+  'FieldValueTooMany',
+  'FieldValueTypeInvalid',
+]);
+
+/**
+ * Validates a custom resource (everything but metadata, which the generic metadata rules cover): the OpenAPI schema,
+ * then the CEL rules (`rules`, compiled with the CRD; `old` is the stored object on update) unless an OpenAPI error
+ * blocks them. With a status subresource, kube validates `status` on its own (the status strategy), so the
+ * OpenAPI messages about it name paths relative to it (`addresses[0].value in body ...` at field
+ * `status.addresses[0].value`).
+ */
+export function validateCustomResource(
+  schema: JSONSchemaProps | undefined,
+  obj: K8sObject,
+  rules?: CompiledNode,
+  old?: K8sObject,
+  statusSubresource = false,
+): FieldError[] {
   if (!schema) return [];
+  const errs = validateOpenApi(schema, obj);
+  if (statusSubresource)
+    for (const e of errs)
+      if (e.field.startsWith('status.')) e.message = e.message.replace(/(^|: )status\.(\S*) in body/, '$1$2 in body');
+  if (!rules) return errs;
+  if (errs.some((e) => BLOCKING.has(e.reason)))
+    return [
+      ...errs,
+      {
+        field: '<nil>',
+        reason: 'FieldValueInvalid',
+        message:
+          'Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+      },
+    ];
+  return [...errs, ...validateRules(rules, obj, old)];
+}
+
+function validateOpenApi(schema: JSONSchemaProps, obj: K8sObject): FieldError[] {
   const out: FieldError[] = [];
   const { apiVersion: _a, kind: _k, metadata: _m, ...rest } = obj;
   const s: JSONSchemaProps = { ...schema, properties: { ...schema.properties } };
@@ -417,6 +460,12 @@ export function validateCrd(crd: K8sObject): FieldError[] {
           'must be object at the root',
         ),
       );
+    errs.push(...compileSchema(v.schema?.openAPIV3Schema, crdSchemaPath(i)).errors);
   });
   return errs;
+}
+
+/** Where version `i`'s schema sits in a CRD (the prefix of its rules' error paths). */
+export function crdSchemaPath(i: number): string {
+  return `spec.versions[${i}].schema.openAPIV3Schema`;
 }

@@ -33,9 +33,10 @@ export function decodeBody(body: Buffer, contentType: string): unknown {
  * A YAML body. What client-node and kubectl send as application/apply-patch+yaml is JSON, which is YAML (1.2), and
  * JSON.parse reads it in well under 1 % of the yaml package's time (lab:up's 14 applies: ~0.3 s of the lab process's
  * CPU on a cold start, issue 14). The JSON path is taken only when it gives what the YAML parser would: every key in
- * the text (a string followed by `:`) became a key of its own, i.e. none is repeated (the yaml package refuses a
- * repeated key; JSON.parse would keep the last); anything else (a repeat, a key-like `":` inside a string, YAML that
- * is not JSON) goes to the YAML parser as before.
+ * the text (a string literal followed by `:`, strings read with their escapes, so a `":` inside a string value, as in
+ * the Gateway API CRDs' descriptions, is not one) became a key of its own, i.e. none is repeated (the yaml package
+ * refuses a repeated key; JSON.parse would keep the last); anything else (a repeat, YAML that is not JSON) goes to the
+ * YAML parser as before.
  */
 function parseYaml(text: string): unknown {
   if (/^\s*\{/.test(text)) {
@@ -45,9 +46,23 @@ function parseYaml(text: string): unknown {
     } catch {
       parsed = undefined;
     }
-    if (parsed !== undefined && countKeys(parsed) === (text.match(/"\s*:/g)?.length ?? 0)) return parsed;
+    if (parsed !== undefined && countKeys(parsed) === jsonKeysInText(text)) return parsed;
   }
   return YAML.parse(text, { maxAliasCount: 100 });
+}
+
+/** The object keys written in a JSON text that JSON.parse accepted: string literals followed by `:`. */
+export function jsonKeysInText(text: string): number {
+  let keys = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (text.charCodeAt(i) !== 0x22) continue; // a string literal starts
+    i++;
+    while (text.charCodeAt(i) !== 0x22) i += text.charCodeAt(i) === 0x5c ? 2 : 1; // to its closing quote
+    let j = i + 1;
+    while (j < text.length && (text[j] === ' ' || text[j] === '\n' || text[j] === '\r' || text[j] === '\t')) j++;
+    if (text[j] === ':') keys++;
+  }
+  return keys;
 }
 
 /** The keys of every object in a parsed JSON value. */

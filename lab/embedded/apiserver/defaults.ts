@@ -59,6 +59,10 @@ export function defaultPodSpec(spec: Obj | undefined): void {
 
 export function defaultBuiltin(resource: string, obj: K8sObject): void {
   switch (resource) {
+    case 'validatingadmissionpolicies':
+    case 'validatingadmissionpolicybindings':
+      defaultAdmissionPolicy(obj);
+      break;
     case 'pods':
       defaultPodSpec(obj.spec);
       break;
@@ -141,4 +145,21 @@ export function defaultBuiltin(resource: string, obj: K8sObject): void {
       break;
     }
   }
+}
+
+/**
+ * k8s.io/kubernetes pkg/apis/admissionregistration/v1/defaults.go: a policy's failurePolicy Fail; match resources'
+ * matchPolicy Equivalent and empty (match-all) namespace and object selectors; each rule's scope `*`.
+ */
+function defaultAdmissionPolicy(obj: K8sObject): void {
+  const s = obj.spec;
+  if (!s || typeof s !== 'object') return;
+  if (obj.kind === 'ValidatingAdmissionPolicy') setIfMissing(s, 'failurePolicy', 'Fail');
+  const m = s.matchConstraints ?? s.matchResources;
+  if (!m || typeof m !== 'object') return;
+  setIfMissing(m, 'matchPolicy', 'Equivalent');
+  setIfMissing(m, 'namespaceSelector', {});
+  setIfMissing(m, 'objectSelector', {});
+  for (const r of [...(m.resourceRules ?? []), ...(m.excludeResourceRules ?? [])])
+    if (r && typeof r === 'object') setIfMissing(r, 'scope', '*');
 }

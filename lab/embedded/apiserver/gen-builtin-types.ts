@@ -26,6 +26,8 @@ export const ROOTS = [
   'V1ClusterRole',
   'V1ClusterRoleBinding',
   'V1CustomResourceDefinition',
+  'V1ValidatingAdmissionPolicy',
+  'V1ValidatingAdmissionPolicyBinding',
   'V1ObjectMeta',
 ];
 

@@ -9,6 +9,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { type Logger, LogRegistry } from '../../../system/shared/log.ts';
 import { type AddressPlan, labPaths, addressPlan as planFor } from '../../state.ts';
 import { type ClientCredentials, sharedTlsConnector } from '../client/kube-client.ts';
+import { ValidatingAdmission } from './admission/plugin.ts';
 import { Authenticator, type TokenOptions } from './authn.ts';
 import { setupConnections } from './connection.ts';
 import { Core } from './core.ts';
@@ -153,7 +154,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServerH
     store.close();
     throw e;
   }
-  const { core, authn, authz } = assemble(opts, store, pki, plan);
+  const { core, authn, authz } = assemble(opts, store, pki, plan, log);
 
   let port = 0;
   const portFile = join(paths.store, 'apiserver.json');
@@ -209,14 +210,20 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServerH
   return handleFor({ ...handle, eventTtl });
 }
 
-/** The verbs and their guards: authentication, RBAC with escalation prevention, ClusterIP allocation. */
+/**
+ * The verbs and their guards: authentication, RBAC with escalation prevention, ClusterIP allocation, validating
+ * admission policies.
+ */
 function assemble(
   opts: ApiServerOptions,
   store: Store,
   pki: Pki,
   plan: AddressPlan,
+  log: Logger,
 ): { core: Core; authn: Authenticator; authz: Authorizer } {
   const registry = new ResourceRegistry();
+  const authz = new Authorizer(store);
+  const policies = new ValidatingAdmission(store, registry, (user, a) => authz.allowed(user, a), log);
   const authn = new Authenticator({
     saKeyPem: pki.saKeyPem,
     saPubPem: pki.saPubPem,
@@ -232,13 +239,16 @@ function assemble(
       return p ? { uid: p.metadata.uid! } : undefined;
     },
   });
-  const authz = new Authorizer(store);
   const escalation = new EscalationCheck(authz);
   const core = new Core(store, registry, {
     allocateClusterIp: (svc) => allocateClusterIp(store, plan, svc),
     admitWrite: ({ rt, obj, old, opts, requestName }) => {
       if (rt.builtin && rt.group === 'rbac.authorization.k8s.io')
         escalation.check({ resource: rt.plural, obj, old, user: opts.user, requestName });
+    },
+    validatingAdmission: (req, warnings) => policies.admit(req, warnings),
+    afterWrite: (rt, obj) => {
+      if (rt.builtin && rt.plural === 'validatingadmissionpolicies') policies.writeStatus(obj);
     },
   });
   return { core, authn, authz };

@@ -3,8 +3,8 @@
 // to the server (which answers 400 naming unknown fields). Request bodies advertise JSON, merge and apply patches only
 // (not strategic merge), so kubectl builds merge patches for custom resources, as it must without full schemas.
 import { createHash } from 'node:crypto';
+import { addObjectMeta, builtinDefinition, crdDefinition, schemaName } from './openapi-schemas.ts';
 import { gv, type ResourceRegistry, type ResourceType } from './resources.ts';
-import { builtinTypeTable } from './schema.ts';
 
 const QUERY = (name: string, description: string) => ({
   name,
@@ -21,11 +21,6 @@ function ref(rt: ResourceType): string {
   return `#/components/schemas/${schemaName(rt)}`;
 }
 
-function schemaName(rt: ResourceType): string {
-  const g = rt.group ? rt.group.split('.').reverse().join('.') : 'io.k8s.api.core';
-  return `${g}.${rt.version}.${rt.kind}`;
-}
-
 function op(rt: ResourceType, action: string, extraParams: unknown[] = [], body?: Record<string, unknown>) {
   return {
     operationId: `${action}${rt.kind}`,
@@ -39,7 +34,7 @@ function op(rt: ResourceType, action: string, extraParams: unknown[] = [], body?
 
 export function groupVersionDoc(rts: ResourceType[]) {
   const paths: Record<string, unknown> = {};
-  const schemas: Record<string, unknown> = {};
+  const schemas: Record<string, Record<string, any>> = {};
   const writeParams = [
     QUERY('dryRun', 'When present, indicates that modifications should not be persisted.'),
     QUERY('fieldManager', 'fieldManager is a name associated with the actor or entity that is making these changes.'),
@@ -86,12 +81,12 @@ export function groupVersionDoc(rts: ResourceType[]) {
         patch: op(rt, 'patch', patchParams, patchBody),
       };
     }
+    const def = rt.model ? builtinDefinition(rt.model, schemas, 'v3') : crdDefinition(rt, 'v3');
+    if (!rt.model) addObjectMeta(schemas, 'v3');
     schemas[schemaName(rt)] = {
-      type: 'object',
       description: `${rt.kind} (${gv(rt)})`,
+      ...def,
       'x-kubernetes-group-version-kind': [gvk(rt)],
-      ...(rt.crd?.schema ? { properties: rt.crd.schema.properties ?? {} } : {}),
-      ...(rt.model ? { properties: builtinProperties(rt.model, schemas) } : {}),
     };
   }
   schemas['io.k8s.apimachinery.pkg.apis.meta.v1.Patch'] = {
@@ -106,11 +101,28 @@ export function groupVersionDoc(rts: ResourceType[]) {
   };
 }
 
-/** `/openapi/v3`: the index of group-version documents with content hashes (kubectl caches by hash). */
-export function openapiIndex(registry: ResourceRegistry): { index: unknown; docs: Map<string, unknown> } {
-  const docs = new Map<string, unknown>();
+/** Resource types in a fixed order (group, version, plural), so a document's bytes and hash depend on content only. */
+export function byName(rts: ResourceType[]): ResourceType[] {
+  const k = (r: ResourceType) => `${r.group}/${r.version}/${r.plural}`;
+  return [...rts].sort((a, b) => (k(a) < k(b) ? -1 : k(a) > k(b) ? 1 : 0));
+}
+
+/** A document's content hash, as kube-apiserver's (SHA-512, upper-case hex): the v3 index's `hash`, the ETag. */
+export function contentHash(json: string): string {
+  return createHash('sha512').update(json).digest('hex').toUpperCase();
+}
+
+/**
+ * `/openapi/v3`: the index of group-version documents with content hashes (kubectl caches by hash), and each
+ * document serialized once.
+ */
+export function openapiIndex(registry: ResourceRegistry): {
+  index: unknown;
+  docs: Map<string, { json: string; hash: string }>;
+} {
+  const docs = new Map<string, { json: string; hash: string }>();
   const byGv = new Map<string, ResourceType[]>();
-  for (const rt of registry.all()) {
+  for (const rt of byName(registry.all())) {
     const key = rt.group ? `apis/${rt.group}/${rt.version}` : `api/${rt.version}`;
     const list = byGv.get(key) ?? [];
     list.push(rt);
@@ -118,51 +130,10 @@ export function openapiIndex(registry: ResourceRegistry): { index: unknown; docs
   }
   const paths: Record<string, unknown> = {};
   for (const [key, rts] of byGv) {
-    const doc = groupVersionDoc(rts);
-    docs.set(key, doc);
-    const hash = createHash('sha512').update(JSON.stringify(doc)).digest('hex').slice(0, 128).toUpperCase();
+    const json = JSON.stringify(groupVersionDoc(rts));
+    const hash = contentHash(json);
+    docs.set(key, { json, hash });
     paths[key] = { serverRelativeURL: `/openapi/v3/${key}?hash=${hash}` };
   }
   return { index: { paths }, docs };
-}
-
-/**
- * Field schemas of a built-in model from builtin-types.json (types and formats, no descriptions), so
- * `kubectl explain <kind>.<field>` lists fields. Nested models go to components as `builtin.<Model>`.
- */
-function builtinProperties(model: string, schemas: Record<string, unknown>): Record<string, unknown> {
-  const table = builtinTypeTable();
-  const typeSchema = (t: string, format: string): Record<string, unknown> => {
-    let m = /^Array<(.+)>$/.exec(t);
-    if (m) return { type: 'array', items: typeSchema(m[1], '') };
-    m = /^\{ \[key: string\]: (.+); \}$/.exec(t);
-    if (m) return { type: 'object', additionalProperties: typeSchema(m[1], '') };
-    switch (t) {
-      case 'string':
-        return { type: 'string', ...(format ? { format } : {}) };
-      case 'number':
-        return format.startsWith('int')
-          ? { type: 'integer', format }
-          : { type: 'number', ...(format ? { format } : {}) };
-      case 'boolean':
-        return { type: 'boolean' };
-      case 'Date':
-        return { type: 'string', format: 'date-time' };
-      case 'IntOrString':
-        return { 'x-kubernetes-int-or-string': true };
-      case 'any':
-      case 'object':
-        return { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
-    }
-    if (!table[t]) return { type: 'object' };
-    const name = `builtin.${t}`;
-    if (!schemas[name]) {
-      schemas[name] = { type: 'object' };
-      schemas[name] = { type: 'object', properties: fields(t) };
-    }
-    return { allOf: [{ $ref: `#/components/schemas/${name}` }] };
-  };
-  const fields = (t: string) =>
-    Object.fromEntries((table[t] ?? []).map(([name, type, format]) => [name, typeSchema(type, format)]));
-  return fields(model);
 }

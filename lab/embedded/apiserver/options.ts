@@ -1,6 +1,7 @@
 // The options of the verbs (core.ts): what a write asks (dryRun, fieldManager, fieldValidation, the requester), what
 // a list asks (selectors, limit, continue), what a delete asks (DeleteOptions), and the hooks the server attaches to
-// writes (ClusterIP allocation, RBAC escalation prevention). Parsed from requests by handlers/write.ts.
+// writes (ClusterIP allocation, RBAC escalation prevention, validating admission policies). Parsed from requests by handlers/write.ts.
+import type { AdmissionRequest } from './admission/matching.ts';
 import type { UserInfo } from './authn.ts';
 import type { ResourceType } from './resources.ts';
 import type { K8sObject } from './store.ts';
@@ -31,6 +32,10 @@ export interface DeleteOptions {
   gracePeriodSeconds?: number;
   preconditions?: { uid?: string; resourceVersion?: string };
   dryRun: boolean;
+  /** The requester (admission policies see it as `request.userInfo`). */
+  user?: UserInfo;
+  /** Warnings to return in `Warning` headers (admission policies' Warn action). */
+  warnings?: string[];
 }
 
 /** Hooks other parts of the server attach to writes. */
@@ -48,4 +53,11 @@ export interface CoreHooks {
     opts: WriteOptions;
     requestName?: string;
   }) => void;
+  /**
+   * Validating admission (ValidatingAdmissionPolicies) of every create, update and delete, after the kind's own
+   * validation and before storage (dry runs too): throws to refuse; Warn actions add to `warnings`.
+   */
+  validatingAdmission?: (req: AdmissionRequest, warnings: string[]) => void;
+  /** After a create or update is stored (not dry runs): status written by the server itself (a policy's typeChecking). */
+  afterWrite?: (rt: ResourceType, obj: K8sObject) => void;
 }

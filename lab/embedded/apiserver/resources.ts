@@ -1,5 +1,6 @@
 // The resource types the server serves: the built-in kinds and, at run time, every established CRD version.
-import { crdSchema, crdTable, type JSONSchemaProps, type PrinterColumn } from './crd.ts';
+import { type CompiledNode, compileSchema } from './cel/compile.ts';
+import { crdSchema, crdSchemaPath, crdTable, type JSONSchemaProps, type PrinterColumn } from './crd.ts';
 import { builtinSchema, type SchemaNode } from './schema.ts';
 import { type K8sObject, objectKey } from './store.ts';
 import { builtinTables, defaultTable, type TableSpec } from './tables.ts';
@@ -33,7 +34,14 @@ export interface ResourceType {
   /** Built-ins: the client-node model of the kind (builtin-types.json), e.g. `V1Pod`. */
   model?: string;
   /** CRD-only: the version's schema, the storage version. */
-  crd?: { schema?: JSONSchemaProps; storageVersion: string; uid: string; selectableFields: string[] };
+  crd?: {
+    schema?: JSONSchemaProps;
+    storageVersion: string;
+    uid: string;
+    selectableFields: string[];
+    /** The version's compiled x-kubernetes-validations (cel/compile.ts), compiled when the CRD was stored. */
+    rules?: CompiledNode;
+  };
   /** Create/update/delete allowed (false for read-only views). */
   readonly?: boolean;
 }
@@ -170,6 +178,20 @@ export function builtinResources(): ResourceType[] {
       categories: ['api-extensions'],
       status: true,
     }),
+    // pkg/registry/admissionregistration/validatingadmissionpolicy{,binding}/storage: cluster-scoped, category
+    // api-extensions, the policy with a status subresource (status.typeChecking).
+    builtin('admissionregistration.k8s.io', 'v1', 'ValidatingAdmissionPolicy', 'validatingadmissionpolicies', false, {
+      categories: ['api-extensions'],
+      status: true,
+    }),
+    builtin(
+      'admissionregistration.k8s.io',
+      'v1',
+      'ValidatingAdmissionPolicyBinding',
+      'validatingadmissionpolicybindings',
+      false,
+      { categories: ['api-extensions'] },
+    ),
   ];
 }
 
@@ -178,8 +200,8 @@ export function crdResources(crd: K8sObject): ResourceType[] {
   const s = crd.spec;
   const storage = (s.versions as any[]).find((v) => v.storage)?.name;
   const out: ResourceType[] = [];
-  for (const v of s.versions as any[]) {
-    if (!v.served) continue;
+  (s.versions as any[]).forEach((v, i) => {
+    if (!v.served) return;
     const schema: JSONSchemaProps | undefined = v.schema?.openAPIV3Schema;
     const cols: PrinterColumn[] | undefined = v.additionalPrinterColumns;
     const selectable: string[] = (v.selectableFields ?? []).map((f: any) => String(f.jsonPath).replace(/^\./, ''));
@@ -205,9 +227,15 @@ export function crdResources(crd: K8sObject): ResourceType[] {
       schema: crdSchema(schema, true),
       table: crdTable(cols),
       builtin: false,
-      crd: { schema, storageVersion: storage, uid: crd.metadata.uid!, selectableFields: selectable },
+      crd: {
+        schema,
+        storageVersion: storage,
+        uid: crd.metadata.uid!,
+        selectableFields: selectable,
+        rules: compileSchema(schema, crdSchemaPath(i)).root,
+      },
     });
-  }
+  });
   return out;
 }
 

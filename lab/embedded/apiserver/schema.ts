@@ -81,6 +81,10 @@ lm(
 lm(['V1PodStatus.podIPs', 'V1PodStatus.hostIPs'], ['ip']);
 lm(['V1NodeStatus.addresses'], ['type']);
 lm(['V1ServiceAccount.secrets'], ['name']);
+// k8s.io/api/admissionregistration/v1 types.go: matchConditions are `listType=map, listMapKey=name`, status
+// conditions `listType=map, listMapKey=type`; validations, variables and rules are atomic.
+lm(['V1ValidatingAdmissionPolicySpec.matchConditions'], ['name']);
+lm(['V1ValidatingAdmissionPolicyStatus.conditions'], ['type']);
 
 type Attr = { baseName: string; type: string };
 

@@ -13,7 +13,13 @@ import { checkModel, nameRule, validateBuiltin, validateMeta } from './validatio
 
 const clone = <T>(v: T): T => structuredClone(v);
 
-const GENERATION_RESOURCES = new Set(['deployments', 'replicasets', 'customresourcedefinitions']);
+const GENERATION_RESOURCES = new Set([
+  'deployments',
+  'replicasets',
+  'customresourcedefinitions',
+  'validatingadmissionpolicies',
+  'validatingadmissionpolicybindings',
+]);
 
 /** metadata.generation of a new object: 1 for the kinds that track it (and every custom resource), else none. */
 export function initialGeneration(rt: ResourceType, m: K8sObject['metadata']): void {
@@ -204,7 +210,7 @@ export function validateObject(rt: ResourceType, obj: K8sObject, old?: K8sObject
     errs.push(...validateBuiltin(rt.plural, obj, old));
     if (rt.plural === 'customresourcedefinitions') errs.push(...validateCrd(obj));
   } else {
-    errs.push(...validateCustomResource(rt.crd?.schema, obj));
+    errs.push(...validateCustomResource(rt.crd?.schema, obj, rt.crd?.rules, old, rt.status));
   }
   if (errs.length) throw errors.invalid(rt.group, rt.kind, obj.metadata.name ?? '', dedupe(errs));
 }

@@ -1,5 +1,6 @@
 // Server-side printing (`Accept: application/json;as=Table;v=v1;g=meta.k8s.io`): the columns kubectl shows for each
 // built-in kind, computed as Kubernetes' printers do (pkg/printers/internalversion), and CRD printer columns.
+import { formatLabelSelector, labelSelectorRequirements } from '../../../system/shared/selectors.ts';
 import type { K8sObject } from './store.ts';
 
 export interface Column {
@@ -460,7 +461,56 @@ export const builtinTables: Record<string, TableSpec> = {
   rolebindings: BINDING_TABLE,
   clusterrolebindings: BINDING_TABLE,
   customresourcedefinitions: CREATED_AT_TABLE,
+  // pkg/printers/internalversion printValidatingAdmissionPolicy / printValidatingAdmissionPolicyBinding.
+  validatingadmissionpolicies: {
+    columns: [
+      NAME,
+      col(
+        'Validations',
+        'integer',
+        0,
+        '',
+        'Validations indicates the number of validation rules defined in this configuration',
+      ),
+      col('ParamKind', 'string', 0, '', 'ParamKind specifies the kind of resources used to parameterize this policy'),
+      AGE,
+    ],
+    cells: (p, now) => [
+      p.metadata.name,
+      (p.spec?.validations ?? []).length,
+      p.spec?.paramKind ? `${p.spec.paramKind.apiVersion}/${p.spec.paramKind.kind}` : '<unset>',
+      age(p.metadata.creationTimestamp, now),
+    ],
+  },
+  validatingadmissionpolicybindings: {
+    columns: [
+      NAME,
+      col(
+        'PolicyName',
+        'string',
+        0,
+        '',
+        'PolicyName indicates the policy definition which the policy binding binded to',
+      ),
+      col('ParamRef', 'string', 0, '', 'ParamRef indicates the param resource which sets the configration param'),
+      AGE,
+    ],
+    cells: (b, now) => [
+      b.metadata.name,
+      b.spec?.policyName ?? '',
+      paramRefCell(b.spec?.paramRef),
+      age(b.metadata.creationTimestamp, now),
+    ],
+  },
 };
+
+/** The binding's ParamRef column: `ns/name`, `*\/name` without a namespace, the selector's text, or `<unset>`. */
+function paramRefCell(pr: any): string {
+  if (!pr) return '<unset>';
+  if (pr.name) return `${pr.namespace || '*'}/${pr.name}`;
+  if (pr.selector) return formatLabelSelector(labelSelectorRequirements(pr.selector) ?? []);
+  return '<unset>';
+}
 
 function bindingCells(b: K8sObject, now: number): unknown[] {
   const subs: any[] = b.subjects ?? [];

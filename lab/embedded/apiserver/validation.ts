@@ -2,6 +2,7 @@
 // (compiled JSON Schema of the Kubernetes OpenAPI spec); unknown fields from schema.ts; names, labels, annotations and
 // keys with apimachinery's validators and messages (names.ts), and the cross-field rules that clients depend on
 // (selector matches template, unique container names, port ranges) are checked here.
+import { validateBinding, validatePolicy } from './admission/validation.ts';
 import { type FieldError, fieldErrors } from './errors.ts';
 import { isConfigMapKey, isQualifiedName, isValidLabelValue, type NameRule, nameErrors } from './names.ts';
 import type { K8sObject } from './store.ts';
@@ -30,6 +31,8 @@ const MODEL: Record<string, string> = {
   clusterroles: 'IoK8sApiRbacV1ClusterRole',
   clusterrolebindings: 'IoK8sApiRbacV1ClusterRoleBinding',
   customresourcedefinitions: 'IoK8sApiextensionsApiserverPkgApisApiextensionsV1CustomResourceDefinition',
+  validatingadmissionpolicies: 'IoK8sApiAdmissionregistrationV1ValidatingAdmissionPolicy',
+  validatingadmissionpolicybindings: 'IoK8sApiAdmissionregistrationV1ValidatingAdmissionPolicyBinding',
 };
 
 const validators = new Map<string, AjvValidate>();
@@ -320,6 +323,12 @@ export function validateBuiltin(resource: string, obj: K8sObject, old?: K8sObjec
       if (!obj.involvedObject) errs.push(fieldErrors.required('involvedObject'));
       break;
     case 'leases':
+      break;
+    case 'validatingadmissionpolicies':
+      errs.push(...validatePolicy(obj));
+      break;
+    case 'validatingadmissionpolicybindings':
+      errs.push(...validateBinding(obj));
       break;
   }
   return errs;

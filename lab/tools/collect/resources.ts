@@ -9,12 +9,28 @@ import { redactSecret } from './redact.ts';
 import type { Collector } from './types.ts';
 
 const GW_V1BETA1 = 'gateway.networking.k8s.io/v1beta1';
+const GW_V1ALPHA2 = 'gateway.networking.k8s.io/v1alpha2';
+
+/** A Gateway API kind the cluster may serve, read at v1 first (the versions of Gateway API v1.6.1's standard bundle). */
+const gw = (kind: string, plural: string, older: string[] = []): KindRef => ({
+  kind,
+  plural,
+  apiVersions: [GW_API, ...older],
+  namespaced: true,
+});
 
 export const GATEWAY_KINDS: KindRef[] = [
   { kind: 'GatewayClass', plural: 'gatewayclasses', apiVersions: [GW_API, GW_V1BETA1], namespaced: false },
   { kind: 'Gateway', plural: 'gateways', apiVersions: [GW_API, GW_V1BETA1], namespaced: true },
   { kind: 'HTTPRoute', plural: 'httproutes', apiVersions: [GW_API, GW_V1BETA1], namespaced: true },
   { kind: 'ReferenceGrant', plural: 'referencegrants', apiVersions: [GW_API, GW_V1BETA1], namespaced: true },
+  // The kinds the control plane does not read yet: a bug report shows what users wrote beside the routes it serves.
+  gw('GRPCRoute', 'grpcroutes'),
+  gw('TLSRoute', 'tlsroutes', [GW_V1ALPHA2]),
+  gw('TCPRoute', 'tcproutes', [GW_V1ALPHA2]),
+  gw('UDPRoute', 'udproutes', [GW_V1ALPHA2]),
+  gw('ListenerSet', 'listenersets'),
+  gw('BackendTLSPolicy', 'backendtlspolicies', ['gateway.networking.k8s.io/v1alpha3']),
   { kind: 'GatewayParameters', plural: 'gatewayparameters', apiVersions: [VENDOR_API], namespaced: true },
   { kind: 'TrafficPolicy', plural: 'trafficpolicies', apiVersions: [VENDOR_API], namespaced: true },
   { kind: 'GatewayExtension', plural: 'gatewayextensions', apiVersions: [VENDOR_API], namespaced: true },

@@ -135,6 +135,7 @@ function world(
       },
     ],
     routes: o.routes ?? [route('web', { labels: { app: 'web' } })],
+    l4Routes: o.l4Routes ?? [],
     policies: o.policies ?? [],
     extensions: o.extensions ?? [],
     grants: o.grants ?? [],
@@ -274,7 +275,7 @@ describe('explain analysis', () => {
     expect(f.subject).toBe('TrafficPolicy app/auth');
     const grant = parse(f.yaml!);
     expect(grant).toEqual({
-      apiVersion: 'gateway.networking.k8s.io/v1beta1',
+      apiVersion: 'gateway.networking.k8s.io/v1',
       kind: 'ReferenceGrant',
       metadata: { name: 'allow-gatewayextension-app-to-service-extauth', namespace: 'extauth' },
       spec: {
@@ -313,6 +314,36 @@ describe('explain analysis', () => {
     expect(f[0].message).toBe('backends do not resolve: ResolvedRefs=False (RefNotPermitted): no grant');
     expect(parse(f[0].yaml!).spec.from).toEqual([
       { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'app' },
+    ]);
+  });
+
+  it('a route attached through a ListenerSet: its parent status as a note (or a problem), not "no parentRefs"', () => {
+    const viaSet = (accepted: any): KObj => ({
+      ...route('web'),
+      spec: { parentRefs: [{ kind: 'ListenerSet', name: 'extra' }], rules: [] },
+      status: {
+        parents: [
+          {
+            parentRef: { kind: 'ListenerSet', name: 'extra' },
+            controllerName: 'gateway.gwvendor.dev/gwvendor',
+            conditions: [accepted, ok('ResolvedRefs')],
+          },
+        ],
+      },
+    });
+    const good = explain(world({ routes: [viaSet(ok('Accepted'))] }), {
+      kind: 'HTTPRoute',
+      namespace: 'app',
+      name: 'web',
+    });
+    expect(problems(good)).toEqual([]);
+    expect(good.findings.map((f) => f.message)).toContain(
+      'parentRef ListenerSet app/extra: Accepted=True (Accepted) (explain does not check ListenerSet listeners in the proxy config)',
+    );
+    const refused = viaSet(bad('Accepted', 'NoMatchingParent', 'ListenerSet app/extra is not attached'));
+    const f = problems(explain(world({ routes: [refused] }), { kind: 'HTTPRoute', namespace: 'app', name: 'web' }));
+    expect(f.map((x) => x.message)).toEqual([
+      'parentRef ListenerSet app/extra: Accepted=False (NoMatchingParent): ListenerSet app/extra is not attached (explain does not check ListenerSet listeners in the proxy config)',
     ]);
   });
 
@@ -360,8 +391,92 @@ describe('explain analysis', () => {
   it('parses kubectl-style targets and rejects others with the usage', () => {
     expect(parseTarget('httproutes/web', 'ns')).toEqual({ kind: 'HTTPRoute', namespace: 'ns', name: 'web' });
     expect(parseTarget('tp/p1', 'ns').kind).toBe('TrafficPolicy');
+    expect(parseTarget('tcproute/db', 'ns').kind).toBe('TCPRoute');
+    expect(parseTarget('udproutes.gateway.networking.k8s.io/dns', 'ns').kind).toBe('UDPRoute');
     expect(parseTarget('gatewayextension.gateway.gwvendor.dev/e', 'ns').kind).toBe('GatewayExtension');
     expect(() => parseTarget('service/web', 'ns')).toThrow(/explain needs <kind>\/<name>, kind one of HTTPRoute/);
+  });
+});
+
+describe('explain: TCPRoute and UDPRoute', () => {
+  const tcpRoute = (conditions: any[], backends: any[] = [{ name: 'db', port: 5432 }]): KObj => ({
+    apiVersion: GW,
+    kind: 'TCPRoute',
+    metadata: { name: 'db', namespace: 'app' },
+    spec: { parentRefs: [{ name: 'gw', sectionName: 'tcp' }], rules: [{ backendRefs: backends }] },
+    status: {
+      parents: [
+        { parentRef: { name: 'gw', sectionName: 'tcp' }, controllerName: 'gateway.gwvendor.dev/gwvendor', conditions },
+      ],
+    },
+  });
+  const tcpDump = (cluster: string): ConfigDump => ({
+    configs: [
+      {
+        '@type': 'type.googleapis.com/envoy.admin.v3.ListenersConfigDump',
+        dynamic_listeners: [
+          {
+            name: 'listener~5432',
+            active_state: {
+              listener: {
+                name: 'listener~5432',
+                filter_chains: [
+                  {
+                    filters: [
+                      { name: 'envoy.filters.network.tcp_proxy', typed_config: { stat_prefix: 'tcp-5432', cluster } },
+                    ],
+                  },
+                ],
+              },
+            },
+          },
+        ],
+      },
+    ],
+  });
+  const target = { kind: 'TCPRoute' as const, namespace: 'app', name: 'db' };
+  const withProxy = (route: KObj, cluster: string) =>
+    world({ l4Routes: [route], pods: [pod('gw-1', { dump: tcpDump(cluster) })] });
+
+  it('a healthy TCPRoute: accepted, resolved, a tcp_proxy listener to its backend in config_dump', () => {
+    const r = explain(withProxy(tcpRoute([ok('Accepted'), ok('ResolvedRefs')]), 'kube_app_db_5432'), target);
+    expect(problems(r)).toEqual([]);
+    expect(r.findings.map((f) => f.message)).toEqual(
+      expect.arrayContaining([
+        'accepted by Gateway app/gw',
+        'backends resolved',
+        'in the proxy config of Gateway app/gw: a tcp_proxy listener to its backends in config_dump of gw-1',
+      ]),
+    );
+    expect(gatewaysNeeded(withProxy(tcpRoute([]), 'x'), target)).toEqual([{ namespace: 'app', name: 'gw' }]);
+  });
+
+  it('accepted but not in the proxy config (an older route holds the listener) is a disagreement', () => {
+    const r = explain(withProxy(tcpRoute([ok('Accepted'), ok('ResolvedRefs')]), 'kube_app_older_5432'), target);
+    expect(problems(r).map((f) => [f.message, f.disagreement])).toEqual([
+      [
+        "status says Accepted by Gateway app/gw, but no listener of that Gateway's proxy config_dump sends to its backends",
+        true,
+      ],
+    ]);
+  });
+
+  it('a cross-namespace backend without a grant prints the ReferenceGrant from TCPRoute', () => {
+    const route = tcpRoute(
+      [ok('Accepted'), bad('ResolvedRefs', 'RefNotPermitted', 'no grant')],
+      [{ name: 'db', namespace: 'data', port: 5432 }],
+    );
+    const f = problems(explain(withProxy(route, 'blackhole-cluster'), target));
+    expect(f[0].message).toBe('backends do not resolve: ResolvedRefs=False (RefNotPermitted): no grant');
+    expect(parse(f[0].yaml!).spec.from).toEqual([
+      { group: 'gateway.networking.k8s.io', kind: 'TCPRoute', namespace: 'app' },
+    ]);
+  });
+
+  it('an unknown TCPRoute says which exist', () => {
+    const r = explain(world({ l4Routes: [tcpRoute([])] }), { kind: 'TCPRoute', namespace: 'app', name: 'nope' });
+    expect(r.found).toBe(false);
+    expect(r.findings[0].details).toEqual(['TCPRoutes in app: db']);
   });
 });
 

@@ -9,6 +9,7 @@ import { notReadyReasons } from '../../toolkit/describe.ts';
 import type { Condition, KObj } from '../../toolkit/kube.ts';
 import type { ScopeEntry } from './attachment.ts';
 import { gatewayFindings, routeParents } from './gateways.ts';
+import { l4RouteFindings } from './l4-routes.ts';
 import {
   created,
   explainPolicyOn,
@@ -37,6 +38,9 @@ export function gatewaysNeeded(world: Omit<World, 'proxies' | 'services' | 'xdsE
   const w = world as World;
   if (t.kind === 'HTTPRoute') {
     const r = find(world.routes, t.namespace, t.name);
+    if (r) addRoute(r);
+  } else if (t.kind === 'TCPRoute' || t.kind === 'UDPRoute') {
+    const r = findL4(world, t);
     if (r) addRoute(r);
   } else if (t.kind === 'Gateway') {
     addGw(t);
@@ -116,14 +120,15 @@ function finish(world: World, t: Target, findings: Finding[], policies: PolicyRe
 }
 
 function notFound(t: Target, world: World): Report {
-  const list =
-    t.kind === 'HTTPRoute'
-      ? world.routes
-      : t.kind === 'Gateway'
-        ? world.gateways
-        : t.kind === 'TrafficPolicy'
-          ? world.policies
-          : world.extensions;
+  const lists: Record<Target['kind'], KObj[]> = {
+    HTTPRoute: world.routes,
+    TCPRoute: (world.l4Routes ?? []).filter((r) => r.kind === 'TCPRoute'),
+    UDPRoute: (world.l4Routes ?? []).filter((r) => r.kind === 'UDPRoute'),
+    Gateway: world.gateways,
+    TrafficPolicy: world.policies,
+    GatewayExtension: world.extensions,
+  };
+  const list = lists[t.kind];
   const there = list.filter((o) => o.metadata?.namespace === t.namespace).map((o) => o.metadata!.name!);
   return {
     target: t,
@@ -312,10 +317,29 @@ export function explainExtension(world: World, t: Target): Report {
   return finish(world, t, findings, policies);
 }
 
+/** A TCPRoute or UDPRoute of the world, by kind, namespace and name. */
+function findL4(world: Pick<World, 'l4Routes'>, t: Target): KObj | undefined {
+  return (world.l4Routes ?? []).find(
+    (r) => r.kind === t.kind && r.metadata?.namespace === t.namespace && r.metadata?.name === t.name,
+  );
+}
+
+/** A TCPRoute or UDPRoute: its parents and backends, whether its Gateways' proxies hold it, and those Gateways. */
+function explainL4Route(world: World, t: Target): Report {
+  const route = findL4(world, t);
+  if (!route) return notFound(t, world);
+  const findings = l4RouteFindings(world, route);
+  for (const g of routeParents(route)) findings.push(...gatewayFindings(world, g));
+  return finish(world, t, findings, []);
+}
+
 export function explain(world: World, t: Target): Report {
   switch (t.kind) {
     case 'HTTPRoute':
       return explainRoute(world, t);
+    case 'TCPRoute':
+    case 'UDPRoute':
+      return explainL4Route(world, t);
     case 'Gateway':
       return explainGateway(world, t);
     case 'TrafficPolicy':

@@ -1,6 +1,8 @@
 // The ReferenceGrant that would allow a cross-namespace reference, as YAML ready for `kubectl apply -f -`
-// (contract section 7, rule 3: created in the namespace of the referenced object).
+// (contract section 7, rule 3: created in the namespace of the referenced object), at the version the control plane
+// reads (system/controlplane/kube/watched.ts: v1, served since Gateway API v1.5.0).
 import { stringify } from 'yaml';
+import { watchedKind } from '../../../system/controlplane/kube/watched.ts';
 
 export interface GrantFrom {
   group: string;
@@ -25,7 +27,7 @@ function grantName(from: GrantFrom, to: GrantTo): string {
 
 export function referenceGrantYaml(from: GrantFrom, to: GrantTo): string {
   return stringify({
-    apiVersion: 'gateway.networking.k8s.io/v1beta1',
+    apiVersion: watchedKind('ReferenceGrant')!.apiVersion,
     kind: 'ReferenceGrant',
     metadata: { name: grantName(from, to), namespace: to.namespace },
     spec: {

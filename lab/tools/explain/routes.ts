@@ -98,21 +98,39 @@ export function routeFindings(world: World, route: KObj): Finding[] {
       }
     }
   }
-  if (!routeParents(route).length) {
+  const viaSets = (route.spec?.parentRefs ?? []).filter((p: any) => p.kind === 'ListenerSet');
+  for (const p of viaSets) {
+    const st = statuses.find(
+      (s) =>
+        s.controllerName === CONTROLLER_NAME && s.parentRef?.kind === 'ListenerSet' && s.parentRef?.name === p.name,
+    );
+    const accepted = st && cond(st.conditions, 'Accepted');
+    // explain does not follow a ListenerSet to its Gateway's proxies yet: what its status says, as a note.
+    out.push({
+      level: accepted?.status === 'False' ? 'problem' : 'note',
+      subject,
+      message: `parentRef ListenerSet ${p.namespace ?? ns}/${p.name}: ${accepted ? `${condText(accepted)}${accepted.message ? `: ${accepted.message}` : ''}` : 'no status from gwvendor'} (explain does not check ListenerSet listeners in the proxy config)`,
+    });
+  }
+  if (!routeParents(route).length && !viaSets.length) {
     out.push({ level: 'problem', subject, message: 'it has no parentRefs: it attaches to no Gateway' });
   }
   return out;
 }
 
 /** For a route whose cross-namespace backendRefs are not permitted: the grants that would allow them. */
-function backendGrantFix(world: World, route: KObj): Pick<Finding, 'yaml'> {
+export function backendGrantFix(
+  world: World,
+  route: KObj,
+  kind: 'HTTPRoute' | 'TCPRoute' | 'UDPRoute' = 'HTTPRoute',
+): Pick<Finding, 'yaml'> {
   const ns = route.metadata!.namespace!;
   const grants = world.grants as unknown as ReferenceGrant[];
   const docs: string[] = [];
   for (const rule of route.spec?.rules ?? []) {
     for (const b of rule.backendRefs ?? []) {
       const to = { group: b.group ?? '', kind: b.kind ?? 'Service', namespace: b.namespace ?? ns, name: b.name };
-      const from = { group: GW_GROUP, kind: 'HTTPRoute', namespace: ns };
+      const from = { group: GW_GROUP, kind, namespace: ns };
       if (to.namespace === ns || referenceAllowed(grants, from, to)) continue;
       const yaml = referenceGrantYaml(from, to);
       if (!docs.includes(yaml)) docs.push(yaml);

@@ -3,6 +3,7 @@
 // through the Kubernetes API and the two admin servers by port-forward — the same sources a user has. The analysis
 // (analyze.ts) is a pure function of this, so it is unit-tested without a cluster.
 import type { V1Pod } from '@kubernetes/client-node';
+import { watchedKind } from '../../../system/controlplane/kube/watched.ts';
 import { CONTROL_PLANE, type ConfigDump, configDump } from '../../toolkit/admin.ts';
 import { eventsFor, type PodSummary, summarizePod } from '../../toolkit/describe.ts';
 import type { KObj, Kube } from '../../toolkit/kube.ts';
@@ -41,6 +42,8 @@ export interface World {
   gatewayClasses: KObj[];
   gateways: KObj[];
   routes: KObj[];
+  /** TCPRoutes and UDPRoutes (none on a cluster without their CRDs). */
+  l4Routes?: KObj[];
   policies: KObj[];
   extensions: KObj[];
   grants: KObj[];
@@ -62,8 +65,10 @@ async function listOrEmpty(kube: Kube, apiVersion: string, kind: string): Promis
   try {
     return await kube.list(apiVersion, kind);
   } catch (err) {
-    // A cluster without the vendor CRDs simply has no such objects; anything else is a real failure.
+    // A cluster without the vendor CRDs (or Gateway API v1.6.1's TCPRoute, UDPRoute) simply has no such objects:
+    // a 404, or client-node's discovery not listing the kind. Anything else is a real failure.
     if ((err as { code?: number }).code === 404) return [];
+    if (/Unrecognized API version and kind/.test((err as Error)?.message ?? '')) return [];
     throw err;
   }
 }
@@ -81,16 +86,19 @@ async function validationMode(kube: Kube): Promise<'strict' | 'off'> {
 
 /** Every object explain reasons about (all namespaces: policies and grants cross namespaces). */
 export async function gatherObjects(kube: Kube): Promise<Omit<World, 'services' | 'proxies' | 'xdsError'>> {
-  const [gatewayClasses, gateways, routes, policies, extensions, grants, validation] = await Promise.all([
+  const [gatewayClasses, gateways, routes, tcp, udp, policies, extensions, grants, validation] = await Promise.all([
     listOrEmpty(kube, GW_API, 'GatewayClass'),
     listOrEmpty(kube, GW_API, 'Gateway'),
     listOrEmpty(kube, GW_API, 'HTTPRoute'),
+    listOrEmpty(kube, GW_API, 'TCPRoute'),
+    listOrEmpty(kube, GW_API, 'UDPRoute'),
     listOrEmpty(kube, VENDOR_API, 'TrafficPolicy'),
     listOrEmpty(kube, VENDOR_API, 'GatewayExtension'),
-    listOrEmpty(kube, 'gateway.networking.k8s.io/v1beta1', 'ReferenceGrant'),
+    listOrEmpty(kube, watchedKind('ReferenceGrant')!.apiVersion, 'ReferenceGrant'),
     validationMode(kube),
   ]);
-  return { gatewayClasses, gateways, routes, policies, extensions, grants, validation };
+  const l4Routes = [...tcp, ...udp];
+  return { gatewayClasses, gateways, routes, l4Routes, policies, extensions, grants, validation };
 }
 
 /** Reads the proxies of `gateways`: pods (with events for those not running), config_dumps, and the xDS view. */

@@ -5,6 +5,7 @@
 import { type KubeConfig, KubernetesObjectApi, PatchStrategy } from '@kubernetes/client-node';
 import type { Logger } from '../../shared/log.ts';
 import { isOurGateway } from '../ir/gateway.ts';
+import type { GatewayIR } from '../ir/types.ts';
 import { type Collection, derive } from '../krt/collection.ts';
 import type { Metrics } from '../metrics.ts';
 import { type Gateway, type GatewayParametersSpec, VENDOR_GROUP } from '../model.ts';
@@ -125,7 +126,7 @@ export class Deployer {
         gateway,
         state: 'deploy' as const,
         ...(ref ? { parameters: `${ns}/${ref.name}` } : {}),
-        objects: proxyObjects(gw, params, settings),
+        objects: proxyObjects(gw, params, settings, servedPorts(ctx.fetch(p.gateways, key)?.ir)),
       };
     });
   }
@@ -221,4 +222,13 @@ export class Deployer {
     if (!existed) this.events?.emit(d.gateway, 'Normal', 'Deployed', `proxy deployed: ${what}`);
     else if (prev && prev !== d) this.events?.emit(d.gateway, 'Normal', 'Updated', `proxy updated: ${what}`);
   }
+}
+
+/** The ports the Gateway's proxy serves beyond its spec's listeners: those of its ListenerSets (from the IR). */
+function servedPorts(ir: GatewayIR | undefined): { port: number; protocol: string }[] {
+  if (!ir) return [];
+  return [
+    ...ir.listeners.map((l) => ({ port: l.port, protocol: 'HTTP' })),
+    ...(ir.l4Listeners ?? []).map((l) => ({ port: l.port, protocol: l.protocol })),
+  ];
 }

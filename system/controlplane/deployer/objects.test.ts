@@ -27,6 +27,34 @@ const settings = {
 };
 
 describe('proxy objects', () => {
+  it("expose a UDP listener as a UDP port (beside a TCP one of the same number) and the ListenerSets' ports", () => {
+    const l4: Gateway = {
+      ...gw,
+      spec: {
+        gatewayClassName: 'gwvendor',
+        listeners: [
+          { name: 'tcp', port: 5300, protocol: 'TCP' },
+          { name: 'udp', port: 5300, protocol: 'UDP' },
+        ],
+      },
+    };
+    const o = proxyObjects(l4, undefined, settings, [{ port: 8080, protocol: 'HTTP' }]);
+    new Service(o.service as any).validate();
+    new Deployment(o.deployment as any).validate();
+    expect(o.service.spec.ports).toEqual([
+      { name: 'listener-5300', port: 5300, targetPort: 5300, protocol: 'TCP' },
+      { name: 'udp-5300', port: 5300, targetPort: 5300, protocol: 'UDP' },
+      { name: 'listener-8080', port: 8080, targetPort: 8080, protocol: 'TCP' },
+    ]);
+    // The ListenerSet's port is not a container port: attaching a set does not change the pod template.
+    expect((o.deployment.spec.template.spec.containers[0] as any).ports.slice(0, 3)).toEqual([
+      { name: 'listener-5300', containerPort: 5300, protocol: 'TCP' },
+      { name: 'udp-5300', containerPort: 5300, protocol: 'UDP' },
+      { name: 'readiness', containerPort: 8082, protocol: 'TCP' },
+    ]);
+    expect(proxyObjects(l4, undefined, settings).deployment).toEqual(o.deployment);
+  });
+
   it('are schema-valid, named after the Gateway, owned by it, labelled, with each listener port exposed', () => {
     const o = proxyObjects(gw, undefined, settings);
     new ServiceAccount(o.serviceAccount as any).validate();

@@ -152,10 +152,26 @@ export interface ProxyObjects {
   service: Record<string, any>;
 }
 
+/**
+ * The proxy's ports: one per listener port and transport (a UDP listener's port is a UDP port, named
+ * `udp-<port>` (a container port name has at most 15 characters); HTTP and TCP listeners' are TCP, `listener-<port>`), by port then protocol.
+ */
+export function proxyPorts(listeners: { port: number; protocol: string }[]) {
+  const out = new Map<string, { name: string; port: number; protocol: 'TCP' | 'UDP' }>();
+  for (const l of listeners) {
+    const protocol = l.protocol === 'UDP' ? ('UDP' as const) : ('TCP' as const);
+    const name = protocol === 'UDP' ? `udp-${l.port}` : `listener-${l.port}`;
+    out.set(name, { name, port: l.port, protocol });
+  }
+  return [...out.values()].sort((a, b) => a.port - b.port || (a.protocol < b.protocol ? -1 : 1));
+}
+
 export function proxyObjects(
   gw: Gateway,
   params: GatewayParametersSpec | undefined,
   s: DeployerSettings,
+  /** Listeners the proxy also serves: those of the ListenerSets attached to the Gateway. */
+  extraListeners: { port: number; protocol: string }[] = [],
 ): ProxyObjects {
   const name = gw.metadata.name;
   const namespace = gw.metadata.namespace ?? 'default';
@@ -199,7 +215,10 @@ export function proxyObjects(
     ...(component ? ['--component-log-level', component] : []),
     ...(ec.extraArgs ?? []),
   ];
-  const ports = [...new Set((gw.spec?.listeners ?? []).map((l) => l.port))].sort((a, b) => a - b);
+  const ports = proxyPorts(gw.spec?.listeners ?? []);
+  // A ListenerSet's ports go to the Service only: the pod template (container ports, informational) stays, so
+  // attaching or detaching a set does not roll the proxies.
+  const servicePorts = proxyPorts([...(gw.spec?.listeners ?? []), ...extraListeners]);
   const podLabels = { ...selectorLabels(name), ...(kube.podTemplate?.extraLabels ?? {}) };
 
   const deployment = {
@@ -230,7 +249,7 @@ export function proxyObjects(
                 ...(ec.env ?? []),
               ],
               ports: [
-                ...ports.map((p) => ({ name: `listener-${p}`, containerPort: p, protocol: 'TCP' })),
+                ...ports.map((p) => ({ name: p.name, containerPort: p.port, protocol: p.protocol })),
                 { name: 'readiness', containerPort: READINESS_PORT, protocol: 'TCP' },
                 { name: 'metrics', containerPort: METRICS_PORT, protocol: 'TCP' },
               ],
@@ -255,7 +274,7 @@ export function proxyObjects(
     spec: {
       type: kube.service?.type ?? 'LoadBalancer',
       selector: selectorLabels(name),
-      ports: ports.map((p) => ({ name: `listener-${p}`, port: p, targetPort: p, protocol: 'TCP' })),
+      ports: servicePorts.map((p) => ({ name: p.name, port: p.port, targetPort: p.port, protocol: p.protocol })),
     },
   };
   return {

@@ -1,11 +1,13 @@
-// One Gateway → its IR and the reports its statuses are made from, as a sequence of stages: listeners validated
-// (listeners.ts), the Gateway accepted or not (its parametersRef, a usable listener), routes attached to listeners
-// (attach-routes.ts), policies attached and merged per route entry while virtual hosts are built (attach-policies.ts,
-// virtual-hosts.ts), and what each policy's attachment came to (policy-reports.ts).
+// One Gateway → its IR and the reports its statuses are made from, as a sequence of stages: the ListenerSets its
+// allowedListeners admit (listener-sets.ts), listeners validated (listeners.ts), the Gateway accepted or not (its
+// parametersRef, a usable listener), routes attached to listeners (attach-routes.ts), policies attached and merged
+// per route entry while virtual hosts are built (attach-policies.ts, virtual-hosts.ts), TCP and UDP listeners
+// (l4-listeners.ts), and what each policy's attachment came to (policy-reports.ts).
 import {
   type Gateway,
   type GatewayClass,
   type GatewayParameters,
+  type ListenerSet,
   type Namespace,
   type ReferenceGrant,
   roleOf,
@@ -14,18 +16,25 @@ import {
 } from '../model.ts';
 import { GatewayPolicies } from './attach-policies.ts';
 import { attachRoutes, type RouteParentReport } from './attach-routes.ts';
+import { buildL4Listeners } from './l4-listeners.ts';
+import type { L4RouteInfo } from './l4-routes.ts';
+import { admitListenerSets, type ListenerSetReport, listenerSetReports } from './listener-sets.ts';
 import { type ListenerReport, type ListenerState, validateListeners } from './listeners.ts';
 import type { PolicyInfo } from './policies.ts';
 import { type PolicyAncestorReport, policyReports } from './policy-reports.ts';
 import type { RouteInfo } from './routes.ts';
-import { bad, type GatewayIR, type ObjRef, type Outcome, ok, type ValidationMode } from './types.ts';
+import { bad, compareStrings, type GatewayIR, type ObjRef, type Outcome, ok, type ValidationMode } from './types.ts';
 import { buildVirtualHosts } from './virtual-hosts.ts';
 
 export interface GatewayWorld {
   gatewayClass(name: string): GatewayClass | undefined;
   gatewayParameters(namespace: string, name: string): GatewayParameters | undefined;
-  /** Routes whose parentRefs name this Gateway. */
-  routes(gatewayKey: string): RouteInfo[];
+  /** HTTPRoutes whose parentRefs name this Gateway (`<ns>/<name>`) or a ListenerSet (`ListenerSet/<ns>/<name>`). */
+  routes(parentKey: string): RouteInfo[];
+  /** TCPRoutes and UDPRoutes, looked up the same way. */
+  l4Routes(parentKey: string): L4RouteInfo[];
+  /** ListenerSets whose parentRef names this Gateway. */
+  listenerSets(gatewayKey: string): ListenerSet[];
   namespace(name: string): Namespace | undefined;
   /** The ReferenceGrants of a namespace (for listeners' certificateRefs). */
   referenceGrants(namespace: string): ReferenceGrant[];
@@ -44,6 +53,12 @@ export interface GatewayReports {
   listeners: ListenerReport[];
   /** route key → one entry per parentRef that names this Gateway */
   routes: Record<string, { generation: number; parents: RouteParentReport[] }>;
+  /** `<TCPRoute|UDPRoute>/<ns>/<name>` → one entry per parentRef that names this Gateway or one of its ListenerSets */
+  l4Routes: Record<string, { generation: number; parents: RouteParentReport[] }>;
+  /** ListenerSet key → its status for this Gateway */
+  listenerSets: Record<string, ListenerSetReport>;
+  /** ListenerSets attached (selected by allowedListeners and Accepted): status.attachedListenerSets */
+  attachedListenerSets: number;
   /** policy key → its ancestor status for this Gateway */
   policies: Record<string, { generation: number } & PolicyAncestorReport>;
   /** The GatewayParameters in use (namespace/name), when valid. */
@@ -67,18 +82,37 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
   const name = gw.metadata.name;
   const key = `${ns}/${name}`;
   const gwRef: ObjRef = { kind: 'Gateway', namespace: ns, name };
-  const listeners = validateListeners(gw, {
+  const sets = admitListenerSets(gw, world.listenerSets(key), (n) => world.namespace(n));
+  const listeners = validateListeners(gw, sets.admitted, {
     grants: (n) => world.referenceGrants(n),
-    secret: (n, name) => world.secret(n, name),
+    secret: (n, secretName) => world.secret(n, secretName),
   });
   const { accepted, params } = gatewayAccepted(gw, world, listeners);
-  const routes = attachRoutes(gw, accepted, listeners, world.routes(key), (n) => world.namespace(n));
+  const nsOf = (n: string) => world.namespace(n);
+  const parentKeys = [key, ...sets.admitted.map((a) => `ListenerSet/${a.owner.namespace}/${a.owner.name}`)];
+  const unique = <R extends { ref: { kind: string; namespace: string; name: string } }>(list: R[]) => [
+    ...new Map(list.map((r) => [`${r.ref.kind}/${r.ref.namespace}/${r.ref.name}`, r])).values(),
+  ];
+  const routes = attachRoutes(gw, accepted, listeners, unique(parentKeys.flatMap(world.routes)), nsOf);
+  const l4 = attachRoutes(
+    gw,
+    accepted,
+    listeners,
+    unique(parentKeys.flatMap(world.l4Routes)),
+    nsOf,
+    (r) => `${r.ref.kind}/${r.ref.namespace}/${r.ref.name}`,
+  );
+  const setReports = listenerSetReports(gw, accepted, sets, listeners);
+  reportRefusedSetParents(sets.refused, setReports, world, routes.reports, l4.reports);
   const reports: GatewayReports = {
     gateway: gwRef,
     generation: gw.metadata.generation ?? 1,
     accepted,
-    listeners: listeners.map((s) => s.report),
+    listeners: listeners.filter((s) => s.owner.kind === 'Gateway').map((s) => s.report),
     routes: routes.reports,
+    l4Routes: l4.reports,
+    listenerSets: setReports,
+    attachedListenerSets: Object.values(setReports).filter((r) => r.accepted.ok).length,
     policies: {},
     ...(params ? { parameters: params } : {}),
   };
@@ -93,15 +127,18 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
       ...world.policiesSelecting('HTTPRoute', r.namespace),
     ],
   );
-  policies.noteAttached(listeners.filter((s) => s.usable).map((s) => s.l.name));
+  policies.noteAttached(listeners.filter((s) => s.usable && s.owner.kind === 'Gateway').map((s) => s.l.name));
   const hosts = buildVirtualHosts(listeners, routes.placements, policies);
+  const l4Listeners = buildL4Listeners(listeners, l4.placements);
+  const clusters = new Map([...hosts.clusters, ...l4Listeners.clusters].map((c) => [c.name, c]));
   reports.policies = policyReports(policies.tallies, opts.mode);
   const ir: GatewayIR = {
     gateway: gwRef,
     role: roleOf(ns, name),
     validation: opts.mode,
     listeners: hosts.listeners,
-    clusters: hosts.clusters,
+    ...(l4Listeners.listeners.length ? { l4Listeners: l4Listeners.listeners } : {}),
+    clusters: [...clusters.values()].sort((a, b) => compareStrings(a.name, b.name)),
     extAuth: hosts.extAuth,
     findings: hosts.findings,
   };
@@ -109,8 +146,39 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
 }
 
 /**
- * The Gateway's Accepted outcome: its parametersRef resolves and at least one listener can take routes. When some listeners
- * are not valid, it is accepted with reason ListenersNotValid (gateway_types.go: "This can be the reason when
+ * Routes whose parentRef names a ListenerSet the Gateway does not admit: that parentRef is not accepted
+ * (NoMatchingParent, saying why the set is not attached), so the route's status tells what to fix.
+ */
+function reportRefusedSetParents(
+  refused: ListenerSet[],
+  setReports: Record<string, ListenerSetReport>,
+  world: GatewayWorld,
+  httpReports: GatewayReports['routes'],
+  l4Reports: GatewayReports['l4Routes'],
+): void {
+  for (const set of refused) {
+    const ns = set.metadata.namespace ?? 'default';
+    const why = setReports[`${ns}/${set.metadata.name}`].accepted.message;
+    const key = `ListenerSet/${ns}/${set.metadata.name}`;
+    const add = (r: RouteInfo | L4RouteInfo, reports: GatewayReports['routes'], reportKey: string) => {
+      for (const p of r.parentRefs) {
+        if (p.kind !== 'ListenerSet' || p.namespace !== ns || p.name !== set.metadata.name) continue;
+        reports[reportKey] ??= { generation: r.generation, parents: [] };
+        reports[reportKey].parents.push({
+          parentRef: p.original,
+          accepted: bad('NoMatchingParent', `ListenerSet ${ns}/${set.metadata.name} is not attached: ${why}`),
+          resolvedRefs: r.resolvedRefs,
+        });
+      }
+    };
+    for (const r of world.routes(key)) add(r, httpReports, `${r.ref.namespace}/${r.ref.name}`);
+    for (const r of world.l4Routes(key)) add(r, l4Reports, `${r.ref.kind}/${r.ref.namespace}/${r.ref.name}`);
+  }
+}
+
+/**
+ * The Gateway's Accepted outcome: its parametersRef resolves and at least one listener can take routes. When some of
+ * its own listeners are not valid, it is accepted with reason ListenersNotValid (gateway_types.go: "This can be the reason when
  * Accepted is True or False"; conformance GatewayListenerUnsupportedProtocol). When it is not accepted, no listener is
  * programmed.
  */
@@ -121,7 +189,7 @@ function gatewayAccepted(
 ): { accepted: Outcome; params?: string } {
   const { outcome, params } = parametersOutcome(gw, world);
   let accepted = outcome;
-  const invalid = listeners.filter((s) => !s.valid).map((s) => s.l.name);
+  const invalid = listeners.filter((s) => s.owner.kind === 'Gateway' && !s.valid).map((s) => s.l.name);
   // Not accepted when no listener can take routes; one whose references do not resolve still can (it reports
   // ResolvedRefs=False and counts its routes: conformance GatewayWithAttachedRoutes).
   if (accepted.ok && !listeners.some((s) => s.attachable)) {

@@ -1,13 +1,13 @@
-// A Gateway's listeners, validated as the Gateway API asks (protocol, allowedRoutes.kinds, listeners that share a
-// port: one protocol, distinct hostnames), each with the report its status entry is made from. The usable ones are
+// A Gateway's listeners, and those of the ListenerSets attached to it, validated as the Gateway API asks (protocol:
+// HTTP, TCP or UDP with the route kind each carries; allowedRoutes.kinds; listeners that share a port: one protocol,
+// distinct hostnames), each with the report its status entry is made from. The usable ones are
 // what routes attach to (attach-routes.ts) and what gets an Envoy listener (virtual-hosts.ts).
 // HTTPS listeners get their statuses as the spec (v1.6.1 gateway_types.go, ListenerConditionResolvedRefs) and the
 // conformance tests GatewayInvalidTLSConfiguration and GatewaySecret*ReferenceGrant ask: Accepted, ResolvedRefs
-// False/InvalidCertificateRef for a certificateRef that is not a core Secret, False/RefNotPermitted for a Secret in
-// another namespace that no ReferenceGrant allows. They are not served yet (TLS termination in the proxy is the issue
-// "HTTPS, TLS passthrough, HTTP/2…"): Programmed=False/Pending says so, and they get no Envoy listener. A Secret that
-// does not exist, or does not hold a PEM certificate and private key in tls.crt and tls.key, is InvalidCertificateRef
-// (conformance GatewayInvalidTLSConfiguration: nonexistent and malformed).
+// False/InvalidCertificateRef for a certificateRef that is not a core Secret, or a Secret that does not exist or does
+// not hold a PEM certificate and key in tls.crt and tls.key, False/RefNotPermitted for a Secret in another namespace
+// that no ReferenceGrant allows. They are not served yet (TLS termination in the proxy is the issue "HTTPS, TLS
+// passthrough, HTTP/2…"): Programmed=False/Pending says so, and they get no Envoy listener; routes still attach to them.
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { GATEWAY_GROUP, type Gateway, type Listener, type ReferenceGrant, type Secret } from '../model.ts';
 import { missingGrantMessage, referenceAllowed } from './refgrant.ts';
@@ -26,10 +26,14 @@ export interface ListenerReport {
 
 export interface ListenerState {
   l: Listener;
+  /** Where the listener is written: the Gateway itself, or a ListenerSet attached to it (GEP-1713). */
+  owner: ListenerOwner;
+  /** Unique per Gateway: the listener's name on the Gateway, `<ns>/<listenerset>/<name>` on a ListenerSet. */
+  id: string;
   report: ListenerReport;
   /** Accepted, without conflicts, admitting a route kind: it serves traffic. */
   usable: boolean;
-  /** It admits HTTPRoutes. */
+  /** It admits a route kind of its protocol. */
   kindsOk: boolean;
   /** Accepted, without conflicts, admitting a route kind, its references resolved (served or not). */
   valid: boolean;
@@ -40,8 +44,6 @@ export interface ListenerState {
   attachable: boolean;
 }
 
-const HTTP_ROUTE_KIND = { group: GATEWAY_GROUP, kind: 'HTTPRoute' };
-
 /** What listeners' certificateRefs are resolved against. */
 export interface ListenerRefs {
   grants: (namespace: string) => ReferenceGrant[];
@@ -50,11 +52,46 @@ export interface ListenerRefs {
 
 const NO_REFS: ListenerRefs = { grants: () => [], secret: () => undefined };
 
-/** Every listener of the Gateway, in spec order, with its report. */
-export function validateListeners(gw: Gateway, refs: ListenerRefs = NO_REFS): ListenerState[] {
-  const ns = gw.metadata.namespace ?? 'default';
-  const states = (gw.spec?.listeners ?? []).map((l) => validateListener(l, ns, refs));
+export interface ListenerOwner {
+  kind: 'Gateway' | 'ListenerSet';
+  namespace: string;
+  name: string;
+}
+
+/** The route kind each supported listener protocol carries. */
+const ROUTE_KIND_OF: Record<string, string> = {
+  HTTP: 'HTTPRoute',
+  HTTPS: 'HTTPRoute',
+  TCP: 'TCPRoute',
+  UDP: 'UDPRoute',
+};
+
+/** UDP listeners take their own port space; HTTP and TCP share the TCP one. */
+export const transportOf = (protocol: string) => (protocol === 'UDP' ? 'udp' : 'tcp');
+
+/**
+ * Every listener of the Gateway, in spec order, with its report; then, when given, the listeners of the ListenerSets
+ * attached to it, in their precedence order (oldest, then namespace/name). A ListenerSet's listener that conflicts
+ * with one before it (the Gateway's own first) is the one marked conflicted (GEP-1713's precedence).
+ */
+export function validateListeners(
+  gw: Gateway,
+  sets: { owner: ListenerOwner; listeners: Listener[] }[] = [],
+  refs: ListenerRefs = NO_REFS,
+): ListenerState[] {
+  const own: ListenerOwner = { kind: 'Gateway', namespace: gw.metadata.namespace ?? 'default', name: gw.metadata.name };
+  const states = (gw.spec?.listeners ?? []).map((l) => validateListener(l, own, l.name, refs));
   markConflicts(states);
+  for (const set of sets) {
+    const added = set.listeners.map((l) =>
+      validateListener(l, set.owner, `${set.owner.namespace}/${set.owner.name}/${l.name}`, refs),
+    );
+    // Against everything before it: the Gateway's, earlier sets', and this set's earlier listeners.
+    for (const s of added) {
+      markConflictWithEarlier(s, states);
+      states.push(s);
+    }
+  }
   for (const s of states) {
     s.attachable = s.report.accepted.ok && s.report.conflicted.ok && s.kindsOk;
     s.valid = s.attachable && s.report.resolvedRefs.ok;
@@ -69,7 +106,7 @@ export function validateListeners(gw: Gateway, refs: ListenerRefs = NO_REFS): Li
       );
     } else if (!s.usable) {
       s.report.programmed = bad(
-        'Invalid',
+        !s.report.conflicted.ok && s.owner.kind === 'ListenerSet' ? s.report.conflicted.reason : 'Invalid',
         !s.report.accepted.ok
           ? s.report.accepted.message
           : !s.report.conflicted.ok
@@ -100,10 +137,10 @@ export function certificateProblem(secret: Secret): string | undefined {
 }
 
 /**
- * An HTTPS listener's certificateRefs: core Secrets, in the Gateway's namespace or granted by a ReferenceGrant, that
+ * An HTTPS listener's certificateRefs: core Secrets, in the owner's namespace or granted by a ReferenceGrant, that
  * exist and hold a certificate and key.
  */
-function certificateRefsOutcome(l: Listener, gwNs: string, refs: ListenerRefs): Outcome {
+function certificateRefsOutcome(l: Listener, owner: ListenerOwner, refs: ListenerRefs): Outcome {
   for (const [i, ref] of (l.tls?.certificateRefs ?? []).entries()) {
     const group = ref.group ?? '';
     const kind = ref.kind ?? 'Secret';
@@ -111,8 +148,8 @@ function certificateRefsOutcome(l: Listener, gwNs: string, refs: ListenerRefs): 
     if (group !== '' || kind !== 'Secret') {
       return bad('InvalidCertificateRef', `${where}: ${group || 'core'}/${kind} is not supported (only core Secrets)`);
     }
-    const to = { group: '', kind: 'Secret', namespace: ref.namespace ?? gwNs, name: ref.name };
-    const from = { group: GATEWAY_GROUP, kind: 'Gateway', namespace: gwNs };
+    const to = { group: '', kind: 'Secret', namespace: ref.namespace ?? owner.namespace, name: ref.name };
+    const from = { group: GATEWAY_GROUP, kind: owner.kind, namespace: owner.namespace };
     if (!referenceAllowed(refs.grants(to.namespace), from, to)) {
       return bad('RefNotPermitted', `${where}: ${missingGrantMessage(from, to)}`);
     }
@@ -125,35 +162,38 @@ function certificateRefsOutcome(l: Listener, gwNs: string, refs: ListenerRefs): 
 }
 
 /** One listener on its own: protocol, route kinds, certificate references. */
-function validateListener(l: Listener, gwNs: string, refs: ListenerRefs): ListenerState {
-  const https = l.protocol === 'HTTPS';
-  const http = l.protocol === 'HTTP' || https;
-  let supportedKinds = http ? [HTTP_ROUTE_KIND] : [];
+function validateListener(l: Listener, owner: ListenerOwner, id: string, refs: ListenerRefs): ListenerState {
+  const routeKind = ROUTE_KIND_OF[l.protocol];
+  const kind = routeKind ? { group: GATEWAY_GROUP, kind: routeKind } : undefined;
+  let supportedKinds = kind ? [kind] : [];
   let resolvedRefs = ok('ResolvedRefs', 'route kinds resolved');
-  let kindsOk = http;
+  let kindsOk = !!kind;
   const kinds = l.allowedRoutes?.kinds;
-  if (http && kinds?.length) {
-    const valid = kinds.filter((k) => (k.group ?? GATEWAY_GROUP) === GATEWAY_GROUP && k.kind === 'HTTPRoute');
+  if (kind && kinds?.length) {
+    const valid = kinds.filter((k) => (k.group ?? GATEWAY_GROUP) === GATEWAY_GROUP && k.kind === kind.kind);
     const invalid = kinds.filter((k) => !valid.includes(k));
-    supportedKinds = valid.length ? [HTTP_ROUTE_KIND] : [];
+    supportedKinds = valid.length ? [kind] : [];
     kindsOk = valid.length > 0;
     if (invalid.length) {
       resolvedRefs = bad(
         'InvalidRouteKinds',
-        `unsupported route kinds: ${invalid.map((k) => `${k.group ?? GATEWAY_GROUP}/${k.kind}`).join(', ')} (supported: HTTPRoute)`,
+        `unsupported route kinds: ${invalid.map((k) => `${k.group ?? GATEWAY_GROUP}/${k.kind}`).join(', ')} (supported: ${kind.kind})`,
       );
     }
   }
-  if (https && resolvedRefs.ok) resolvedRefs = certificateRefsOutcome(l, gwNs, refs);
-  const accepted = http
+  const https = l.protocol === 'HTTPS';
+  if (https && resolvedRefs.ok) resolvedRefs = certificateRefsOutcome(l, owner, refs);
+  const accepted = kind
     ? ok('Accepted', 'listener accepted')
-    : bad('UnsupportedProtocol', `protocol ${l.protocol} is not supported (supported: HTTP, HTTPS)`);
+    : bad('UnsupportedProtocol', `protocol ${l.protocol} is not supported (supported: HTTP, HTTPS, TCP, UDP)`);
   return {
     l,
+    owner,
+    id,
     kindsOk,
     valid: false,
     attachable: false,
-    usable: http && !https,
+    usable: !!kind && !https,
     report: {
       name: l.name,
       port: l.port,
@@ -167,10 +207,37 @@ function validateListener(l: Listener, gwNs: string, refs: ListenerRefs): Listen
   };
 }
 
+/** A ListenerSet's listener against the listeners before it: the first conflict found marks it (not them). */
+function markConflictWithEarlier(s: ListenerState, earlier: ListenerState[]): void {
+  const t = transportOf(s.l.protocol);
+  for (const o of earlier) {
+    if (!o.report.accepted.ok || !o.report.conflicted.ok || o.l.port !== s.l.port || transportOf(o.l.protocol) !== t)
+      continue;
+    const where = o.owner.kind === 'Gateway' ? `Gateway listener ${o.l.name}` : `listener ${o.id}`;
+    if (o.l.protocol !== s.l.protocol) {
+      s.report.conflicted = bad(
+        'ProtocolConflict',
+        `port ${s.l.port} is used by ${where} with protocol ${o.l.protocol}`,
+      );
+    } else if ((o.l.hostname ?? '') === (s.l.hostname ?? '')) {
+      s.report.conflicted = bad(
+        'HostnameConflict',
+        `port ${s.l.port} and hostname ${s.l.hostname || '(any)'} are used by ${where}`,
+      );
+    } else continue;
+    // As upstream's listenerset-hostname-conflict conformance test expects: not accepted, not programmed.
+    s.report.accepted = bad(s.report.conflicted.reason, s.report.conflicted.message);
+    return;
+  }
+}
+
 /** Listeners sharing a port must agree on the protocol and differ in hostname. */
 function markConflicts(states: ListenerState[]): void {
-  const byPort = new Map<number, ListenerState[]>();
-  for (const s of states) byPort.set(s.l.port, [...(byPort.get(s.l.port) ?? []), s]);
+  const byPort = new Map<string, ListenerState[]>();
+  for (const s of states) {
+    const k = `${transportOf(s.l.protocol)}/${s.l.port}`;
+    byPort.set(k, [...(byPort.get(k) ?? []), s]);
+  }
   for (const group of byPort.values()) {
     if (group.length < 2) continue;
     const protocols = new Set(group.map((s) => s.l.protocol));

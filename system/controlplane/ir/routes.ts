@@ -83,13 +83,20 @@ export function normalizeParentRef(routeNs: string, p: ParentRef): NormalizedPar
   };
 }
 
-/** Gateway keys (`ns/name`) a route's parentRefs point at: the index the Gateways look routes up by. */
-export function routeGatewayKeys(route: HTTPRoute): string[] {
+/**
+ * The parents a route's parentRefs point at: Gateway keys (`ns/name`) and ListenerSet keys (`ListenerSet/ns/name`),
+ * the index the Gateways look routes (of any kind) up by.
+ */
+export function routeGatewayKeys(
+  route: Pick<HTTPRoute, 'metadata'> & { spec?: { parentRefs?: ParentRef[] } },
+): string[] {
   const ns = route.metadata.namespace ?? 'default';
   const keys = new Set<string>();
   for (const p of route.spec?.parentRefs ?? []) {
     const n = normalizeParentRef(ns, p);
-    if (n.group === GATEWAY_GROUP && n.kind === 'Gateway') keys.add(`${n.namespace}/${n.name}`);
+    if (n.group !== GATEWAY_GROUP) continue;
+    if (n.kind === 'Gateway') keys.add(`${n.namespace}/${n.name}`);
+    else if (n.kind === 'ListenerSet') keys.add(`ListenerSet/${n.namespace}/${n.name}`);
   }
   return [...keys];
 }
@@ -226,6 +233,7 @@ export function buildRouteInfo(route: HTTPRoute, world: RouteWorld, mode: Valida
       return res.cluster;
     });
     const timeouts = checkRule(rule, rf, matches, filters, problems);
+    if (filters.unsupportedType) problems.push(filters.unsupportedType);
 
     for (const p of problems) findings.push({ resource: ref, ...p });
     if (problems.length && mode === 'strict') {
@@ -237,6 +245,10 @@ export function buildRouteInfo(route: HTTPRoute, world: RouteWorld, mode: Valida
     if (filters.unsupported) {
       refErrors.push({ reason: 'InvalidKind', message: filters.unsupported });
       action = { type: 'direct', status: 500, reason: filters.unsupported };
+    } else if (filters.unsupportedType) {
+      // Kept (validation off): never served as if the filter were not there.
+      const reason = `${filters.unsupportedType.field}: ${filters.unsupportedType.message}`;
+      action = { type: 'direct', status: 500, reason };
     } else if (filters.redirect) {
       action = redirectAction(filters.redirect);
     } else {
@@ -286,8 +298,10 @@ interface RuleFilters {
   redirect?: HTTPRouteFilter['requestRedirect'];
   rewrite?: RouteEntryIR['rewrite'];
   mirrors: MirrorIR[];
-  /** Why the rule answers 500: a filter type that is not supported. */
+  /** Why the rule answers 500: an ExtensionRef filter, which no extension of ours resolves. */
   unsupported?: string;
+  /** A filter type of the API the control plane does not implement (CORS, ExternalAuth): the rule is invalid. */
+  unsupportedType?: { field: string; message: string };
 }
 
 /** A rule's filters; `mirrorTo` resolves a mirror's backendRef (and records its cluster or error). */
@@ -299,8 +313,20 @@ function ruleFilters(
   const out: RuleFilters = { mirrors: [] };
   (rule.filters ?? []).forEach((f, fi) => {
     const ff = `${rf}.filters[${fi}]`;
+    if (f.type === 'ExtensionRef') {
+      // "If a reference to a custom filter type cannot be resolved, the filter MUST NOT be skipped. Instead, requests
+      // that would have been processed by that filter MUST receive a HTTP error response." (HTTPRouteFilter.Type)
+      out.unsupported = `${ff}: filter type ExtensionRef${f.extensionRef ? ` (${f.extensionRef.group}/${f.extensionRef.kind} ${f.extensionRef.name})` : ''} is not supported`;
+      return;
+    }
     if (!SUPPORTED_FILTERS.has(f.type)) {
-      out.unsupported = `${ff}: filter type ${f.type}${f.extensionRef ? ` (${f.extensionRef.group}/${f.extensionRef.kind} ${f.extensionRef.name})` : ''} is not supported`;
+      // "Unknown values here must result in the implementation setting the Accepted Condition for the Route to
+      // status: False, with a Reason of UnsupportedValue" (HTTPRouteFilter.Type): the rule is invalid, dropped in
+      // strict mode like any other (PartiallyInvalid, or Accepted=False when no rule is left).
+      out.unsupportedType ??= {
+        field: `${ff}.type`,
+        message: `filter type ${f.type} is not supported (supported: ${[...SUPPORTED_FILTERS].join(', ')})`,
+      };
       return;
     }
     if (f.type === 'RequestHeaderModifier') out.requestHeaders = headerOps(f.requestHeaderModifier);

@@ -164,10 +164,26 @@ export interface ListenerIR {
   virtualHosts: VirtualHostIR[];
 }
 
+/** A TCP or UDP listener (TCPRoute, UDPRoute): every connection or datagram session to one route's backends. */
+export interface L4ListenerIR {
+  /** `listener~<port>` (TCP; it shares the port space with HTTP), `listener~udp~<port>` (UDP). */
+  name: string;
+  protocol: 'TCP' | 'UDP';
+  port: number;
+  /** The listeners (ids: the Gateway's by name, a ListenerSet's as `<ns>/<set>/<name>`) on this port. */
+  gatewayListeners: string[];
+  /** The route served: the oldest of those attached (the Gateway API's conflict rule); absent: none attached. */
+  route?: ObjRef;
+  /** Weighted clusters; empty: every connection is refused (no route, or no backend resolved). */
+  backends: WeightedClusterIR[];
+}
+
 /** One ready endpoint of a Service port: the address and the target port. */
 export interface EndpointAddress {
   address: string;
   port: number;
+  /** load_balancing_weight (endpoints of a weighted UDP cluster); absent: 1. */
+  weight?: number;
 }
 
 export interface ClusterIR {
@@ -175,6 +191,11 @@ export interface ClusterIR {
   namespace: string;
   service: string;
   port: number;
+  /**
+   * A cluster of several weighted Services (a UDPRoute's backendRefs: Envoy's udp_proxy routes to one cluster): its
+   * endpoints are theirs, each weighted so that every Service gets its share whatever its number of endpoints.
+   */
+  members?: { namespace: string; service: string; port: number; weight: number }[];
 }
 
 export interface GatewayIR {
@@ -183,6 +204,8 @@ export interface GatewayIR {
   role: string;
   validation: ValidationMode;
   listeners: ListenerIR[];
+  /** TCP and UDP listeners, by port (absent when the Gateway has none). */
+  l4Listeners?: L4ListenerIR[];
   clusters: ClusterIR[];
   extAuth: ExtAuthIR[];
   /** Problems found (strict: dropped from the config; off: sent as written). */

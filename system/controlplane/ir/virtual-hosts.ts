@@ -1,4 +1,4 @@
-// Placed routes → the Gateway's Envoy listeners: one per port (its Gateway listeners merged), a virtual host per
+// Placed HTTPRoutes → the Gateway's HTTP Envoy listeners: one per port (its Gateway listeners merged), a virtual host per
 // hostname (exact names first, then wildcards by length, then `*`), each with its route entries in the spec's
 // precedence order and the TrafficPolicies merged per entry (attach-policies.ts). Also what those entries use: their
 // clusters and ext auth filters, and the findings of the routes and policies that reach them.
@@ -79,13 +79,13 @@ export function buildVirtualHosts(
 function groupByPortAndHost(listeners: ListenerState[], placements: Placement[], findings: Findings): Ports {
   const ports: Ports = new Map();
   for (const s of listeners) {
-    if (!s.usable) continue;
+    if (!s.usable || s.l.protocol !== 'HTTP') continue;
     let p = ports.get(s.l.port);
     if (!p) {
       p = { names: [], hosts: new Map() };
       ports.set(s.l.port, p);
     }
-    p.names.push(s.l.name);
+    p.names.push(s.id);
   }
   for (const pl of placements) {
     // Routes also attach to listeners that are not served (HTTPS for now, unresolved references): no virtual host.
@@ -98,7 +98,7 @@ function groupByPortAndHost(listeners: ListenerState[], placements: Placement[],
         list = [];
         port.hosts.set(h, list);
       }
-      for (const e of pl.r.entries) list.push({ e, r: pl.r, listener: pl.s.l.name });
+      for (const e of pl.r.entries) list.push({ e, r: pl.r, listener: pl.s.id });
     }
   }
   return ports;

@@ -24,9 +24,18 @@ export interface InformerSet {
   stop(): Promise<void>;
 }
 
+/**
+ * The API server does not serve the kind: a 404, or client-node's discovery not listing it (KubernetesObjectApi throws
+ * "Unrecognized API version and kind" before any request when the group version has no such resource).
+ */
+function kindMissing(err: unknown): boolean {
+  return httpStatusOf(err) === 404 || /Unrecognized API version and kind/.test((err as Error)?.message ?? '');
+}
+
 function explain(err: unknown): string {
+  if (kindMissing(err))
+    return 'not found (are the CRDs installed? npm run lab:up installs them; or kubectl apply --server-side -f system/manifests/gateway-api/standard-install.yaml -f system/manifests/crds/)';
   const status = httpStatusOf(err);
-  if (status === 404) return 'not found (are the CRDs installed? kubectl apply -f system/manifests/crds/)';
   if (status === 403) return 'forbidden (check the ClusterRole gwvendor)';
   return (err as Error)?.message ?? String(err);
 }
@@ -124,6 +133,13 @@ export function startInformers(
         onNotFound: 'retry',
         onError: (err, retryInMs) => {
           if (stopped) return;
+          // An optional kind without its CRD: synced with no objects (and listed again once the CRD is there).
+          if (w.optional && kindMissing(err) && !synced.has(w.resource)) {
+            synced.add(w.resource);
+            input.markSynced();
+            log.info('synced (CRD not installed)', { resource: w.resource, items: 0 });
+            if (synced.size === WATCHED.length) resolveSynced();
+          }
           failures++;
           metrics?.informerRestarts.inc({ resource: w.resource });
           const level = failures > 3 ? 'warn' : 'info';

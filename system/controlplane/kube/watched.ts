@@ -19,6 +19,11 @@ export interface WatchedKind {
   collection: string;
   /** Only objects with these labels are read (the informer's `labelSelector`, API syntax). */
   labelSelector?: string;
+  /**
+   * A kind whose CRD a cluster may not have yet (Gateway API kinds newer than v1.3.0): while the API server answers 404,
+   * its informer counts as synced with no objects and keeps retrying, so the control plane still gets ready.
+   */
+  optional?: boolean;
 }
 
 function watched<K extends string>(
@@ -26,7 +31,7 @@ function watched<K extends string>(
   version: string,
   kind: K,
   plural: string,
-  o: { namespaced?: boolean; collection: string; labelSelector?: string },
+  o: { namespaced?: boolean; collection: string; labelSelector?: string; optional?: boolean },
 ): WatchedKind & { kind: K } {
   const apiVersion = group ? `${group}/${version}` : version;
   return {
@@ -37,6 +42,7 @@ function watched<K extends string>(
     namespaced: o.namespaced ?? true,
     collection: o.collection,
     ...(o.labelSelector ? { labelSelector: o.labelSelector } : {}),
+    ...(o.optional ? { optional: true } : {}),
   };
 }
 
@@ -45,7 +51,11 @@ export const WATCHED = [
   watched(GATEWAY_GROUP, 'v1', 'GatewayClass', 'gatewayclasses', { namespaced: false, collection: 'GatewayClasses' }),
   watched(GATEWAY_GROUP, 'v1', 'Gateway', 'gateways', { collection: 'Gateways' }),
   watched(GATEWAY_GROUP, 'v1', 'HTTPRoute', 'httproutes', { collection: 'HTTPRoutes' }),
-  watched(GATEWAY_GROUP, 'v1beta1', 'ReferenceGrant', 'referencegrants', { collection: 'ReferenceGrants' }),
+  // v1 as Gateway API v1.6.1 serves them (standard channel).
+  watched(GATEWAY_GROUP, 'v1', 'TCPRoute', 'tcproutes', { collection: 'TCPRoutes', optional: true }),
+  watched(GATEWAY_GROUP, 'v1', 'UDPRoute', 'udproutes', { collection: 'UDPRoutes', optional: true }),
+  watched(GATEWAY_GROUP, 'v1', 'ListenerSet', 'listenersets', { collection: 'ListenerSets', optional: true }),
+  watched(GATEWAY_GROUP, 'v1', 'ReferenceGrant', 'referencegrants', { collection: 'ReferenceGrants' }),
   watched('', 'v1', 'Namespace', 'namespaces', { namespaced: false, collection: 'Namespaces' }),
   watched('', 'v1', 'Service', 'services', { collection: 'Services' }),
   // For HTTPS listeners' certificateRefs (ResolvedRefs); /snapshots/krt shows their keys only (pipeline.ts).

@@ -5,6 +5,8 @@
 import type { RouteParentReport } from '../ir/attach-routes.ts';
 import type { ExtensionInfo } from '../ir/extensions.ts';
 import type { GatewayReports } from '../ir/gateway.ts';
+import type { ListenerSetReport } from '../ir/listener-sets.ts';
+import type { ListenerReport } from '../ir/listeners.ts';
 import type { PolicyInfo } from '../ir/policies.ts';
 import type { PolicyAncestorReport } from '../ir/policy-reports.ts';
 import type { ObjRef, Outcome } from '../ir/types.ts';
@@ -25,7 +27,15 @@ export type StatusCondition = Omit<Condition, 'lastTransitionTime'>;
 export interface StatusUpdate {
   /** Which API object: `<resource>/<ns>/<name>` (cluster-scoped: `<resource>/<name>`). */
   key: string;
-  resource: 'gatewayclasses' | 'gateways' | 'httproutes' | 'trafficpolicies' | 'gatewayextensions';
+  resource:
+    | 'gatewayclasses'
+    | 'gateways'
+    | 'httproutes'
+    | 'tcproutes'
+    | 'udproutes'
+    | 'listenersets'
+    | 'trafficpolicies'
+    | 'gatewayextensions';
   namespace?: string;
   name: string;
   /** The status we own (for routes and policies: our entries only; the writer keeps other controllers'). */
@@ -83,12 +93,7 @@ export function gatewayStatus(
   proxy: ProxyState,
 ): Omit<GatewayStatus, 'conditions' | 'listeners'> & {
   conditions: StatusCondition[];
-  listeners: {
-    name: string;
-    supportedKinds: { group: string; kind: string }[];
-    attachedRoutes: number;
-    conditions: StatusCondition[];
-  }[];
+  listeners: ListenerStatusOut[];
 } {
   const g = r.generation;
   const addresses = gatewayAddresses(proxy.service);
@@ -128,18 +133,57 @@ export function gatewayStatus(
   return {
     addresses,
     conditions: [fromOutcome('Accepted', r.accepted, g), programmed],
-    listeners: r.listeners.map((l) => ({
-      name: l.name,
-      supportedKinds: l.supportedKinds,
-      attachedRoutes: l.attachedRoutes,
-      conditions: [
-        fromOutcome('Accepted', l.accepted, g),
-        fromOutcome('Programmed', l.programmed, g),
-        fromOutcome('ResolvedRefs', l.resolvedRefs, g),
-        // Conflicted reads True when there is a conflict.
-        condition('Conflicted', !l.conflicted.ok, l.conflicted.reason, l.conflicted.message, g),
-      ],
-    })),
+    listeners: r.listeners.map((l) => listenerStatus(l, g)),
+    // Only with ListenerSets in play (v1.6.1: "the total number of ListenerSets ... successfully attached").
+    ...(Object.keys(r.listenerSets).length ? { attachedListenerSets: r.attachedListenerSets } : {}),
+  };
+}
+
+interface ListenerStatusOut {
+  name: string;
+  supportedKinds: { group: string; kind: string }[];
+  attachedRoutes: number;
+  conditions: StatusCondition[];
+}
+
+function listenerStatus(l: ListenerReport, g: number): ListenerStatusOut {
+  return {
+    name: l.name,
+    supportedKinds: l.supportedKinds,
+    attachedRoutes: l.attachedRoutes,
+    conditions: [
+      fromOutcome('Accepted', l.accepted, g),
+      fromOutcome('Programmed', l.programmed, g),
+      fromOutcome('ResolvedRefs', l.resolvedRefs, g),
+      // Conflicted reads True when there is a conflict.
+      condition('Conflicted', !l.conflicted.ok, l.conflicted.reason, l.conflicted.message, g),
+    ],
+  };
+}
+
+/**
+ * A ListenerSet's status (apis/v1/listenerset_types.go at v1.6.1): Accepted and Programmed from its Gateway's report;
+ * an accepted set is Programmed only once its Gateway is (else False, ParentNotProgrammed); its listeners as a
+ * Gateway's.
+ */
+export function listenerSetStatus(
+  r: ListenerSetReport,
+  gatewayProgrammed: StatusCondition | undefined,
+): { conditions: StatusCondition[]; listeners: ListenerStatusOut[] } {
+  const g = r.generation;
+  let programmed = fromOutcome('Programmed', r.programmed, g);
+  if (r.programmed.ok && gatewayProgrammed?.status !== 'True') {
+    programmed = condition(
+      'Programmed',
+      false,
+      'ParentNotProgrammed',
+      `the parent Gateway is not programmed: ${gatewayProgrammed?.message ?? 'no status yet'}`,
+      g,
+    );
+  }
+  return {
+    conditions: [fromOutcome('Accepted', r.accepted, g), programmed],
+    listeners: r.listeners.map((l) => listenerStatus(l, g)),
   };
 }
 

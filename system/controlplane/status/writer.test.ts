@@ -49,4 +49,12 @@ describe('status merge', () => {
     expect(merged!.ancestors).toEqual([other]);
     expect(merged!.conditions.map((x: any) => x.reason)).toEqual(['Accepted', 'TargetNotFound']);
   });
+
+  it('Gateway: attachedListenerSets written while ListenerSets name it, removed once none does', () => {
+    const desired = { addresses: [], conditions: [c('Accepted', 'True')], listeners: [] };
+    const set = mergeStatus('gateways', { ...desired, attachedListenerSets: 2 }, { conditions: [] }, 'now');
+    expect(set!.attachedListenerSets).toBe(2);
+    const gone = mergeStatus('gateways', desired, { ...set, attachedListenerSets: 2 }, 'now');
+    expect(gone).not.toHaveProperty('attachedListenerSets');
+  });
 });

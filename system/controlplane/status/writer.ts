@@ -20,6 +20,9 @@ const KIND_OF: Record<StatusUpdate['resource'], string> = {
   gatewayclasses: 'GatewayClass',
   gateways: 'Gateway',
   httproutes: 'HTTPRoute',
+  tcproutes: 'TCPRoute',
+  udproutes: 'UDPRoute',
+  listenersets: 'ListenerSet',
   trafficpolicies: 'TrafficPolicy',
   gatewayextensions: 'GatewayExtension',
 };
@@ -85,9 +88,13 @@ export function mergeStatus(
     case 'gatewayextensions':
       return { ...cur, conditions: withTransitionTimes(desired.conditions, cur.conditions, now) };
     case 'gateways':
+    case 'listenersets': {
+      // attachedListenerSets is ours: written while some ListenerSet names the Gateway, removed after.
+      const { attachedListenerSets: _was, ...kept } = cur;
       return {
-        ...cur,
-        addresses: desired.addresses,
+        ...kept,
+        ...(desired.addresses ? { addresses: desired.addresses } : {}),
+        ...(desired.attachedListenerSets !== undefined ? { attachedListenerSets: desired.attachedListenerSets } : {}),
         conditions: withTransitionTimes(desired.conditions, cur.conditions, now),
         listeners: (desired.listeners as Json[]).map((l) => ({
           ...l,
@@ -98,7 +105,10 @@ export function mergeStatus(
           ),
         })),
       };
-    case 'httproutes': {
+    }
+    case 'httproutes':
+    case 'tcproutes':
+    case 'udproutes': {
       const m = mergeControllerEntries(cur.parents, desired.parents, 'parentRef', now);
       if (!m.ours.length && m.others.length === m.existing.length) return undefined;
       return { ...cur, parents: [...m.others, ...m.ours] };
@@ -203,6 +213,9 @@ export class StatusWriter {
       gatewayclasses: 'GatewayClassStatuses',
       gateways: 'GatewayStatuses',
       httproutes: 'RouteStatuses',
+      tcproutes: 'TCPRouteStatuses',
+      udproutes: 'UDPRouteStatuses',
+      listenersets: 'ListenerSetStatuses',
       trafficpolicies: 'PolicyStatuses',
       gatewayextensions: 'ExtensionStatuses',
     };

@@ -2,16 +2,9 @@
 // files on disk differ from what this would write).
 import { writeFileSync } from 'node:fs';
 import { stringify } from 'yaml';
-import { gatewayApiCrds, vendorCrds } from './schemas.ts';
+import { vendorCrds } from './schemas.ts';
 
 export const CRD_FILES = {
-  'gateway-api.yaml': {
-    header:
-      '# Gateway API CRDs (GatewayClass, Gateway, HTTPRoute v1; ReferenceGrant v1beta1): the kinds and fields gwlab\n' +
-      '# supports, at the upstream groups and versions, with the upstream constraints of those fields. The lab installs\n' +
-      "# them unless the cluster already has Gateway API CRDs (then it keeps the cluster's own).\n",
-    docs: gatewayApiCrds,
-  },
   'gwvendor.yaml': {
     header: '# Vendor CRDs (gateway.gwvendor.dev/v1alpha1): GatewayParameters, TrafficPolicy, GatewayExtension.\n',
     docs: vendorCrds,

@@ -169,7 +169,13 @@ function configHandlers(srv: ServerInstance): Handler[] {
           return json({
             listener_statuses: ls.map((l) => ({
               name: l.spec.name,
-              local_address: { socket_address: { address: l.socket.address, port_value: l.socket.port } },
+              local_address: {
+                socket_address: {
+                  ...(l.socket.kind === 'udp' ? { protocol: 'UDP' } : {}),
+                  address: l.socket.address,
+                  port_value: l.socket.port,
+                },
+              },
             })),
           });
         }

@@ -1,35 +1,62 @@
-// A listener that serves: its socket (kept while listeners with its address come and go; requests that arrive
-// before the listener is warm wait in it), the ActiveListener it currently hands requests to (config, HCM,
-// listener.<address>.* stats), and the connection handler (Envoy's ConnectionHandlerImpl): connection ids, idle
-// timeouts, per-listener connection stats and the conn_handler/connection debug lines.
+// A listener that serves: its socket (kept while listeners with its address come and go; requests, connections and
+// datagrams that arrive before the listener is warm wait in it): an HTTP server for the connection manager, a plain
+// TCP server for tcp_proxy (half-open connections allowed), a UDP socket for udp_proxy; the ActiveListener it
+// currently hands them to (config, its HCM / tcp_proxy / udp_proxy, listener.<address>.* stats), and the connection
+// handler (Envoy's ConnectionHandlerImpl): connection ids, idle timeouts, per-listener connection stats and the
+// conn_handler/connection debug lines.
+import dgram from 'node:dgram';
 import http from 'node:http';
-import type net from 'node:net';
+import net from 'node:net';
 import { timestampString } from '../../shared/envoy/protojson.ts';
 import { ConfigError } from '../config/errors.ts';
 import type { HcmRuntime } from '../http/hcm.ts';
 import type { Logger, LogRegistry } from '../log.ts';
+import type { TcpProxy } from '../network/tcp-proxy.ts';
+import type { UdpProxy } from '../network/udp-proxy.ts';
 import type { Counter, Gauge, Histogram, StatsStore } from '../stats.ts';
 import { strerror } from '../strerror.ts';
 import type { ListenerSpec } from './listener-config.ts';
 
-/** A listening socket; kept while listeners with its address come and go. */
+/** What serves a listener's traffic: the HTTP connection manager, a tcp_proxy or a udp_proxy. */
+export type NetworkRuntime = HcmRuntime | TcpProxy | UdpProxy;
+
+/** A listening socket; kept while listeners with its address (and kind) come and go. */
 export class ListenerSocket {
-  readonly server: http.Server;
+  /** The TCP server (HTTP or tcp_proxy); undefined for a UDP socket. */
+  readonly server: net.Server | undefined;
+  readonly udp: dgram.Socket | undefined;
+  readonly kind: ListenerSpec['kind'];
   readonly address: string;
   port: number;
   current: ActiveListener | undefined;
   private readonly queued: Array<() => void> = [];
   readonly connections = new Set<net.Socket>();
 
-  constructor(address: string, port: number, handler: ConnectionHandler) {
+  constructor(address: string, port: number, handler: ConnectionHandler, kind: ListenerSpec['kind'] = 'http') {
     this.address = address;
     this.port = port;
+    this.kind = kind;
+    if (kind === 'udp') {
+      this.udp = dgram.createSocket({ type: net.isIPv6(address) ? 'udp6' : 'udp4' });
+      this.udp.on('message', (msg, rinfo) =>
+        this.whenActive(() => (this.current?.network as UdpProxy | undefined)?.onDatagram(this.udp!, msg, rinfo)),
+      );
+      return;
+    }
+    if (kind === 'tcp') {
+      this.server = net.createServer({ allowHalfOpen: true, pauseOnConnect: true }, (c) => {
+        const id = handler.onConnection(this, c);
+        this.whenActive(() => (this.current!.network as TcpProxy).handle(c, id));
+      });
+      return;
+    }
     // Host is checked by the connection manager, as in Envoy (an absolute-form URI supplies it).
     const opts = { keepAliveTimeout: 0, requestTimeout: 0, headersTimeout: 60_000, requireHostHeader: false };
-    this.server = http.createServer(opts, (req, res) => handler.onRequest(this, req, res));
-    this.server.on('connection', (c: net.Socket) => handler.onConnection(this, c));
+    const server = http.createServer(opts, (req, res) => handler.onRequest(this, req, res));
+    this.server = server;
+    server.on('connection', (c: net.Socket) => handler.onConnection(this, c));
     // CONNECT: Node hands over the socket; the connection manager answers on it and the connection closes after.
-    this.server.on('connect', (req: http.IncomingMessage, socket: net.Socket) => {
+    server.on('connect', (req: http.IncomingMessage, socket: net.Socket) => {
       const res = new http.ServerResponse(req);
       res.shouldKeepAlive = false;
       res.assignSocket(socket);
@@ -39,7 +66,7 @@ export class ListenerSocket {
   }
 
   get key(): string {
-    return `${this.address}:${this.port}`;
+    return socketKey(this.kind, this.address, this.port);
   }
 
   listen(): Promise<void> {
@@ -47,10 +74,21 @@ export class ListenerSocket {
       const onError = (err: NodeJS.ErrnoException) => {
         reject(new ConfigError(`cannot bind '${this.address}:${this.port}': ${strerror(err) ?? err.message}`));
       };
-      this.server.once('error', onError);
-      this.server.listen({ host: this.address, port: this.port, exclusive: true }, () => {
-        this.server.off('error', onError);
-        this.port = (this.server.address() as net.AddressInfo).port;
+      if (this.udp) {
+        const udp = this.udp;
+        udp.once('error', onError);
+        udp.bind({ address: this.address, port: this.port, exclusive: true }, () => {
+          udp.off('error', onError);
+          this.port = udp.address().port;
+          resolve();
+        });
+        return;
+      }
+      const server = this.server!;
+      server.once('error', onError);
+      server.listen({ host: this.address, port: this.port, exclusive: true }, () => {
+        server.off('error', onError);
+        this.port = (server.address() as net.AddressInfo).port;
         resolve();
       });
     });
@@ -71,9 +109,30 @@ export class ListenerSocket {
   closed = false;
   close(): void {
     this.closed = true;
-    this.server.close();
-    this.server.closeIdleConnections();
+    if (this.udp) {
+      this.udp.close();
+      return;
+    }
+    this.server!.close();
+    if (this.server instanceof http.Server) this.server.closeIdleConnections();
+    else for (const c of this.connections) c.destroy();
   }
+
+  /** Closes it now, with every connection (shutdown). */
+  shutdown(): Promise<void> {
+    this.closed = true;
+    if (this.udp) return new Promise((resolve) => this.udp!.close(() => resolve()));
+    return new Promise((resolve) => {
+      this.server!.close(() => resolve());
+      if (this.server instanceof http.Server) this.server.closeAllConnections();
+      for (const c of this.connections) c.destroy();
+    });
+  }
+}
+
+/** Sockets are shared by address: TCP (HTTP and tcp_proxy) and UDP ones apart. */
+export function socketKey(kind: ListenerSpec['kind'], address: string, port: number): string {
+  return `${kind === 'udp' ? 'udp:' : ''}${address}:${port}`;
 }
 
 interface ListenerStats {
@@ -85,7 +144,7 @@ interface ListenerStats {
 
 export class ActiveListener {
   readonly spec: ListenerSpec;
-  readonly hcm: HcmRuntime;
+  readonly network: NetworkRuntime;
   readonly socket: ListenerSocket;
   readonly versionInfo: string;
   readonly lastUpdated: string;
@@ -95,7 +154,7 @@ export class ActiveListener {
 
   constructor(
     spec: ListenerSpec,
-    hcm: HcmRuntime,
+    network: NetworkRuntime,
     socket: ListenerSocket,
     version: string,
     addedViaApi: boolean,
@@ -103,7 +162,7 @@ export class ActiveListener {
     stats: StatsStore,
   ) {
     this.spec = spec;
-    this.hcm = hcm;
+    this.network = network;
     this.socket = socket;
     this.versionInfo = version;
     this.lastUpdated = timestampString(Date.now());
@@ -115,6 +174,11 @@ export class ActiveListener {
       downstream_cx_destroy: stats.counter(statPrefix + 'downstream_cx_destroy'),
       downstream_cx_length_ms: stats.histogram(statPrefix + 'downstream_cx_length_ms'),
     };
+  }
+
+  /** Its HTTP connection manager; undefined for a TCP or UDP proxy listener. */
+  get hcm(): HcmRuntime | undefined {
+    return 'kind' in this.network ? undefined : this.network;
   }
 }
 
@@ -130,8 +194,8 @@ export class ConnectionHandler {
     this.connectionLog = logs.logger('connection');
   }
 
-  /** A new downstream connection: its id, idle timeout, the listener's connection stats and debug lines. */
-  onConnection(sock: ListenerSocket, c: net.Socket): void {
+  /** A new downstream connection: its id (returned), idle timeout, the listener's connection stats and debug lines. */
+  onConnection(sock: ListenerSocket, c: net.Socket): number {
     const id = this.connectionIds();
     (c as net.Socket & { gwlabConnId?: number }).gwlabConnId = id;
     const opened = performance.now();
@@ -151,7 +215,7 @@ export class ConnectionHandler {
     }
     l?.stats.downstream_cx_total.inc();
     l?.stats.downstream_cx_active.add(1);
-    l?.hcm.onNewConnection();
+    l?.network.onNewConnection();
     let remoteClosed = false;
     c.once('end', () => {
       remoteClosed = true;
@@ -166,15 +230,16 @@ export class ConnectionHandler {
         l.stats.downstream_cx_active.sub(1);
         l.stats.downstream_cx_destroy.inc();
         l.stats.downstream_cx_length_ms.record(len);
-        l.hcm.onConnectionClosed(len, remoteClosed);
+        l.network.onConnectionClosed(len, remoteClosed);
       }
     });
+    return id;
   }
 
   /** A request: to the HCM of the socket's active listener, once there is one. */
   onRequest(sock: ListenerSocket, req: http.IncomingMessage, res: http.ServerResponse): void {
     const id = (req.socket as net.Socket & { gwlabConnId?: number }).gwlabConnId ?? 0;
     if (sock.closed) res.shouldKeepAlive = false;
-    sock.whenActive(() => sock.current!.hcm.handle(req, res, id));
+    sock.whenActive(() => sock.current!.hcm!.handle(req, res, id));
   }
 }

@@ -1,17 +1,27 @@
-// A Listener resource validated down to what this proxy serves: one socket address and, in its filter chain, one
-// HTTP connection manager (the only network filter implemented), with Envoy's rejection texts for the rest
-// (UDP, pipes, internal listeners, TLS transport sockets, other network filters).
+// A Listener resource validated down to what this proxy serves: one socket address and either, in its filter chain,
+// one HTTP connection manager or one tcp_proxy (the network filters implemented), or, for a UDP listener
+// (socket_address.protocol UDP / udp_listener_config), the udp_proxy listener filter; with Envoy's rejection texts
+// for the rest (pipes, internal listeners, TLS transport sockets, other filters).
 import { ConfigError, durationMs } from '../config/errors.ts';
+import { compileTcpProxy, type TcpProxyConfig } from '../network/tcp-proxy.ts';
+import { compileUdpProxy, type UdpProxyConfig } from '../network/udp-proxy.ts';
 
 type J = Record<string, any>;
 
 const HCM_TYPE = 'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
+const TCP_PROXY_TYPE = 'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy';
+const UDP_PROXY_TYPE = 'envoy.extensions.filters.udp.udp_proxy.v3.UdpProxyConfig';
 
 export interface ListenerSpec {
   name: string;
+  /** What serves it: the HTTP connection manager, a tcp_proxy, or (UDP) a udp_proxy. */
+  kind: 'http' | 'tcp' | 'udp';
   address: string;
   port: number;
+  /** The HCM's config ({} for TCP and UDP listeners). */
   hcm: J;
+  tcpProxy?: TcpProxyConfig;
+  udpProxy?: UdpProxyConfig;
   idleTimeoutMs: number;
   statPrefix: string | undefined;
   json: J;
@@ -33,10 +43,15 @@ export function compileListener(l: J): ListenerSpec {
         : `listener ${name}: address.socket_address is required`,
     );
   }
-  if (sa.protocol === 'UDP' || l.udp_listener_config)
-    throw new ConfigError(`listener ${name}: UDP listeners are not supported`);
   if (l.internal_listener) throw new ConfigError(`listener ${name}: internal listeners are not supported`);
   if (l.use_original_dst === true) throw new ConfigError(`listener ${name}: use_original_dst is not supported`);
+  const address = String(sa.address ?? '');
+  if (!address)
+    throw new ConfigError(
+      `listener ${name}: address.socket_address.address: value length must be at least 1 characters`,
+    );
+  const base = { name, address, port: Number(sa.port_value ?? 0), statPrefix: l.stat_prefix || undefined, json: l };
+  if (sa.protocol === 'UDP' || l.udp_listener_config) return { ...base, ...compileUdpListener(l, name) };
   const chains = (l.filter_chains ?? []) as J[];
   const chain =
     chains.find((c) => !c.filter_chain_match || Object.keys(c.filter_chain_match).length === 0) ??
@@ -50,29 +65,47 @@ export function compileListener(l: J): ListenerSpec {
   }
   const filters = (chain.filters ?? []) as J[];
   let hcm: J | undefined;
+  let tcp: J | undefined;
   for (const f of filters) {
     const t = typeName(f.typed_config);
-    if (t === HCM_TYPE && !hcm) {
+    if (t === HCM_TYPE && !hcm && !tcp) {
       hcm = f.typed_config;
+      continue;
+    }
+    if (t === TCP_PROXY_TYPE && !hcm && !tcp) {
+      tcp = f.typed_config;
       continue;
     }
     throw new ConfigError(
       `Didn't find a registered implementation for '${f.name ?? ''}' with type URL: '${t || '<none>'}'`,
     );
   }
+  // tcp_proxy keeps its own idle timeout (both directions); the connection handler's is off.
+  if (tcp) return { ...base, kind: 'tcp', hcm: {}, tcpProxy: compileTcpProxy(tcp), idleTimeoutMs: 0 };
   if (!hcm) throw new ConfigError(`listener ${name}: the filter chain has no http_connection_manager`);
-  const address = String(sa.address ?? '');
-  if (!address)
-    throw new ConfigError(
-      `listener ${name}: address.socket_address.address: value length must be at least 1 characters`,
-    );
   return {
-    name,
-    address,
-    port: Number(sa.port_value ?? 0),
+    ...base,
+    kind: 'http',
     hcm,
     idleTimeoutMs: durationMs(hcm.common_http_protocol_options?.idle_timeout) ?? 3_600_000,
-    statPrefix: l.stat_prefix || undefined,
-    json: l,
   };
+}
+
+/** A UDP listener: no filter chains, its one listener filter a udp_proxy. */
+function compileUdpListener(l: J, name: string) {
+  if ((l.filter_chains ?? []).length)
+    throw new ConfigError(
+      `listener ${name}: a UDP listener takes no filter_chains (use the udp_proxy listener filter)`,
+    );
+  const filters = (l.listener_filters ?? []) as J[];
+  const udp = filters.filter((f) => typeName(f.typed_config) === UDP_PROXY_TYPE);
+  const other = filters.find((f) => typeName(f.typed_config) !== UDP_PROXY_TYPE);
+  if (other) {
+    throw new ConfigError(
+      `Didn't find a registered implementation for '${other.name ?? ''}' with type URL: '${typeName(other.typed_config) || '<none>'}'`,
+    );
+  }
+  if (udp.length !== 1)
+    throw new ConfigError(`listener ${name}: a UDP listener needs exactly one udp_proxy listener filter`);
+  return { kind: 'udp' as const, hcm: {}, udpProxy: compileUdpProxy(udp[0].typed_config), idleTimeoutMs: 0 };
 }

@@ -10,11 +10,19 @@ import type { RouteManager } from '../config/route-manager.ts';
 import type { AccessLogSinks } from '../http/access-log.ts';
 import { type HcmDeps, HcmRuntime } from '../http/hcm.ts';
 import type { Logger, LogRegistry } from '../log.ts';
+import { TcpProxy } from '../network/tcp-proxy.ts';
+import { UdpProxy } from '../network/udp-proxy.ts';
 import type { StatsStore } from '../stats.ts';
 import type { ClusterManager } from '../upstream/cluster-manager.ts';
 import type { DecodedResource } from '../xds/ads-client.ts';
 import { type ErrorState, errorState, sameJson, subscriptionStats, WarmingInit } from '../xds/resource-state.ts';
-import { ActiveListener, ConnectionHandler, ListenerSocket } from './active-listener.ts';
+import {
+  ActiveListener,
+  ConnectionHandler,
+  ListenerSocket,
+  type NetworkRuntime,
+  socketKey,
+} from './active-listener.ts';
 import { compileListener, type ListenerSpec } from './listener-config.ts';
 
 type J = Record<string, any>;
@@ -62,8 +70,12 @@ export class ListenerManager {
     ];
   }
 
-  private makeHcm(spec: ListenerSpec, statPrefix: string, port: number, isStatic: boolean): HcmRuntime {
+  /** What serves the listener: its HTTP connection manager, tcp_proxy or udp_proxy. */
+  private makeRuntime(spec: ListenerSpec, statPrefix: string, port: number, isStatic: boolean): NetworkRuntime {
     const d = this.deps;
+    const l4 = { stats: d.stats, logs: d.logs, clusters: d.clusters };
+    if (spec.tcpProxy) return new TcpProxy(spec.tcpProxy, l4);
+    if (spec.udpProxy) return new UdpProxy(spec.udpProxy, l4);
     const hcmPrefix = String(spec.hcm.stat_prefix ?? '');
     return new HcmRuntime(spec.hcm, {
       stats: d.stats,
@@ -85,7 +97,7 @@ export class ListenerManager {
   }
 
   private async socketFor(spec: ListenerSpec, owner: string): Promise<ListenerSocket> {
-    const key = `${spec.address}:${spec.port}`;
+    const key = socketKey(spec.kind, spec.address, spec.port);
     const existing = spec.port !== 0 ? this.sockets.get(key) : undefined;
     if (existing) {
       const user = [...this.static_.values(), ...this.active.values(), ...this.warming.values()].find(
@@ -96,11 +108,16 @@ export class ListenerManager {
           `error adding listener '${owner}': listener '${user.spec.name}' has duplicate address '${key}' as existing listener`,
         );
       }
+      if (existing.kind !== spec.kind) {
+        throw new ConfigError(
+          `error adding listener '${owner}': its ${existing.kind} socket on '${key}' cannot become a ${spec.kind} one in place (remove the listener first)`,
+        );
+      }
       return existing;
     }
-    const sock = new ListenerSocket(spec.address, spec.port, this.connections);
+    const sock = new ListenerSocket(spec.address, spec.port, this.connections, spec.kind);
     await sock.listen();
-    this.sockets.set(`${sock.address}:${sock.port}`, sock);
+    this.sockets.set(sock.key, sock);
     if (spec.port !== 0) this.sockets.set(key, sock);
     return sock;
   }
@@ -116,7 +133,7 @@ export class ListenerManager {
     const sock = await this.socketFor(spec, spec.name);
     const prefix = this.statPrefixFor(spec, sock.port);
     try {
-      const hcm = this.makeHcm(spec, prefix, sock.port, true);
+      const hcm = this.makeRuntime(spec, prefix, sock.port, true);
       const l = new ActiveListener(spec, hcm, sock, '', false, prefix, this.deps.stats);
       this.static_.set(spec.name, l);
       this.lm.listener_added.inc();
@@ -129,7 +146,7 @@ export class ListenerManager {
       return l;
     } catch (err) {
       sock.close();
-      this.sockets.delete(`${sock.address}:${sock.port}`);
+      this.sockets.delete(sock.key);
       throw err;
     }
   }
@@ -138,7 +155,7 @@ export class ListenerManager {
   startWorkers(): void {
     this.started = true;
     this.lm.workers_started.set(1);
-    for (const l of this.static_.values()) l.hcm.ready().then(() => l.socket.current ?? l.socket.activate(l));
+    for (const l of this.static_.values()) l.network.ready().then(() => l.socket.current ?? l.socket.activate(l));
     for (const l of this.active.values()) if (!l.socket.current) l.socket.activate(l);
   }
 
@@ -181,7 +198,10 @@ export class ListenerManager {
       let sock: ListenerSocket;
       const prev = this.active.get(r.name);
       const reuse =
-        prev && prev.spec.address === spec.address && (prev.spec.port === spec.port || spec.port === 0)
+        prev &&
+        prev.spec.kind === spec.kind &&
+        prev.spec.address === spec.address &&
+        (prev.spec.port === spec.port || spec.port === 0)
           ? prev.socket
           : undefined;
       try {
@@ -191,9 +211,9 @@ export class ListenerManager {
         continue;
       }
       const prefix = this.statPrefixFor(spec, sock.port);
-      let hcm: HcmRuntime;
+      let hcm: NetworkRuntime;
       try {
-        hcm = this.makeHcm(spec, prefix, sock.port, false);
+        hcm = this.makeRuntime(spec, prefix, sock.port, false);
       } catch (err) {
         if (!reuse) this.closeSocket(sock);
         fail(r, (err as Error).message);
@@ -237,7 +257,7 @@ export class ListenerManager {
     if (old && old.socket !== l.socket && ![...this.active.values()].some((a) => a.socket === old.socket)) {
       this.closeSocket(old.socket);
     }
-    if (old) old.hcm.close();
+    if (old) old.network.close();
     if (this.started) l.socket.activate(l);
     this.log.debug(`listener '${l.spec.name}' warmed and activated`);
     this.updateGauges();
@@ -255,7 +275,7 @@ export class ListenerManager {
       (x) => x.socket === l.socket,
     );
     if (!stillUsed) this.closeSocket(l.socket);
-    l.hcm.close();
+    l.network.close();
   }
 
   private closeSocket(sock: ListenerSocket): void {
@@ -266,7 +286,8 @@ export class ListenerManager {
   private syncRds(): void {
     const names = new Set<string>();
     for (const l of [...this.static_.values(), ...this.active.values(), ...this.warming.values()]) {
-      if (l.hcm.routes.kind === 'rds') names.add(l.hcm.routes.provider.name);
+      const hcm = l.hcm;
+      if (hcm?.routes.kind === 'rds') names.add(hcm.routes.provider.name);
     }
     this.deps.routes.retain(names);
   }
@@ -288,16 +309,8 @@ export class ListenerManager {
 
   async close(): Promise<void> {
     const socks = new Set(this.sockets.values());
-    await Promise.all(
-      [...socks].map(
-        (s) =>
-          new Promise<void>((resolve) => {
-            s.server.close(() => resolve());
-            s.server.closeAllConnections();
-          }),
-      ),
-    );
-    for (const l of [...this.static_.values(), ...this.active.values(), ...this.warming.values()]) l.hcm.close();
+    await Promise.all([...socks].map((s) => s.shutdown()));
+    for (const l of [...this.static_.values(), ...this.active.values(), ...this.warming.values()]) l.network.close();
   }
 }
 

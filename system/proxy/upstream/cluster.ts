@@ -187,6 +187,11 @@ export class Cluster {
     x.inc();
   }
 
+  /** A counter of this cluster made on first use (`cluster.<name>.<stat>`), e.g. tcp_proxy's upstream byte counts. */
+  counter(stat: string): Counter {
+    return this.statsStore.counter(`cluster.${this.name}.${stat}`);
+  }
+
   /** The connection pool of one of this cluster's hosts. */
   pool(host: Host): ConnPool {
     let p = this.pools.get(host);

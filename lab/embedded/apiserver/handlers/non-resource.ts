@@ -1,6 +1,7 @@
 // The paths that are not resources: `/version`, discovery (`/api`, `/apis`, per group and group-version, aggregated
-// v2/v2beta1 when the Accept header asks for it; discovery.ts builds the documents) and OpenAPI v3 (`/openapi/v3`,
-// per group-version documents from openapi.ts, rebuilt only when the served resources or a CRD change).
+// v2/v2beta1 when the Accept header asks for it; discovery.ts builds the documents) and OpenAPI: v3 (`/openapi/v3`,
+// per group-version documents from openapi.ts) and v2 (`/openapi/v2`, openapi-v2.ts, JSON or protobuf), rebuilt only
+// when the served resources or a CRD change.
 import type { IncomingMessage } from 'node:http';
 import type { Core } from '../core.ts';
 import {
@@ -13,7 +14,9 @@ import {
   versionInfo,
 } from '../discovery.ts';
 import { errors } from '../errors.ts';
-import { openapiIndex } from '../openapi.ts';
+import { contentHash, openapiIndex } from '../openapi.ts';
+import { swaggerDocument } from '../openapi-v2.ts';
+import { encodeSwagger } from '../openapi-v2-proto.ts';
 import { negotiate } from '../request-info.ts';
 
 export class NonResourcePaths {
@@ -21,7 +24,7 @@ export class NonResourcePaths {
   private readonly serverAddress: () => string;
   /** Registered subresources (pods/log, ...), which discovery lists. */
   private readonly subresourceInfo: SubresourceInfo[];
-  private openapiCache?: { key: string; value: ReturnType<typeof openapiIndex> };
+  private openapiCache?: OpenApiCache;
 
   constructor(core: Core, serverAddress: () => string, subresourceInfo: SubresourceInfo[]) {
     this.core = core;
@@ -69,15 +72,35 @@ export class NonResourcePaths {
     }
     if (p === '/openapi/v3' || p.startsWith('/openapi/v3/')) {
       const oa = this.openapi();
-      if (p === '/openapi/v3') return { body: oa.index };
-      const doc = oa.docs.get(p.slice('/openapi/v3/'.length));
+      if (p === '/openapi/v3') return { body: oa.v3.index };
+      const doc = oa.v3.docs.get(p.slice('/openapi/v3/'.length));
       if (!doc) throw errors.noResource();
-      return { body: doc, headers: q.has('hash') ? { 'Cache-Control': 'public, immutable' } : {} };
+      return {
+        body: doc.json,
+        headers: { ETag: `"${doc.hash}"`, ...(q.has('hash') ? { 'Cache-Control': 'public, immutable' } : {}) },
+      };
     }
+    if (p === '/openapi/v2') return this.openapiV2(String(req.headers.accept ?? ''));
     throw errors.noResource();
   }
 
-  private openapi() {
+  /** `/openapi/v2`: JSON, or gnostic protobuf when the Accept header asks for it (kubectl always does). */
+  private openapiV2(accept: string): { body: unknown; headers: Record<string, string> } {
+    const oa = this.openapi();
+    oa.v2 ??= v2Forms(swaggerDocument(this.core.registry));
+    if (accept.includes('com.github.proto-openapi.spec.v2'))
+      return {
+        body: oa.v2.proto,
+        headers: { 'Content-Type': PROTO_V2, ETag: `"${oa.v2.hash}"`, Vary: 'Accept' },
+      };
+    return { body: oa.v2.json, headers: { ETag: `"${oa.v2.hash}"`, Vary: 'Accept' } };
+  }
+
+  /**
+   * The OpenAPI documents, rebuilt when the served resources or a CRD change (v3 at once, v2 on first request), never
+   * per request: responses send the JSON (and protobuf) serialized once.
+   */
+  private openapi(): OpenApiCache {
     const key = this.core.registry
       .all()
       .map(
@@ -85,7 +108,21 @@ export class NonResourcePaths {
           `${r.group}/${r.version}/${r.plural}/${r.crd?.uid ?? ''}:${this.core.store.get('apiextensions.k8s.io/customresourcedefinitions', `${r.plural}.${r.group}`)?.metadata.resourceVersion ?? ''}`,
       )
       .join(',');
-    if (this.openapiCache?.key !== key) this.openapiCache = { key, value: openapiIndex(this.core.registry) };
-    return this.openapiCache.value;
+    if (this.openapiCache?.key !== key) this.openapiCache = { key, v3: openapiIndex(this.core.registry) };
+    return this.openapiCache;
   }
+}
+
+/** The protobuf form's Content-Type as kube-openapi's handler returns it (the `@` kubectl asks with is not a token). */
+const PROTO_V2 = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
+
+interface OpenApiCache {
+  key: string;
+  v3: ReturnType<typeof openapiIndex>;
+  v2?: { json: string; proto: Uint8Array; hash: string };
+}
+
+function v2Forms(doc: unknown): { json: string; proto: Uint8Array; hash: string } {
+  const json = JSON.stringify(doc);
+  return { json, proto: encodeSwagger(doc as Record<string, unknown>), hash: contentHash(json) };
 }

@@ -36,14 +36,14 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
-/** Sends `obj` as JSON (a string is taken to be JSON already). */
+/** Sends `obj` as JSON (a string is taken to be JSON already; bytes are sent as they are, e.g. protobuf). */
 export function sendJson(
   res: ServerResponse,
   code: number,
   obj: unknown,
   headers: Record<string, string | string[]> = {},
 ): void {
-  const body = typeof obj === 'string' ? obj : JSON.stringify(obj);
+  const body = typeof obj === 'string' || obj instanceof Uint8Array ? obj : JSON.stringify(obj);
   res.writeHead(code, {
     'Content-Type': 'application/json',
     'Content-Length': Buffer.byteLength(body),

@@ -81,21 +81,26 @@ export function update(s: RequestScope): false {
 /** DELETE of an object, or of a collection (deletecollection, with the list's selectors). */
 export function remove(s: RequestScope): false {
   const { core, rt, q } = s;
-  const opts = deleteOptions(q, s.body);
+  const opts = { ...deleteOptions(q, s.body), user: s.user, warnings: [] as string[] };
   s.rec.dryRun = opts.dryRun;
   const name = s.info.name;
   if (name) {
     const r = core.delete(rt, s.ns, name, opts);
     if (r.deleted && !(rt.builtin && rt.plural === 'pods')) {
-      return respond(s, 200, {
-        kind: 'Status',
-        apiVersion: 'v1',
-        metadata: {},
-        status: 'Success',
-        details: { name, group: rt.group || undefined, kind: rt.plural, uid: r.obj.metadata.uid },
-      });
+      return respond(
+        s,
+        200,
+        {
+          kind: 'Status',
+          apiVersion: 'v1',
+          metadata: {},
+          status: 'Success',
+          details: { name, group: rt.group || undefined, kind: rt.plural, uid: r.obj.metadata.uid },
+        },
+        opts.warnings,
+      );
     }
-    return respond(s, r.deleted ? 200 : opts.propagationPolicy === 'Foreground' ? 202 : 200, r.obj);
+    return respond(s, r.deleted ? 200 : opts.propagationPolicy === 'Foreground' ? 202 : 200, r.obj, opts.warnings);
   }
   const items = core.deleteCollection(
     rt,

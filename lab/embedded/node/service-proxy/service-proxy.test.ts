@@ -1,3 +1,4 @@
+import dgram from 'node:dgram';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addressPlan, claimLabIndex } from '../../../state.ts';
@@ -166,5 +167,59 @@ describe('service proxy', () => {
     ]);
     expect((await talk(ip, 8080)).split(':')[0]).toBe('a');
     expect((await talk(ip, 8081)).split(':')[0]).toBe('b');
+  });
+
+  it('relays UDP ports (ClusterIP and LoadBalancer) per client address, beside a TCP port of the same number', async () => {
+    // Two UDP "pods" answering `<id>:<datagram>`.
+    const udpPods: dgram.Socket[] = [];
+    const udpEps: EndpointAddress[] = [];
+    for (const id of ['u1', 'u2']) {
+      const ip = pods.allocate();
+      const sock = dgram.createSocket('udp4');
+      sock.on('message', (m, r) => sock.send(`${id}:${m}`, r.port, r.address));
+      await new Promise<void>((r) => sock.bind(5353, ip, r));
+      udpPods.push(sock);
+      udpEps.push({ ip, port: 5353 });
+    }
+    const ask = (host: string, port: number, client: dgram.Socket, text: string) =>
+      new Promise<string>((resolve) => {
+        client.once('message', (m) => resolve(m.toString()));
+        client.send(text, port, host);
+      });
+    const proxy = newProxy();
+    const cip = svcs.allocate();
+    const lb = lbs.allocate();
+    const b = await proxy.apply({
+      namespace: 'ns',
+      name: 'dns',
+      clusterIP: cip,
+      loadBalancerIP: lb,
+      ports: [
+        { name: 'dns-udp', port: 5300, protocol: 'UDP' },
+        { name: 'dns-tcp', port: 5300, protocol: 'TCP' },
+      ],
+      endpoints: { 'dns-udp': udpEps, 'dns-tcp': [eps.a] },
+    });
+    expect(b.map((x) => [x.kind, x.port, x.boundPort]).sort()).toEqual([
+      ['clusterIP', 5300, 5300],
+      ['clusterIP', 5300, 5300],
+      ['loadBalancer', 5300, 5300],
+      ['loadBalancer', 5300, 5300],
+    ]);
+    const c1 = dgram.createSocket('udp4');
+    const c2 = dgram.createSocket('udp4');
+    try {
+      // One client keeps its endpoint; the next client gets the next endpoint (round-robin per flow).
+      expect(await ask(cip, 5300, c1, 'q1')).toBe('u1:q1');
+      expect(await ask(cip, 5300, c1, 'q2')).toBe('u1:q2');
+      expect(await ask(cip, 5300, c2, 'q3')).toBe('u2:q3');
+      expect(await ask(lb, 5300, c2, 'q4')).toMatch(/^u[12]:q4$/);
+      expect((await talk(cip, 5300)).split(':')[0]).toBe('a');
+    } finally {
+      c1.close();
+      c2.close();
+      await proxy.remove('ns', 'dns');
+      for (const s of udpPods) s.close();
+    }
   });
 });

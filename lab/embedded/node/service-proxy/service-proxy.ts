@@ -1,5 +1,6 @@
 // The service proxy (kube-proxy's role), running in the lab process: for every Service port, a TCP relay on the
-// ClusterIP (and on the LoadBalancer IP) that balances connections round-robin over the ready endpoints.
+// ClusterIP (and on the LoadBalancer IP) that balances connections round-robin over the ready endpoints, and for a
+// UDP port a datagram relay that does the same per client address (udp-relay.ts).
 // Relays are plain socket-to-socket pipes with Nagle off: no per-chunk work beyond what stream.pipe does, so the
 // throughput stays at that of a bare Node relay (see bench/relay.ts).
 //
@@ -9,6 +10,7 @@
 // controller writes the annotation `gwlab.dev/lb-port-<p>` and an event.
 import { EventEmitter } from 'node:events';
 import net from 'node:net';
+import { UdpRelay } from './udp-relay.ts';
 
 export const LB_PORT_FALLBACK_OFFSET = 8000;
 export const lbPortAnnotation = (port: number) => `gwlab.dev/lb-port-${port}`;
@@ -78,10 +80,15 @@ interface Relay {
   ip: string;
   port: number;
   portName: string;
+  protocol: 'TCP' | 'UDP';
   server?: net.Server;
+  udp?: UdpRelay;
   binding: PortBinding;
   svcKey: string;
 }
+
+const protocolOf = (p: ServicePortSpec) => ((p.protocol ?? 'TCP').toUpperCase() === 'UDP' ? 'UDP' : 'TCP');
+const relayed = (p: ServicePortSpec) => ['TCP', 'UDP'].includes((p.protocol ?? 'TCP').toUpperCase());
 
 interface Pool {
   endpoints: EndpointAddress[];
@@ -149,9 +156,7 @@ export class ServiceProxy extends EventEmitter {
     if (this.stopped) throw new Error('ServiceProxy is stopped');
     this.specs.set(svcKey, spec);
     // Endpoints first: new relays must find their pool.
-    const portNames = new Set(
-      spec.ports.filter((p) => (p.protocol ?? 'TCP').toUpperCase() === 'TCP').map((p) => p.name),
-    );
+    const portNames = new Set(spec.ports.filter(relayed).map((p) => p.name));
     for (const k of [...this.pools.keys()]) {
       if (k.startsWith(svcKey + '/') && !portNames.has(k.slice(svcKey.length + 1))) this.pools.delete(k);
     }
@@ -166,23 +171,31 @@ export class ServiceProxy extends EventEmitter {
       }
     }
     // Wanted relays.
-    const wanted = new Map<string, { kind: RelayKind; ip: string; port: number; portName: string }>();
+    const wanted = new Map<
+      string,
+      { kind: RelayKind; ip: string; port: number; portName: string; protocol: 'TCP' | 'UDP' }
+    >();
     for (const p of spec.ports) {
-      if ((p.protocol ?? 'TCP').toUpperCase() !== 'TCP') continue;
+      if (!relayed(p)) continue;
+      const protocol = protocolOf(p);
+      // TCP keys as before (a relay survives an update); UDP ones apart, so one port number may carry both.
+      const suffix = protocol === 'UDP' ? '|UDP' : '';
       if (spec.clusterIP && spec.clusterIP !== 'None') {
-        wanted.set(`${svcKey}|clusterIP|${spec.clusterIP}|${p.port}`, {
+        wanted.set(`${svcKey}|clusterIP|${spec.clusterIP}|${p.port}${suffix}`, {
           kind: 'clusterIP',
           ip: spec.clusterIP,
           port: p.port,
           portName: p.name,
+          protocol,
         });
       }
       if (spec.loadBalancerIP) {
-        wanted.set(`${svcKey}|loadBalancer|${spec.loadBalancerIP}|${p.port}`, {
+        wanted.set(`${svcKey}|loadBalancer|${spec.loadBalancerIP}|${p.port}${suffix}`, {
           kind: 'loadBalancer',
           ip: spec.loadBalancerIP,
           port: p.port,
           portName: p.name,
+          protocol,
         });
       }
     }
@@ -250,6 +263,13 @@ export class ServiceProxy extends EventEmitter {
   }
 
   private listen(relay: Relay, port: number): Promise<NodeJS.ErrnoException | undefined> {
+    if (relay.protocol === 'UDP') {
+      const udp = new UdpRelay(() => this.nextEndpoint(relay));
+      return udp.listen(relay.ip, port).then((err) => {
+        if (!err) relay.udp = udp;
+        return err;
+      });
+    }
     const server = net.createServer({ allowHalfOpen: true, noDelay: true, pauseOnConnect: true }, (sock) =>
       this.onConnection(relay, sock),
     );
@@ -264,8 +284,20 @@ export class ServiceProxy extends EventEmitter {
     });
   }
 
+  /** The next ready endpoint of the relay's port, round-robin; undefined when there is none. */
+  private nextEndpoint(relay: Relay): EndpointAddress | undefined {
+    const pool = this.pools.get(`${relay.svcKey}/${relay.portName}`);
+    if (!pool?.endpoints.length) return undefined;
+    const ep = pool.endpoints[pool.next % pool.endpoints.length];
+    pool.next = (pool.next + 1) % pool.endpoints.length;
+    return ep;
+  }
+
   private closeRelay(relay: Relay): Promise<void> {
     if (this.relays.get(relay.key) === relay) this.relays.delete(relay.key);
+    const udp = relay.udp;
+    relay.udp = undefined;
+    if (udp) return udp.close();
     const server = relay.server;
     relay.server = undefined;
     if (!server) return Promise.resolve();

@@ -21,6 +21,7 @@ export function translateEndpoints(cluster: string, endpoints: EndpointAddress[]
       {
         lb_endpoints: endpoints.map((e) => ({
           endpoint: { address: { socket_address: { address: e.address, port_value: e.port } } },
+          ...(e.weight !== undefined ? { load_balancing_weight: e.weight } : {}),
         })),
       },
     ];

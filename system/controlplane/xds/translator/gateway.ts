@@ -1,10 +1,11 @@
-// One Gateway's IR → its Listeners, RouteConfigurations and Clusters, in canonical proto3 JSON (snake_case, "@type"
+// One Gateway's IR → its Listeners (HTTP, then TCP and UDP: l4.ts), RouteConfigurations and Clusters, in canonical proto3 JSON (snake_case, "@type"
 // on each resource, enums by name, durations as "15s", default values left out), as they go on the wire. Pure: the
 // pipeline calls it per Gateway, and nothing here knows of snapshots or proxies.
 import type { GatewayIR } from '../../ir/types.ts';
 import { translateCluster } from './cluster.ts';
 import type { Json } from './envoy.ts';
 import { filtersFor } from './http-filters.ts';
+import { translateL4Listener } from './l4.ts';
 import { translateListener } from './listener.ts';
 import { translateRouteConfig } from './route.ts';
 
@@ -22,5 +23,6 @@ export function translateGateway(ir: GatewayIR): XdsResources {
     listeners.push(translateListener(l, filters.chain));
     routes.push(translateRouteConfig(l, filters.perRoute));
   }
+  for (const l of ir.l4Listeners ?? []) listeners.push(translateL4Listener(l));
   return { listeners, routes, clusters: ir.clusters.map(translateCluster) };
 }

@@ -1,0 +1,57 @@
+// L4ListenerIR → Listener: TCP with one `envoy.filters.network.tcp_proxy` network filter (TcpProxy: `cluster`, or
+// `weighted_clusters` for several backends; `blackhole-cluster`, never defined, when nothing resolved, so every
+// connection is closed), UDP with `udp_listener_config` and the `envoy.filters.udp_listener.udp_proxy` listener filter
+// (UdpProxyConfig routing every session to one cluster through its matcher's on_no_match, as Envoy's docs show it
+// since `cluster` was deprecated). Shapes: envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.proto and
+// envoy/extensions/filters/udp/udp_proxy/v3/{udp_proxy,route}.proto (the protos in @grpc/grpc-js-xds).
+import { TYPE_URL } from '../../../shared/envoy/protos.ts';
+import { BLACKHOLE_CLUSTER } from '../../ir/routes.ts';
+import type { L4ListenerIR } from '../../ir/types.ts';
+import type { Json } from './envoy.ts';
+
+export const TCP_PROXY = {
+  name: 'envoy.filters.network.tcp_proxy',
+  type: 'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy',
+};
+export const UDP_PROXY = {
+  name: 'envoy.filters.udp_listener.udp_proxy',
+  type: 'type.googleapis.com/envoy.extensions.filters.udp.udp_proxy.v3.UdpProxyConfig',
+  route: 'type.googleapis.com/envoy.extensions.filters.udp.udp_proxy.v3.Route',
+};
+
+export function translateL4Listener(l: L4ListenerIR): Json {
+  const address = { address: '0.0.0.0', port_value: l.port };
+  if (l.protocol === 'UDP') {
+    // Envoy's udp_proxy routes a session to one cluster: several backendRefs are one weighted cluster by now
+    // (ir/l4-listeners.ts).
+    const cluster = l.backends[0]?.cluster ?? BLACKHOLE_CLUSTER;
+    return {
+      '@type': TYPE_URL.listener,
+      name: l.name,
+      address: { socket_address: { protocol: 'UDP', ...address } },
+      listener_filters: [
+        {
+          name: UDP_PROXY.name,
+          typed_config: {
+            '@type': UDP_PROXY.type,
+            stat_prefix: `udp-${l.port}`,
+            matcher: {
+              on_no_match: { action: { name: 'route', typed_config: { '@type': UDP_PROXY.route, cluster } } },
+            },
+          },
+        },
+      ],
+      udp_listener_config: {},
+    };
+  }
+  const tcp: Json = { '@type': TCP_PROXY.type, stat_prefix: `tcp-${l.port}` };
+  if (l.backends.length > 1) {
+    tcp.weighted_clusters = { clusters: l.backends.map((b) => ({ name: b.cluster, weight: b.weight })) };
+  } else tcp.cluster = l.backends[0]?.cluster ?? BLACKHOLE_CLUSTER;
+  return {
+    '@type': TYPE_URL.listener,
+    name: l.name,
+    address: { socket_address: address },
+    filter_chains: [{ filters: [{ name: TCP_PROXY.name, typed_config: tcp }] }],
+  };
+}
