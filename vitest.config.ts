@@ -23,6 +23,8 @@ export default defineConfig({
             'scripts/**/*.test.ts',
             'bench/**/*.test.ts',
             'tests/**/*.test.ts',
+            'conformance/utils/**/*.test.ts',
+            'conformance/support/**/*.test.ts',
           ],
           pool: 'forks',
           // The default on 2 cores is one worker; many files mostly wait (servers, informers, timers), so three run
@@ -52,6 +54,20 @@ export default defineConfig({
           pool: 'forks',
           testTimeout: 180_000,
           hookTimeout: 300_000,
+        },
+      },
+      {
+        test: {
+          name: 'conformance',
+          // One file per upstream conformance test (conformance/README.md), against one lab that the global setup
+          // brings up and prepares as upstream's suite Setup does; one file at a time, as upstream runs its tests.
+          include: ['conformance/tests/**/*.test.ts'],
+          globalSetup: ['conformance/support/global-setup.ts'],
+          maxWorkers: 1,
+          sequence: { groupOrder: 2 },
+          pool: 'forks',
+          testTimeout: 300_000,
+          hookTimeout: 600_000,
         },
       },
     ],

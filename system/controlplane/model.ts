@@ -37,6 +37,10 @@ export interface Listener {
     namespaces?: { from?: 'All' | 'Same' | 'Selector'; selector?: LabelSelector };
     kinds?: { group?: string; kind: string }[];
   };
+  tls?: {
+    mode?: 'Terminate' | 'Passthrough';
+    certificateRefs?: { group?: string; kind?: string; name: string; namespace?: string }[];
+  };
 }
 
 export interface GatewaySpec {
@@ -334,4 +338,11 @@ export function olderFirst(a: { metadata: ObjectMeta }, b: { metadata: ObjectMet
   const ka = keyOf(a);
   const kb = keyOf(b);
   return ka < kb ? -1 : ka > kb ? 1 : 0;
+}
+
+/** A Secret as the control plane reads it (HTTPS listeners' certificateRefs). */
+export interface Secret extends KObject {
+  type?: string;
+  /** base64 values */
+  data?: Record<string, string>;
 }

@@ -168,6 +168,23 @@ describe('/snapshots/krt redaction', () => {
     ]);
     expect(p.gatewayParameters.get('ns/gp')!.spec!.kube!.envoyContainer!.env![0].value).toBe('s3cr3t-value');
   });
+
+  it("shows a Secret's type and key names, never its values; the pipeline keeps the object", () => {
+    const rt = new Runtime({ autoFlush: false, start: false });
+    const p = new Pipeline({ mode: 'strict', runtime: rt });
+    p.secrets.upsert({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'cert', namespace: 'ns' },
+      type: 'kubernetes.io/tls',
+      data: { 'tls.crt': 'Y2VydC1ieXRlcw==', 'tls.key': 'a2V5LWJ5dGVz' },
+    });
+    const dump = rt.dump().find((c) => c.name === 'Secrets')!;
+    expect(JSON.stringify(dump)).not.toContain('a2V5LWJ5dGVz');
+    expect((dump.state.outputs['ns/cert'] as any).data).toEqual({ 'tls.crt': '<redacted>', 'tls.key': '<redacted>' });
+    expect((dump.state.outputs['ns/cert'] as any).type).toBe('kubernetes.io/tls');
+    expect(p.secrets.get('ns/cert')!.data!['tls.key']).toBe('a2V5LWJ5dGVz');
+  });
 });
 
 describe('incremental recomputation of TCPRoutes and ListenerSets', () => {

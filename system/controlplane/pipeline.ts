@@ -33,6 +33,7 @@ import {
   type ListenerSet,
   type Namespace,
   type ReferenceGrant,
+  type Secret,
   type Service,
   type TrafficPolicy,
 } from './model.ts';
@@ -86,6 +87,12 @@ function stripNoise<T extends { metadata: KObject['metadata'] }>(o: T): T {
   return { ...o, metadata: meta };
 }
 
+/** What /snapshots/krt shows of a Secret: its type and the names of its keys, never their values. */
+function redactSecret(o: Secret): unknown {
+  const c = stripNoise(o);
+  return { ...c, data: Object.fromEntries(Object.keys(c.data ?? {}).map((k) => [k, '<redacted>'])) };
+}
+
 /**
  * What /snapshots/krt shows of a GatewayParameters: its env values can carry credentials (a token passed to the
  * proxy), so only their names are shown. The pipeline itself keeps the object as read.
@@ -125,6 +132,7 @@ export class Pipeline {
   readonly referenceGrants: InputCollection<ReferenceGrant>;
   readonly namespaces: InputCollection<Namespace>;
   readonly services: InputCollection<Service>;
+  readonly secrets: InputCollection<Secret>;
   readonly endpointSlices: InputCollection<EndpointSlice>;
   readonly deployments: InputCollection<Deployment>;
   readonly gatewayParameters: InputCollection<GatewayParameters>;
@@ -160,7 +168,8 @@ export class Pipeline {
     const mode = opts.mode;
     // One input collection per watched kind (kube/watched.ts); GatewayParameters are shown redacted.
     for (const w of WATCHED) {
-      const show = w.kind === 'GatewayParameters' ? redactGatewayParameters : stripNoise;
+      const show =
+        w.kind === 'GatewayParameters' ? redactGatewayParameters : w.kind === 'Secret' ? redactSecret : stripNoise;
       this.inputs.set(w.kind, new InputCollection<any>(rt, w.collection, keyOf, show));
     }
     const input = <T>(kind: WatchedKindName) => this.inputs.get(kind) as InputCollection<T>;
@@ -173,6 +182,7 @@ export class Pipeline {
     this.referenceGrants = input<ReferenceGrant>('ReferenceGrant');
     this.namespaces = input<Namespace>('Namespace');
     this.services = input<Service>('Service');
+    this.secrets = input<Secret>('Secret');
     this.endpointSlices = input<EndpointSlice>('EndpointSlice');
     this.deployments = input<Deployment>('Deployment');
     this.gatewayParameters = input<GatewayParameters>('GatewayParameters');
@@ -278,6 +288,7 @@ function deriveResources(p: Pipeline, mode: ValidationMode) {
     policies,
     policiesByTarget,
     serviceEndpoints,
+    grantsByNs,
   };
 }
 
@@ -314,6 +325,8 @@ function deriveGateways(
         ].filter((x): x is L4RouteInfo => !!x),
       listenerSets: (gwKey) => ctx.fetchIndex(r.listenerSetsByGateway, gwKey),
       namespace: (name) => ctx.fetch(p.namespaces, name),
+      referenceGrants: (ns) => ctx.fetchIndex(r.grantsByNs, ns),
+      secret: (ns, name) => ctx.fetch(p.secrets, `${ns}/${name}`),
       policiesTargeting: (kind, ns, name) => policyInfos(ctx, `${kind}/${ns}/${name}`),
       policiesSelecting: (kind, ns) => policyInfos(ctx, `selector/${kind}/${ns}`),
     };

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestLab, type TestLab } from '../../lab/embedded/apiserver/testing/test-lab.ts';
 import { projectCrdsJson } from '../../lab/testing/crds.ts';
 import { type InformerSet, startInformers } from '../../system/controlplane/kube/informers.ts';
+import { WATCHED } from '../../system/controlplane/kube/watched.ts';
 import { Metrics } from '../../system/controlplane/metrics.ts';
 import { Pipeline } from '../../system/controlplane/pipeline.ts';
 import { until } from '../../system/controlplane/testing.ts';
@@ -55,7 +56,9 @@ describe('startInformers over client-node', () => {
       new Promise((_, reject) => setTimeout(() => reject(new Error('not synced in 60 s')), 60_000).unref()),
     ]);
     expect(informers.isSynced()).toBe(true);
-    expect(lines.filter((l) => l.msg === 'synced').map((l) => l.resource)).toHaveLength(11);
+    expect(lines.filter((l) => l.msg === 'synced').map((l) => l.resource)).toHaveLength(
+      WATCHED.filter((w) => !w.optional).length,
+    );
   }, 90_000);
 
   it('upserts added and modified objects, deletes deleted ones, and reads only the proxies’ Deployments', async () => {

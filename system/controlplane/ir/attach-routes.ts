@@ -116,8 +116,7 @@ function attachParentRef(
   }
   const allowed = candidates.filter(
     (s) =>
-      s.usable &&
-      s.kindsOk &&
+      s.attachable &&
       s.report.supportedKinds.some((k) => k.kind === r.ref.kind) &&
       namespaceAllowed(s, r.ref.namespace, namespace),
   );

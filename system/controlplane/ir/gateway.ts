@@ -9,7 +9,9 @@ import {
   type GatewayParameters,
   type ListenerSet,
   type Namespace,
+  type ReferenceGrant,
   roleOf,
+  type Secret,
   VENDOR_GROUP,
 } from '../model.ts';
 import { GatewayPolicies } from './attach-policies.ts';
@@ -34,6 +36,10 @@ export interface GatewayWorld {
   /** ListenerSets whose parentRef names this Gateway. */
   listenerSets(gatewayKey: string): ListenerSet[];
   namespace(name: string): Namespace | undefined;
+  /** The ReferenceGrants of a namespace (for listeners' certificateRefs). */
+  referenceGrants(namespace: string): ReferenceGrant[];
+  /** A Secret (listeners' certificateRefs). */
+  secret(namespace: string, name: string): Secret | undefined;
   /** Policies with a targetRef `<kind>/<ns>/<name>`. */
   policiesTargeting(kind: 'Gateway' | 'HTTPRoute', namespace: string, name: string): PolicyInfo[];
   /** Policies with a targetSelector for `kind` in `namespace`. */
@@ -77,7 +83,10 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
   const key = `${ns}/${name}`;
   const gwRef: ObjRef = { kind: 'Gateway', namespace: ns, name };
   const sets = admitListenerSets(gw, world.listenerSets(key), (n) => world.namespace(n));
-  const listeners = validateListeners(gw, sets.admitted);
+  const listeners = validateListeners(gw, sets.admitted, {
+    grants: (n) => world.referenceGrants(n),
+    secret: (n, secretName) => world.secret(n, secretName),
+  });
   const { accepted, params } = gatewayAccepted(gw, world, listeners);
   const nsOf = (n: string) => world.namespace(n);
   const parentKeys = [key, ...sets.admitted.map((a) => `ListenerSet/${a.owner.namespace}/${a.owner.name}`)];
@@ -168,8 +177,10 @@ function reportRefusedSetParents(
 }
 
 /**
- * The Gateway's Accepted outcome: its parametersRef resolves and at least one listener is usable. When it is not
- * accepted, no listener is programmed.
+ * The Gateway's Accepted outcome: its parametersRef resolves and at least one listener can take routes. When some of
+ * its own listeners are not valid, it is accepted with reason ListenersNotValid (gateway_types.go: "This can be the reason when
+ * Accepted is True or False"; conformance GatewayListenerUnsupportedProtocol). When it is not accepted, no listener is
+ * programmed.
  */
 function gatewayAccepted(
   gw: Gateway,
@@ -178,8 +189,13 @@ function gatewayAccepted(
 ): { accepted: Outcome; params?: string } {
   const { outcome, params } = parametersOutcome(gw, world);
   let accepted = outcome;
-  if (accepted.ok && !listeners.some((s) => s.usable)) {
+  const invalid = listeners.filter((s) => s.owner.kind === 'Gateway' && !s.valid).map((s) => s.l.name);
+  // Not accepted when no listener can take routes; one whose references do not resolve still can (it reports
+  // ResolvedRefs=False and counts its routes: conformance GatewayWithAttachedRoutes).
+  if (accepted.ok && !listeners.some((s) => s.attachable)) {
     accepted = bad('ListenersNotValid', 'no listener is valid (see status.listeners)');
+  } else if (accepted.ok && invalid.length) {
+    accepted = ok('ListenersNotValid', `listeners not valid (see status.listeners): ${invalid.join(', ')}`);
   }
   if (!accepted.ok) {
     for (const s of listeners)

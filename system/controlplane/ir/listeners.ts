@@ -2,7 +2,15 @@
 // HTTP, TCP or UDP with the route kind each carries; allowedRoutes.kinds; listeners that share a port: one protocol,
 // distinct hostnames), each with the report its status entry is made from. The usable ones are
 // what routes attach to (attach-routes.ts) and what gets an Envoy listener (virtual-hosts.ts).
-import { GATEWAY_GROUP, type Gateway, type Listener } from '../model.ts';
+// HTTPS listeners get their statuses as the spec (v1.6.1 gateway_types.go, ListenerConditionResolvedRefs) and the
+// conformance tests GatewayInvalidTLSConfiguration and GatewaySecret*ReferenceGrant ask: Accepted, ResolvedRefs
+// False/InvalidCertificateRef for a certificateRef that is not a core Secret, or a Secret that does not exist or does
+// not hold a PEM certificate and key in tls.crt and tls.key, False/RefNotPermitted for a Secret in another namespace
+// that no ReferenceGrant allows. They are not served yet (TLS termination in the proxy is the issue "HTTPS, TLS
+// passthrough, HTTP/2…"): Programmed=False/Pending says so, and they get no Envoy listener; routes still attach to them.
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { GATEWAY_GROUP, type Gateway, type Listener, type ReferenceGrant, type Secret } from '../model.ts';
+import { missingGrantMessage, referenceAllowed } from './refgrant.ts';
 import { bad, type Outcome, ok } from './types.ts';
 
 export interface ListenerReport {
@@ -27,7 +35,22 @@ export interface ListenerState {
   usable: boolean;
   /** It admits a route kind of its protocol. */
   kindsOk: boolean;
+  /** Accepted, without conflicts, admitting a route kind, its references resolved (served or not). */
+  valid: boolean;
+  /**
+   * Routes attach to it and count in its attachedRoutes: accepted, without conflicts, admitting a route kind, even
+   * with unresolved references or not served (conformance GatewayWithAttachedRoutes, GatewayModifyListeners).
+   */
+  attachable: boolean;
 }
+
+/** What listeners' certificateRefs are resolved against. */
+export interface ListenerRefs {
+  grants: (namespace: string) => ReferenceGrant[];
+  secret: (namespace: string, name: string) => Secret | undefined;
+}
+
+const NO_REFS: ListenerRefs = { grants: () => [], secret: () => undefined };
 
 export interface ListenerOwner {
   kind: 'Gateway' | 'ListenerSet';
@@ -36,7 +59,12 @@ export interface ListenerOwner {
 }
 
 /** The route kind each supported listener protocol carries. */
-const ROUTE_KIND_OF: Record<string, string> = { HTTP: 'HTTPRoute', TCP: 'TCPRoute', UDP: 'UDPRoute' };
+const ROUTE_KIND_OF: Record<string, string> = {
+  HTTP: 'HTTPRoute',
+  HTTPS: 'HTTPRoute',
+  TCP: 'TCPRoute',
+  UDP: 'UDPRoute',
+};
 
 /** UDP listeners take their own port space; HTTP and TCP share the TCP one. */
 export const transportOf = (protocol: string) => (protocol === 'UDP' ? 'udp' : 'tcp');
@@ -49,13 +77,14 @@ export const transportOf = (protocol: string) => (protocol === 'UDP' ? 'udp' : '
 export function validateListeners(
   gw: Gateway,
   sets: { owner: ListenerOwner; listeners: Listener[] }[] = [],
+  refs: ListenerRefs = NO_REFS,
 ): ListenerState[] {
   const own: ListenerOwner = { kind: 'Gateway', namespace: gw.metadata.namespace ?? 'default', name: gw.metadata.name };
-  const states = (gw.spec?.listeners ?? []).map((l) => validateListener(l, own, l.name));
+  const states = (gw.spec?.listeners ?? []).map((l) => validateListener(l, own, l.name, refs));
   markConflicts(states);
   for (const set of sets) {
     const added = set.listeners.map((l) =>
-      validateListener(l, set.owner, `${set.owner.namespace}/${set.owner.name}/${l.name}`),
+      validateListener(l, set.owner, `${set.owner.namespace}/${set.owner.name}/${l.name}`, refs),
     );
     // Against everything before it: the Gateway's, earlier sets', and this set's earlier listeners.
     for (const s of added) {
@@ -64,11 +93,18 @@ export function validateListeners(
     }
   }
   for (const s of states) {
+    s.attachable = s.report.accepted.ok && s.report.conflicted.ok && s.kindsOk;
+    s.valid = s.attachable && s.report.resolvedRefs.ok;
     // Conflicted is reported True when there IS a conflict: outcome.ok false means "conflicted".
     if (!s.report.conflicted.ok) s.usable = false;
     // A listener that admits no route kind serves nothing: it is not programmed (and gets no Envoy listener).
     if (!s.kindsOk) s.usable = false;
-    if (!s.usable) {
+    if (s.valid && s.l.protocol === 'HTTPS') {
+      s.report.programmed = bad(
+        'Pending',
+        'HTTPS listeners are not served yet (TLS termination in the proxy is not implemented): no proxy listener',
+      );
+    } else if (!s.usable) {
       s.report.programmed = bad(
         !s.report.conflicted.ok && s.owner.kind === 'ListenerSet' ? s.report.conflicted.reason : 'Invalid',
         !s.report.accepted.ok
@@ -82,8 +118,51 @@ export function validateListeners(
   return states;
 }
 
-/** One listener on its own: protocol and route kinds. */
-function validateListener(l: Listener, owner: ListenerOwner, id: string): ListenerState {
+/** Why a Secret cannot serve as a certificate, or undefined when tls.crt and tls.key hold a PEM certificate and key. */
+export function certificateProblem(secret: Secret): string | undefined {
+  const crt = secret.data?.['tls.crt'];
+  const key = secret.data?.['tls.key'];
+  if (!crt || !key) return 'has no tls.crt and tls.key';
+  try {
+    new X509Certificate(Buffer.from(crt, 'base64'));
+  } catch (err) {
+    return `tls.crt is not a PEM certificate (${(err as Error).message})`;
+  }
+  try {
+    createPrivateKey(Buffer.from(key, 'base64'));
+  } catch (err) {
+    return `tls.key is not a PEM private key (${(err as Error).message})`;
+  }
+  return undefined;
+}
+
+/**
+ * An HTTPS listener's certificateRefs: core Secrets, in the owner's namespace or granted by a ReferenceGrant, that
+ * exist and hold a certificate and key.
+ */
+function certificateRefsOutcome(l: Listener, owner: ListenerOwner, refs: ListenerRefs): Outcome {
+  for (const [i, ref] of (l.tls?.certificateRefs ?? []).entries()) {
+    const group = ref.group ?? '';
+    const kind = ref.kind ?? 'Secret';
+    const where = `listener ${l.name}: tls.certificateRefs[${i}]`;
+    if (group !== '' || kind !== 'Secret') {
+      return bad('InvalidCertificateRef', `${where}: ${group || 'core'}/${kind} is not supported (only core Secrets)`);
+    }
+    const to = { group: '', kind: 'Secret', namespace: ref.namespace ?? owner.namespace, name: ref.name };
+    const from = { group: GATEWAY_GROUP, kind: owner.kind, namespace: owner.namespace };
+    if (!referenceAllowed(refs.grants(to.namespace), from, to)) {
+      return bad('RefNotPermitted', `${where}: ${missingGrantMessage(from, to)}`);
+    }
+    const secret = refs.secret(to.namespace, to.name);
+    if (!secret) return bad('InvalidCertificateRef', `${where}: Secret ${to.namespace}/${to.name} does not exist`);
+    const problem = certificateProblem(secret);
+    if (problem) return bad('InvalidCertificateRef', `${where}: Secret ${to.namespace}/${to.name} ${problem}`);
+  }
+  return ok('ResolvedRefs', 'references resolved');
+}
+
+/** One listener on its own: protocol, route kinds, certificate references. */
+function validateListener(l: Listener, owner: ListenerOwner, id: string, refs: ListenerRefs): ListenerState {
   const routeKind = ROUTE_KIND_OF[l.protocol];
   const kind = routeKind ? { group: GATEWAY_GROUP, kind: routeKind } : undefined;
   let supportedKinds = kind ? [kind] : [];
@@ -102,15 +181,19 @@ function validateListener(l: Listener, owner: ListenerOwner, id: string): Listen
       );
     }
   }
+  const https = l.protocol === 'HTTPS';
+  if (https && resolvedRefs.ok) resolvedRefs = certificateRefsOutcome(l, owner, refs);
   const accepted = kind
     ? ok('Accepted', 'listener accepted')
-    : bad('UnsupportedProtocol', `protocol ${l.protocol} is not supported (supported: HTTP, TCP, UDP)`);
+    : bad('UnsupportedProtocol', `protocol ${l.protocol} is not supported (supported: HTTP, HTTPS, TCP, UDP)`);
   return {
     l,
     owner,
     id,
     kindsOk,
-    usable: !!kind,
+    valid: false,
+    attachable: false,
+    usable: !!kind && !https,
     report: {
       name: l.name,
       port: l.port,

@@ -88,6 +88,8 @@ function groupByPortAndHost(listeners: ListenerState[], placements: Placement[],
     p.names.push(s.id);
   }
   for (const pl of placements) {
+    // Routes also attach to listeners that are not served (HTTPS for now, unresolved references): no virtual host.
+    if (!pl.s.usable) continue;
     const port = ports.get(pl.s.l.port)!;
     findings.add(pl.r.findings);
     for (const h of pl.hosts) {

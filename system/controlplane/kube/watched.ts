@@ -58,6 +58,8 @@ export const WATCHED = [
   watched(GATEWAY_GROUP, 'v1', 'ReferenceGrant', 'referencegrants', { collection: 'ReferenceGrants' }),
   watched('', 'v1', 'Namespace', 'namespaces', { namespaced: false, collection: 'Namespaces' }),
   watched('', 'v1', 'Service', 'services', { collection: 'Services' }),
+  // For HTTPS listeners' certificateRefs (ResolvedRefs); /snapshots/krt shows their keys only (pipeline.ts).
+  watched('', 'v1', 'Secret', 'secrets', { collection: 'Secrets' }),
   watched('discovery.k8s.io', 'v1', 'EndpointSlice', 'endpointslices', { collection: 'EndpointSlices' }),
   // Only the proxies' Deployments (for the Gateways' Programmed condition and the deployer).
   watched('apps', 'v1', 'Deployment', 'deployments', {

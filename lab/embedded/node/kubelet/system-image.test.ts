@@ -5,11 +5,11 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SYSTEM_IMAGE } from '../../../../system/image.ts';
+import { REPO_ROOT, SYSTEM_IMAGE } from '../../../../system/image.ts';
 import { compileCacheDir } from '../../../compile-cache.ts';
 import { eventually, Testbed, waitForLog } from '../testing/testbed.ts';
 import { containerArgv, ImageCatalog } from './images.ts';
-import { systemImages } from './system-images.ts';
+import { CONFORMANCE_COREDNS_IMAGE, systemImages } from './system-images.ts';
 
 describe('system image on the embedded node', () => {
   let tb: Testbed;
@@ -24,6 +24,18 @@ describe('system image on the embedded node', () => {
 
   it("points the image's compile cache at the lab's", () => {
     expect(systemImages()[SYSTEM_IMAGE].env).toEqual({ NODE_COMPILE_CACHE: compileCacheDir() });
+  });
+
+  it("maps upstream's conformance images (echo-basic, the base manifests' coredns) to the echo component", () => {
+    const catalog = new ImageCatalog({ home: tb.root, builtins: systemImages({ compileCache: cache }) });
+    for (const image of [
+      'registry.k8s.io/gateway-api/echo-basic:v1.5.1',
+      'registry.k8s.io/gateway-api/echo-basic:v1.6.0-dev.3',
+      'gcr.io/k8s-staging-gateway-api/echo-basic:v1.6.0-dev.2',
+    ]) {
+      expect(catalog.resolve(image).command.slice(-2)).toEqual([join(REPO_ROOT, 'system', 'main.ts'), 'echo']);
+    }
+    expect(catalog.resolve(CONFORMANCE_COREDNS_IMAGE).env?.GWLAB_ECHO_STANDIN).toBe('coredns');
   });
 
   it('runs the sample application from the catalog entry with the pod identity', async () => {

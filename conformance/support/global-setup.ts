@@ -1,0 +1,75 @@
+// The conformance project's lab and suite setup, once per run: a throw-away embedded lab brought up by the same code
+// as `npm run lab:up` (no sample applications: the suite brings its own backends), or the cluster of
+// GWLAB_CONFORMANCE_KUBECONFIG (+ GWLAB_CONFORMANCE_CONTEXT) that already runs the system; then upstream's Setup
+// (conformance/utils/suite.ts): GatewayClass, base manifests, generated certificates, namespaces ready. The tests get
+// the cluster and the controller name by `inject('conformance')`. Teardown deletes what the setup created and stops
+// the lab it started. GWLAB_CONFORMANCE_SETUP_LOG names a file for the setup's lines (default: stderr).
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { labDown, labUp } from '../../lab/lifecycle.ts';
+import { Progress } from '../../lab/progress.ts';
+import { Kube } from '../../lab/toolkit/kube.ts';
+import { DEFAULT_TIMEOUT_CONFIG } from '../utils/config.ts';
+import { DEFAULT_GATEWAY_CLASS, setupSuite } from '../utils/suite.ts';
+
+export interface ProvidedConformance {
+  kubeconfig: string;
+  context: string;
+  gatewayClassName: string;
+  controllerName: string;
+  /** Where the suite ran: embedded (a throw-away lab) or existing. */
+  backend: string;
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    conformance: ProvidedConformance;
+  }
+}
+
+export default async function setup(project: TestProject) {
+  const log = (l: string) => {
+    const file = process.env.GWLAB_CONFORMANCE_SETUP_LOG;
+    if (file) appendFileSync(file, `${new Date().toISOString()} ${l}\n`);
+    else process.stderr.write(`${l}\n`);
+  };
+  const gatewayClassName = process.env.GWLAB_CONFORMANCE_GATEWAY_CLASS || DEFAULT_GATEWAY_CLASS;
+  let kubeconfig = process.env.GWLAB_CONFORMANCE_KUBECONFIG ?? '';
+  let context = process.env.GWLAB_CONFORMANCE_CONTEXT ?? '';
+  let down: (() => Promise<void>) | undefined;
+  if (!kubeconfig) {
+    const home = mkdtempSync(join(tmpdir(), 'gwlab-conformance-'));
+    const name = `conf-${process.pid}`;
+    const t0 = performance.now();
+    const up = await labUp({ name, home, backend: 'embedded', progress: new Progress({ sink: { write: log } }) });
+    log(`lab ${name} up in ${Math.round(performance.now() - t0)} ms (GWLAB_HOME=${home})`);
+    kubeconfig = up.kubeconfig;
+    context = up.context;
+    down = async () => {
+      await labDown({ name, home, progress: new Progress({ quiet: true }) }).catch(() => {});
+      rmSync(home, { recursive: true, force: true });
+    };
+  }
+  const kube = Kube.fromFile(kubeconfig, context || undefined);
+  try {
+    const t0 = performance.now();
+    const { controllerName, created } = await setupSuite(kube, DEFAULT_TIMEOUT_CONFIG, gatewayClassName, log);
+    log(`suite setup done in ${Math.round(performance.now() - t0)} ms`);
+    project.provide('conformance', {
+      kubeconfig,
+      context,
+      gatewayClassName,
+      controllerName,
+      backend: down ? 'embedded' : 'existing',
+    });
+    return async () => {
+      if (!down) await kube.delete(created).catch(() => {});
+      await down?.();
+    };
+  } catch (err) {
+    await down?.();
+    throw err;
+  }
+}
