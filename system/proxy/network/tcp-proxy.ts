@@ -10,6 +10,7 @@
 // above 1.
 import net from 'node:net';
 import { ConfigError, durationMs } from '../config/errors.ts';
+import { pickWeighted } from '../config/weighted-pick.ts';
 import type { Logger, LogRegistry } from '../log.ts';
 import type { Counter, Gauge, StatsStore } from '../stats.ts';
 import type { Cluster } from '../upstream/cluster.ts';
@@ -98,15 +99,7 @@ export class TcpProxy {
   }
 
   private pickCluster(): string {
-    const list = this.config.clusters;
-    if (list.length === 1) return list[0].name;
-    const total = list.reduce((a, c) => a + c.weight, 0);
-    let r = Math.random() * total;
-    for (const c of list) {
-      r -= c.weight;
-      if (r < 0) return c.name;
-    }
-    return list[list.length - 1].name;
+    return pickWeighted(this.config.clusters).name;
   }
 
   /** A new downstream connection (paused until its upstream connects). */

@@ -4,6 +4,7 @@
 // 503 (or the route's cluster_not_found_response_code) NC for an unknown cluster, else the request goes to the
 // cluster chosen (plain, from a header, or weighted) through an UpstreamCall (upstream-call.ts).
 import type { WeightedCluster } from '../../config/route.ts';
+import { pickWeighted } from '../../config/weighted-pick.ts';
 import type { FilterContext, FilterFactory, FilterStream } from '../filter-api.ts';
 import { pathOnly, redirectLocation } from './rewrites.ts';
 import { type RouterContext, type RouterStats, UpstreamCall } from './upstream-call.ts';
@@ -74,15 +75,7 @@ function routeRequest(router: RouterContext, s: FilterStream): void {
   let weighted: WeightedCluster | undefined;
   let clusterName: string | undefined;
   if (a.weighted) {
-    let pick = Math.random() * a.weighted.total;
-    for (const w of a.weighted.clusters) {
-      if (pick < w.weight) {
-        weighted = w;
-        break;
-      }
-      pick -= w.weight;
-    }
-    weighted ??= a.weighted.clusters.at(-1)!;
+    weighted = pickWeighted(a.weighted.clusters, a.weighted.total);
     clusterName = weighted.name;
   } else if (a.clusterHeader) {
     clusterName = s.header(a.clusterHeader) ?? '';
