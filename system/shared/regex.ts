@@ -20,6 +20,8 @@ export interface Re2 {
   test(s: string): boolean;
   /** True when the pattern matches all of `s` (RE2::FullMatch), as Envoy's safe_regex matchers do. */
   matchesFully(s: string): boolean;
+  /** The first `limit` matches in `s` (all of them when `limit` < 0), left to right (Kubernetes' CEL `findAll`). */
+  findAll(s: string, limit: number): string[];
   /**
    * Replaces every match in `s` (RE2::GlobalReplace). `sub` uses RE2's rewrite syntax, as Envoy's regex_rewrite
    * does: `\0` is the whole match, `\1`..`\9` a group, `\\` a backslash. Throws RegexError for a bad rewrite.
@@ -70,6 +72,12 @@ function compileUncached(pattern: string): Re2 {
     groups,
     test: (s) => re.test(s),
     matchesFully: (s) => re.testExact(s),
+    findAll(s, limit) {
+      const out: string[] = [];
+      const m = re.matcher(s);
+      while ((limit < 0 || out.length < limit) && m.find()) out.push(m.group() ?? '');
+      return out;
+    },
     replaceAll(s, sub) {
       const pieces = parsed(sub);
       return re.matcher(s).replaceAll((...args: unknown[]) => {

@@ -6,8 +6,8 @@
 // Values: JSON → CEL as Kubernetes' unstructured conversion does: whole numbers are `int` (bigint), other numbers
 // `double`, objects maps (field selection and `has()` work on them).
 import { type CelEnv, CelScalar, celFunc, isCelError, parse, plan } from '@bufbuild/cel';
+import { compileRe2 } from '../../../../system/shared/regex.ts';
 import { kubernetesCelEnv } from '../cel/env.ts';
-import { re2 } from '../cel/lib-lists.ts';
 import { authzLibrary } from './authorizer.ts';
 
 let env: CelEnv | undefined;
@@ -15,7 +15,7 @@ let env: CelEnv | undefined;
 /** The admission CEL environment (built once). */
 export function admissionCelEnv(): CelEnv {
   env ??= kubernetesCelEnv(Object.fromEntries(ADMISSION_VARIABLES.map((v) => [v, CelScalar.DYN])), [
-    celFunc('matches', [CelScalar.STRING, CelScalar.STRING], CelScalar.BOOL, (s, re) => re2(re).matcher(s).find()),
+    celFunc('matches', [CelScalar.STRING, CelScalar.STRING], CelScalar.BOOL, (s, re) => compileRe2(re).test(s)),
     ...authzLibrary,
   ]);
   return env;

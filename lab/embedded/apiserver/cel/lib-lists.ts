@@ -1,9 +1,9 @@
 // Kubernetes' lists and regex CEL libraries (k8s.io/apiserver/pkg/cel/library/lists.go and regex.go, Kubernetes
 // 1.32): `isSorted()`, `sum()`, `min()`, `max()`, `indexOf(x)`, `lastIndexOf(x)` on lists of comparable values;
-// `find(re)` (the first match or ''), `findAll(re)` and `findAll(re, n)` on strings, with RE2 semantics (re2js, as
-// `matches` uses; compiled patterns are cached, since rules are fixed strings).
+// `find(re)` (the first match or ''), `findAll(re)` and `findAll(re, n)` on strings, with RE2 semantics: the engine
+// and compiled-pattern cache of system/shared/regex.ts, which `matches` and the control plane and proxy use too.
 import { type CelFunc, type CelValue, celList, isCelList } from '@bufbuild/cel';
-import { RE2JS } from 're2js';
+import { compileRe2 } from '../../../../system/shared/regex.ts';
 import { k8sEquals } from './equality.ts';
 import { fail, method } from './func.ts';
 
@@ -17,25 +17,6 @@ function cmp(a: CelValue, b: CelValue): number {
   if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
   if (typeof a === 'boolean' && typeof b === 'boolean') return Number(a) - Number(b);
   return fail('no such overload');
-}
-
-const regexCache = new Map<string, RE2JS>();
-/** An RE2 pattern, compiled once. */
-export function re2(pattern: string): RE2JS {
-  let r = regexCache.get(pattern);
-  if (!r) {
-    r = RE2JS.compile(pattern);
-    if (regexCache.size > 1000) regexCache.clear();
-    regexCache.set(pattern, r);
-  }
-  return r;
-}
-
-function findAll(s: string, pattern: string, n: number): string[] {
-  const out: string[] = [];
-  const m = re2(pattern).matcher(s);
-  while ((n < 0 || out.length < n) && m.find()) out.push(m.group() ?? '');
-  return out;
 }
 
 export const listsLibrary: CelFunc[] = [
@@ -73,18 +54,22 @@ export const listsLibrary: CelFunc[] = [
   }),
   method('find', 1, (t, [p]) => {
     if (typeof t !== 'string' || typeof p !== 'string') return undefined;
-    const m = re2(p).matcher(t);
-    return m.find() ? (m.group() ?? '') : '';
+    return compileRe2(p).findAll(t, 1)[0] ?? '';
   }),
   method('findAll', 1, (t, [p]) =>
-    typeof t === 'string' && typeof p === 'string' ? (celList(findAll(t, p, -1)) as unknown as CelValue) : undefined,
+    typeof t === 'string' && typeof p === 'string'
+      ? (celList(compileRe2(p).findAll(t, -1)) as unknown as CelValue)
+      : undefined,
   ),
   method('findAll', 2, (t, [p, n]) =>
     typeof t === 'string' && typeof p === 'string' && typeof n === 'bigint'
-      ? (celList(findAll(t, p, Number(n))) as unknown as CelValue)
+      ? (celList(compileRe2(p).findAll(t, Number(n))) as unknown as CelValue)
       : undefined,
   ),
 ];
 
-/** `matches` with RE2 semantics and a compiled-pattern cache (@bufbuild/cel compiles the pattern at every call). */
-export const matchesRe2 = { compile: (pattern: string) => ({ test: (s: string) => re2(pattern).matcher(s).find() }) };
+/**
+ * `matches` with RE2 semantics and the shared compiled-pattern cache of system/shared/regex.ts (@bufbuild/cel would
+ * compile the pattern at every call).
+ */
+export const matchesRe2 = { compile: (pattern: string) => compileRe2(pattern) };
