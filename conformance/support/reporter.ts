@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { Reporter, TestModule, TestSuite } from 'vitest/node';
 import { SYSTEM_VERSION } from '../../system/image.ts';
 import { PROFILES } from '../utils/features.ts';
-import { buildReport, reportYaml, type TestResult } from '../utils/report.ts';
+import { buildReport, reportYaml, type TestResult, unportedTests } from '../utils/report.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -39,7 +39,10 @@ export default class ConformanceReporter implements Reporter {
       }
     }
     if (!results.length) return;
-    const report = buildReport(results, { profiles: profilesFromEnv(), version: SYSTEM_VERSION });
+    // A run of some tests only (--run) reports those; a whole run also counts upstream's tests that are not ported.
+    const whole = !process.env.GWLAB_CONFORMANCE_RUN;
+    const unported = whole ? unportedTests(new Set(results.map((r) => r.shortName))) : [];
+    const report = buildReport(results, { profiles: profilesFromEnv(), version: SYSTEM_VERSION, unported });
     const file =
       process.env.GWLAB_CONFORMANCE_REPORT ||
       join(ROOT, 'reports', 'conformance', `${new Date().toISOString().replace(/[:.]/g, '-')}-report.yaml`);

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { PROFILES } from './features.ts';
-import { buildReport, reportYaml, type TestResult } from './report.ts';
+import { buildReport, reportYaml, type TestResult, unportedTests } from './report.ts';
 
 const http = PROFILES['GATEWAY-HTTP'];
 
@@ -77,5 +77,23 @@ describe('ConformanceReport', () => {
   it('reads success when every test passed', () => {
     const ok = buildReport([results[0]], { profiles: [http], supported, version: '0.1.0' });
     expect((ok.profiles as any[])[0]).toMatchObject({ core: { result: 'success' }, summary: 'Core tests succeeded.' });
+  });
+
+  it("counts upstream's tests that are not ported as skipped and says how many in the summary", () => {
+    const ported = new Set(results.map((r) => r.shortName));
+    const unported = unportedTests(ported);
+    // v1.6.1 has 131 conformance tests (conformance/tests/*.go); the ones above are not among the unported.
+    expect(unported.length).toBe(131 - [...ported].filter((n) => n !== 'HTTPRouteCORS').length - 1);
+    expect(unported.every((t) => t.result === 'skipped' && !ported.has(t.shortName))).toBe(true);
+    expect(unported.find((t) => t.shortName === 'HTTPRouteRequestMirror')?.features).toContain(
+      'HTTPRouteRequestMirror',
+    );
+    const r = buildReport(results, { profiles: [http], supported, version: '0.1.0', unported });
+    const [p] = r.profiles as any[];
+    expect(p.core.result).toBe('failure');
+    expect(p.core.skippedTests).toContain('HTTPRouteHTTPSListener');
+    expect(p.extended.skippedTests).toContain('HTTPRouteRequestMirror');
+    const skipped = p.core.statistics.Skipped + p.extended.statistics.Skipped;
+    expect(p.summary).toMatch(new RegExp(`Not ported yet \\(counted as skipped\\): ${skipped - 1}\\.$`));
   });
 });
