@@ -53,7 +53,10 @@ function chain(name: string, serverNames: string[], pem: { cert: string; key: st
               {
                 name: 'all',
                 domains: ['*'],
-                routes: [{ match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: 'ok' } } }],
+                routes: [
+                  { match: { prefix: '/redirect' }, redirect: { path_redirect: '/elsewhere' } },
+                  { match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: 'ok' } } },
+                ],
               },
             ],
           },
@@ -88,13 +91,14 @@ function tlsListener(name: string, chains: J[]): J {
 function get(
   port: number,
   servername: string | undefined,
-): Promise<{ cn: string; alpn: string; status: number; body: string }> {
+  path = '/',
+): Promise<{ cn: string; alpn: string; status: number; body: string; location?: string }> {
   return new Promise((resolve, reject) => {
     const req = https.request(
       {
         host: '127.0.0.1',
         port,
-        path: '/',
+        path,
         rejectUnauthorized: false,
         agent: false,
         ...(servername ? { servername } : {}),
@@ -109,7 +113,10 @@ function get(
         res.on('data', (d) => {
           body += d;
         });
-        res.on('end', () => resolve({ cn, alpn, status: res.statusCode ?? 0, body }));
+        const location = res.headers.location;
+        res.on('end', () =>
+          resolve({ cn, alpn, status: res.statusCode ?? 0, body, ...(location ? { location } : {}) }),
+        );
       },
     );
     req.on('error', reject);
@@ -174,6 +181,11 @@ describe('TLS termination', () => {
   it('serves HTTP/1.1 behind TLS through the connection manager (ALPN http/1.1 when h2 is offered too)', async () => {
     const r = await get(fx.proxy.port('https'), 'a.example.com');
     expect(r).toEqual({ cn: 'a.example.com', alpn: 'http/1.1', status: 200, body: 'ok' });
+  });
+
+  it('gives requests over TLS the https :scheme (a redirect keeps it, as Envoy takes the original URL scheme)', async () => {
+    const r = await get(fx.proxy.port('https'), 'a.example.com', '/redirect');
+    expect([r.status, r.location]).toEqual([301, 'https://a.example.com/elsewhere']);
   });
 
   it('closes a connection no filter chain matches (no default chain): wrong SNI, no SNI', async () => {
