@@ -206,6 +206,24 @@ describe('TLS termination', () => {
     expect(JSON.stringify(dump)).not.toContain(b64(certs.exact.key));
   });
 
+  it('lists the served certificates in /certs as Envoy does (path <inline>, serial, SANs, expiry)', async () => {
+    const { certificates } = JSON.parse((await fx.proxy.admin('/certs')).body);
+    expect(certificates).toHaveLength(5);
+    expect(certificates).toContainEqual({
+      ca_cert: [],
+      cert_chain: [
+        {
+          path: '<inline>',
+          serial_number: '01',
+          subject_alt_names: [{ dns: 'wildcard.b.example.com' }],
+          days_until_expiration: '0',
+          valid_from: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+          expiration_time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+        },
+      ],
+    });
+  });
+
   it('NACKs a key that does not match its certificate, and a certificate that is not PEM; the last good config serves', async () => {
     const mismatched = { cert: certs.exact.cert, key: certs.fallback.key };
     let res = await fx.apply({ listeners: [tlsListener('https', [chain('bad', [], mismatched)]), goodListeners()[1]] });
