@@ -69,8 +69,14 @@ export class ListenerSocket {
           else cb(new Error(`no filter chain matches server name ${name}`));
         });
       server = https.createServer({ ...opts, SNICallback, ALPNProtocols: ['http/1.1'] }, onRequest);
-      server.on('secureConnection', (c: tls.TLSSocket) => handler.onConnection(this, c));
-      server.on('tlsClientError', (_err: Error, c: tls.TLSSocket) => c.destroy());
+      server.on('secureConnection', (c: tls.TLSSocket) => {
+        this.current?.ssl?.onHandshake(c);
+        handler.onConnection(this, c);
+      });
+      server.on('tlsClientError', (_err: Error, c: tls.TLSSocket) => {
+        this.current?.ssl?.connection_error.inc();
+        c.destroy();
+      });
     } else {
       server = http.createServer(opts, onRequest);
       server.on('connection', (c: net.Socket) => handler.onConnection(this, c));
@@ -167,8 +173,42 @@ interface ListenerStats {
   downstream_cx_length_ms: Histogram;
 }
 
+/**
+ * A TLS listener's `<listener prefix>ssl.*` stats, as Envoy's TLS context counts them (source/common/tls/
+ * context_impl.cc, docs configuration/listeners/stats "TLS statistics"): handshake, connection_error (a handshake
+ * that failed, e.g. no filter chain for the SNI), no_certificate (a handshake without a client certificate), and per
+ * handshake ssl.versions.<TLS version> and ssl.ciphers.<cipher>.
+ */
+export class SslStats {
+  readonly handshake: Counter;
+  readonly connection_error: Counter;
+  readonly no_certificate: Counter;
+  private readonly prefix: string;
+  private readonly stats: StatsStore;
+
+  constructor(prefix: string, stats: StatsStore) {
+    this.prefix = `${prefix}ssl.`;
+    this.stats = stats;
+    this.handshake = stats.counter(`${this.prefix}handshake`);
+    this.connection_error = stats.counter(`${this.prefix}connection_error`);
+    this.no_certificate = stats.counter(`${this.prefix}no_certificate`);
+  }
+
+  onHandshake(c: tls.TLSSocket): void {
+    this.handshake.inc();
+    const peer = c.getPeerCertificate();
+    if (!peer || Object.keys(peer).length === 0) this.no_certificate.inc();
+    const version = c.getProtocol();
+    if (version) this.stats.counter(`${this.prefix}versions.${version}`).inc();
+    const cipher = c.getCipher()?.name;
+    if (cipher) this.stats.counter(`${this.prefix}ciphers.${cipher}`).inc();
+  }
+}
+
 export class ActiveListener {
   readonly spec: ListenerSpec;
+  /** TLS listeners: their ssl.* stats. */
+  readonly ssl: SslStats | undefined;
   readonly network: NetworkRuntime;
   readonly socket: ListenerSocket;
   readonly versionInfo: string;
@@ -199,6 +239,7 @@ export class ActiveListener {
       downstream_cx_destroy: stats.counter(statPrefix + 'downstream_cx_destroy'),
       downstream_cx_length_ms: stats.histogram(statPrefix + 'downstream_cx_length_ms'),
     };
+    this.ssl = spec.kind === 'https' ? new SslStats(statPrefix, stats) : undefined;
   }
 
   /** Its HTTP connection manager; undefined for a TCP or UDP proxy listener. */

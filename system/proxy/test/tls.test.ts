@@ -8,7 +8,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import https from 'node:https';
 import tls from 'node:tls';
 import forge from 'node-forge';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { HCM_TYPE, ROUTER, startXdsFixture, type XdsFixture } from '../testing/harness.ts';
 
 type J = Record<string, any>;
@@ -128,9 +128,10 @@ function get(
 function handshake(port: number, servername: string | undefined): Promise<string> {
   return new Promise((resolve) => {
     const s = tls.connect({ host: '127.0.0.1', port, servername: servername ?? '', rejectUnauthorized: false });
+    // A request, so the server has seen the handshake through (TLS 1.3: the client's Finished) before the close.
     s.once('secureConnect', () => {
-      s.destroy();
-      resolve('ok');
+      s.end('GET / HTTP/1.1\r\nhost: a.example.com\r\nconnection: close\r\n\r\n');
+      s.once('data', () => resolve('ok'));
     });
     s.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
     s.once('close', () => resolve('closed'));
@@ -204,6 +205,29 @@ describe('TLS termination', () => {
       private_key: { inline_bytes: b64('[redacted]') },
     });
     expect(JSON.stringify(dump)).not.toContain(b64(certs.exact.key));
+  });
+
+  it("counts Envoy's listener ssl.* stats: handshake, connection_error, no_certificate, versions", async () => {
+    const port = fx.proxy.port('strict');
+    const stat = async (name: string) => {
+      const body = (
+        await fx.proxy.admin(
+          `/stats?filter=${encodeURIComponent(`^listener\\.127\\.0\\.0\\.1_${port}\\.ssl\\.${name}$`)}`,
+        )
+      ).body;
+      return Number(/: (\d+)/.exec(body)?.[1] ?? Number.NaN);
+    };
+    const before = {
+      ok: await stat('handshake'),
+      bad: await stat('connection_error'),
+      v13: await stat('versions\\.TLSv1\\.3'),
+    };
+    expect(await handshake(port, 'a.example.com')).toBe('ok');
+    expect(await handshake(port, 'b.example.com')).not.toBe('ok');
+    await vi.waitFor(async () => expect(await stat('handshake')).toBe(before.ok + 1));
+    expect(await stat('no_certificate')).toBeGreaterThanOrEqual(before.ok + 1);
+    expect(await stat('versions\\.TLSv1\\.3')).toBe(before.v13 + 1);
+    await vi.waitFor(async () => expect(await stat('connection_error')).toBe(before.bad + 1));
   });
 
   it('lists the served certificates in /certs as Envoy does (path <inline>, serial, SANs, expiry)', async () => {
