@@ -5,7 +5,9 @@
 // it as in the clear; certificates Envoy cannot load NACKed with its words (source/common/tls/context_impl.cc) while
 // the last good listener keeps serving; config_dump shows private keys as Envoy does ("[redacted]").
 import { generateKeyPairSync } from 'node:crypto';
+import http from 'node:http';
 import https from 'node:https';
+import net from 'node:net';
 import tls from 'node:tls';
 import forge from 'node-forge';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -270,5 +272,48 @@ describe('TLS termination', () => {
     const https_ = dump.configs.find((c: J) => c.name === 'https');
     expect(https_.client_status).toBe('NACKED');
     expect(JSON.stringify(https_)).not.toContain(b64(certs.fallback.key));
+  });
+});
+
+/** A port free now (bound to 0, then closed). */
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** One plaintext request: its status, or the error code. */
+function plainGet(port: number): Promise<number | string> {
+  return new Promise((resolve) => {
+    const req = http.request({ host: '127.0.0.1', port, path: '/', agent: false, headers: { host: 'a.example.com' } });
+    req.on('response', (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+    req.end();
+  });
+}
+
+describe('a listener switching between HTTP and HTTPS in place (a Gateway listener changing protocol)', () => {
+  it('serves TLS on the same address after the update, and plaintext again after the next', async () => {
+    const port = await freePort();
+    const plainChain = chain('plain', [], certs.fallback);
+    delete plainChain.transport_socket;
+    const at = (l: J) => ({ ...l, address: { socket_address: { address: '127.0.0.1', port_value: port } } });
+    const listeners = (flip: J) => [...goodListeners(), at(flip)];
+    let res = await fx.apply({ listeners: listeners(tlsListener('flip', [plainChain])) });
+    expect(res.nacks.map((n) => n.error_detail?.message)).toEqual([]);
+    await vi.waitFor(async () => expect(await plainGet(port)).toBe(200));
+    res = await fx.apply({ listeners: listeners(tlsListener('flip', [chain('tls', [], certs.exact)])) });
+    expect(res.nacks.map((n) => n.error_detail?.message)).toEqual([]);
+    await vi.waitFor(async () => expect((await get(port, 'a.example.com')).status).toBe(200));
+    expect(await plainGet(port)).not.toBe(200);
+    res = await fx.apply({ listeners: listeners(tlsListener('flip', [plainChain])) });
+    expect(res.nacks.map((n) => n.error_detail?.message)).toEqual([]);
+    await vi.waitFor(async () => expect(await plainGet(port)).toBe(200));
   });
 });
