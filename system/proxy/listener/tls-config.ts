@@ -4,7 +4,8 @@
 // exact name, then the longest wildcard suffix `*.b.c` before `*.c`, then the chain without server_names; no match:
 // the connection is closed). What it cannot honour it rejects with Envoy's words (context_impl.cc: "Failed to load
 // certificate chain from <inline>", "Failed to load private key from <inline>, Cause: ..."), and the LDS update is
-// NACKed: certificates from files or SDS, client certificate validation, other filter_chain_match fields.
+// NACKed: certificates from files or SDS, client certificate validation, other filter_chain_match fields, any
+// DownstreamTlsContext field not read here. tls_params: protocol versions, cipher suites and curves, as Envoy's.
 // ALPN: http/1.1 only (HTTP/2 downstream is not implemented).
 import tls from 'node:tls';
 import { ConfigError } from '../config/errors.ts';
@@ -37,6 +38,12 @@ export function compileTlsChain(chain: J, listener: string, index: number): TlsC
   const where = `listener ${listener}: filter_chains[${index}]`;
   const ctx = chain.transport_socket?.typed_config ?? {};
   const common = (ctx.common_tls_context ?? {}) as J;
+  for (const f of Object.keys(ctx)) {
+    if (!DOWNSTREAM_FIELDS.has(f)) throw new ConfigError(`${where}: DownstreamTlsContext.${f} is not supported`);
+  }
+  for (const f of Object.keys(common)) {
+    if (!COMMON_FIELDS.has(f)) throw new ConfigError(`${where}: common_tls_context.${f} is not supported`);
+  }
   for (const f of [
     'tls_certificate_sds_secret_configs',
     'validation_context_sds_secret_config',
@@ -58,7 +65,7 @@ export function compileTlsChain(chain: J, listener: string, index: number): TlsC
     );
   const certs = (common.tls_certificates ?? []) as J[];
   if (!certs.length) throw new ConfigError(`${where}: no certificates (common_tls_context.tls_certificates)`);
-  const options: tls.SecureContextOptions = { cert: [], key: [] };
+  const options: tls.SecureContextOptions = { cert: [], key: [], ...tlsParams(common.tls_params ?? {}, where) };
   for (const [i, c] of certs.entries()) {
     (options.cert as Buffer[]).push(
       dataSource(c.certificate_chain, `${where}: tls_certificates[${i}].certificate_chain`),
@@ -73,6 +80,47 @@ export function compileTlsChain(chain: J, listener: string, index: number): TlsC
   };
 }
 
+/** The DownstreamTlsContext and CommonTlsContext fields read here (the others are refused, not ignored). */
+const DOWNSTREAM_FIELDS = new Set(['@type', 'common_tls_context', 'require_client_certificate']);
+const COMMON_FIELDS = new Set([
+  'tls_certificates',
+  'alpn_protocols',
+  'tls_params',
+  'validation_context',
+  'tls_certificate_sds_secret_configs',
+  'validation_context_sds_secret_config',
+  'tls_certificate_provider_instance',
+]);
+
+const TLS_VERSION: Record<string, tls.SecureVersion | undefined> = {
+  TLSv1_0: 'TLSv1',
+  TLSv1_1: 'TLSv1.1',
+  TLSv1_2: 'TLSv1.2',
+  TLSv1_3: 'TLSv1.3',
+};
+
+/** TlsParameters: protocol versions (TLS_AUTO: Envoy's defaults, 1.2 to 1.3 downstream), cipher suites, curves. */
+function tlsParams(p: J, where: string): tls.SecureContextOptions {
+  const out: tls.SecureContextOptions = { minVersion: 'TLSv1.2', maxVersion: 'TLSv1.3' };
+  for (const [field, key] of [
+    ['tls_minimum_protocol_version', 'minVersion'],
+    ['tls_maximum_protocol_version', 'maxVersion'],
+  ] as const) {
+    const v = p[field];
+    if (v === undefined || v === 'TLS_AUTO') continue;
+    const version = TLS_VERSION[String(v)];
+    if (!version) throw new ConfigError(`${where}: tls_params.${field} ${v} is not supported`);
+    out[key] = version;
+  }
+  if (p.cipher_suites?.length) out.ciphers = (p.cipher_suites as string[]).join(':');
+  if (p.ecdh_curves?.length) out.ecdhCurve = (p.ecdh_curves as string[]).join(':');
+  for (const f of Object.keys(p)) {
+    if (!['tls_minimum_protocol_version', 'tls_maximum_protocol_version', 'cipher_suites', 'ecdh_curves'].includes(f))
+      throw new ConfigError(`${where}: tls_params.${f} is not supported`);
+  }
+  return out;
+}
+
 /** tls.createSecureContext with Envoy's messages: the certificate chain first, then the key (and its match). */
 function secureContext(options: tls.SecureContextOptions): tls.SecureContext {
   try {
@@ -81,9 +129,15 @@ function secureContext(options: tls.SecureContextOptions): tls.SecureContext {
     throw new ConfigError('Failed to load certificate chain from <inline>');
   }
   try {
-    return tls.createSecureContext(options);
+    tls.createSecureContext({ cert: options.cert, key: options.key });
   } catch (err) {
     throw new ConfigError(`Failed to load private key from <inline>, Cause: ${(err as Error).message}`);
+  }
+  try {
+    return tls.createSecureContext(options);
+  } catch (err) {
+    const what = options.ciphers ? `cipher suites ${options.ciphers}` : `ECDH curves ${options.ecdhCurve}`;
+    throw new ConfigError(`Failed to initialize ${what} (${(err as Error).message})`);
   }
 }
 

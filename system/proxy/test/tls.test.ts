@@ -232,6 +232,23 @@ describe('TLS termination', () => {
     await vi.waitFor(async () => expect(await stat('connection_error')).toBe(before.bad + 1));
   });
 
+  it('honours tls_params: a listener capped at TLS 1.2 negotiates TLS 1.2', async () => {
+    const c = chain('tls12', [], certs.fallback);
+    c.transport_socket.typed_config.common_tls_context.tls_params = { tls_maximum_protocol_version: 'TLSv1_2' };
+    const res = await fx.apply({ listeners: [...goodListeners(), tlsListener('tls12', [c])] });
+    expect(res.nacks.map((n) => n.error_detail?.message)).toEqual([]);
+    const port = fx.proxy.port('tls12');
+    const version = await new Promise<string | null>((resolve, reject) => {
+      const s = tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
+        resolve(s.getProtocol());
+        s.destroy();
+      });
+      s.on('error', reject);
+    });
+    expect(version).toBe('TLSv1.2');
+    expect((await fx.apply({ listeners: goodListeners() })).nacks).toEqual([]);
+  });
+
   it('lists the served certificates in /certs as Envoy does (path <inline>, serial, SANs, expiry)', async () => {
     const { certificates } = JSON.parse((await fx.proxy.admin('/certs')).body);
     expect(certificates).toHaveLength(5);
@@ -266,6 +283,20 @@ describe('TLS termination', () => {
     });
     expect(res.nacks.map((n) => n.error_detail?.message)).toEqual([
       'Error adding/updating listener(s) https: Failed to load certificate chain from <inline>',
+    ]);
+    const withContext = (extra: J, common: J = {}) => {
+      const c = chain('odd', [], certs.fallback);
+      Object.assign(c.transport_socket.typed_config, extra);
+      Object.assign(c.transport_socket.typed_config.common_tls_context, common);
+      return [tlsListener('https', [c]), goodListeners()[1]];
+    };
+    res = await fx.apply({ listeners: withContext({ require_sni: true }) });
+    expect(res.nacks.map((n) => n.error_detail?.message)).toEqual([
+      'Error adding/updating listener(s) https: listener https: filter_chains[0]: DownstreamTlsContext.require_sni is not supported',
+    ]);
+    res = await fx.apply({ listeners: withContext({}, { alpn_protocols: ['h2', 'http/1.1'] }) });
+    expect(res.nacks.map((n) => n.error_detail?.message)).toEqual([
+      expect.stringContaining('alpn_protocols h2, http/1.1: only http/1.1 is supported'),
     ]);
     expect((await get(fx.proxy.port('https'), 'x.example.com')).cn).toBe('wildcard.example.com');
     const dump = JSON.parse((await fx.proxy.admin('/config_dump?resource=dynamic_listeners')).body);
