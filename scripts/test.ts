@@ -1,8 +1,10 @@
-// `npm test`: runs the unit project and the scenario project as two vitest processes at the same time — in one
+// `npm test`: runs the unit, scenario and conformance projects as three vitest processes at the same time — in one
 // process the projects would run one after the other, and the unit project's longest file mostly waits (an informer
-// idle for 90 s) while the scenarios, on several labs side by side (scenarios/support/labs.ts), need little CPU most
-// of the time. The unit run prints as it goes; the scenario run's output is held and printed, whole and in order,
-// once the unit run is done, then live. Writes JSON and JUnit results to reports/<run-id>/, merged across the runs,
+// idle for 90 s) while the scenarios, on several labs side by side (scenarios/support/labs.ts), and the conformance
+// tests (the ported Gateway API suite on its own throw-away embedded lab, conformance/README.md; its
+// ConformanceReport goes to reports/<run-id>/conformance-report.yaml) need little CPU most of the time. The unit run
+// prints as it goes; each later run's output is held and printed, whole and in order, once the runs before it are
+// done, then live. Writes JSON and JUnit results to reports/<run-id>/, merged across the runs,
 // per-file timings with the worker and lab of each file (lab/report/files-reporter.ts), the HTML summary, and ends
 // with the `N passed, N failed` line that CI reads. Extra args go to vitest; with `--project <p>` only that project
 // runs (`npm run scenarios`).
@@ -26,9 +28,21 @@ symlinkSync(runId, latest);
 
 const extra = process.argv.slice(2);
 const oneProject = extra.some((a) => a === '--project' || a.startsWith('--project='));
-const runs = oneProject
+interface Run {
+  label: string;
+  args: string[];
+  env?: Record<string, string>;
+}
+const runs: Run[] = oneProject
   ? [{ label: 'run', args: extra }]
-  : ['unit', 'scenarios'].map((p) => ({ label: p, args: ['--project', p, ...extra] }));
+  : [
+      ...['unit', 'scenarios'].map((p) => ({ label: p, args: ['--project', p, ...extra] })),
+      {
+        label: 'conformance',
+        args: ['--project', 'conformance', '--reporter=./conformance/support/reporter.ts', ...extra],
+        env: { GWLAB_CONFORMANCE_REPORT: join(outDir, 'conformance-report.yaml') },
+      },
+    ];
 
 const children = new Set<ChildProcess>();
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
@@ -57,7 +71,7 @@ function ended(i: number): void {
   }
 }
 
-function vitest(i: number, label: string, args: string[]): Promise<number> {
+function vitest(i: number, { label, args, env }: Run): Promise<number> {
   const piped = i > 0;
   const child = spawn(
     process.execPath,
@@ -78,6 +92,7 @@ function vitest(i: number, label: string, args: string[]): Promise<number> {
       stdio: piped ? ['ignore', 'pipe', 'pipe'] : 'inherit',
       env: {
         ...process.env,
+        ...env,
         GWLAB_RUN_ID: runId,
         GWLAB_REPORT_DIR: outDir,
         GWLAB_FILES_JSON: join(outDir, `files-${label}.json`),
@@ -105,7 +120,7 @@ function vitest(i: number, label: string, args: string[]): Promise<number> {
 
 const started = Date.now();
 if (runs.length > 1) console.log(`\n== vitest project ${runs[0].label}`);
-const codes = await Promise.all(runs.map((r, i) => vitest(i, r.label, r.args)));
+const codes = await Promise.all(runs.map((r, i) => vitest(i, r)));
 
 // Merge the runs' JSON (the HTML summary and tools read one vitest.json) and JUnit files.
 const results = runs

@@ -1,11 +1,12 @@
 // Golden tests: resources YAML in → per-Gateway IR, xDS resources and statuses out, through the same pipeline the
 // control plane runs. Each folder of testdata/ holds input.yaml (a first line `# validation: off` switches the
-// validation mode) and the expected ir.json, xds.json and status.json. `UPDATE_GOLDEN=1` rewrites the expectations;
+// validation mode) and the expected ir.json (private keys redacted), xds.json (as on the wire) and status.json. `UPDATE_GOLDEN=1` rewrites the expectations;
 // review the diff. Every xDS resource must also be canonical proto JSON of its Envoy type.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { packAny, unpackAny } from '../shared/envoy/protojson.ts';
+import { redactSecrets } from '../shared/envoy/redact.ts';
 import { translateYaml } from './offline.ts';
 
 const DIR = new URL('./testdata/', import.meta.url).pathname;
@@ -45,7 +46,7 @@ describe('golden translation', () => {
           );
         }
       }
-      golden(dir, 'ir.json', out.ir);
+      golden(dir, 'ir.json', redactSecrets(out.ir));
       golden(dir, 'xds.json', out.xds);
       golden(dir, 'status.json', out.status);
     });

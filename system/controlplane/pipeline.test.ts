@@ -1,8 +1,10 @@
 // Incremental recomputation: one HTTPRoute edit recomputes that route, the one Gateway it names and that Gateway's
 // snapshot, and nothing else; an endpoint change does not re-translate routes; an address change touches only status.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Runtime } from './krt/collection.ts';
 import type { HTTPRoute } from './model.ts';
+import { translateYaml } from './offline.ts';
 import { Pipeline } from './pipeline.ts';
 
 function world(gateways: number, routesPerGateway: number) {
@@ -184,6 +186,21 @@ describe('/snapshots/krt redaction', () => {
     expect((dump.state.outputs['ns/cert'] as any).data).toEqual({ 'tls.crt': '<redacted>', 'tls.key': '<redacted>' });
     expect((dump.state.outputs['ns/cert'] as any).type).toBe('kubernetes.io/tls');
     expect(p.secrets.get('ns/cert')!.data!['tls.key']).toBe('a2V5LWJ5dGVz');
+  });
+
+  // Envoy's config_dump shows a DataSource private key as "[redacted]" (MessageUtil::redact): so do the IR, xDS and
+  // snapshot collections, while the snapshot sent to the proxy carries the key.
+  it("shows an HTTPS listener's private key as [redacted] in the IR, Xds and Snapshots collections", () => {
+    const input = readFileSync(new URL('./testdata/listeners-https/input.yaml', import.meta.url), 'utf8');
+    const key = /tls\.key: (LS0t[A-Za-z0-9+/=]+)/.exec(input)![1];
+    const out = translateYaml(input, { mode: 'strict' });
+    expect(JSON.stringify(out.xds)).toContain(key);
+    const dumps = out.pipeline.rt.dump();
+    expect(JSON.stringify(dumps)).not.toContain(key);
+    const shown = (name: string) => JSON.stringify(dumps.filter((c) => c.name === name));
+    expect(shown('Gateways')).toMatch(/"privateKey":"\[redacted\]"/);
+    expect(shown('Xds')).toMatch(/"private_key":\{"inline_bytes":"W3JlZGFjdGVkXQ=="\}/);
+    expect(shown('Snapshots')).toMatch(/"private_key":\{"inline_bytes":"W3JlZGFjdGVkXQ=="\}/);
   });
 });
 

@@ -8,6 +8,8 @@
 //                                            └→ GatewayStatuses, RouteStatuses, PolicyStatuses, ...
 // Each derived item records what it read, so an HTTPRoute edit recomputes that route, the Gateways it names and their
 // snapshots, and nothing else.
+
+import { redactSecrets } from '../shared/envoy/redact.ts';
 import { buildServiceEndpoints, SERVICE_NAME_LABEL, type ServiceEndpoints } from './ir/endpoints.ts';
 import { buildExtensionInfo, type ExtensionInfo } from './ir/extensions.ts';
 import { buildGateway, type GatewayResult, type GatewayWorld, isOurGateway } from './ir/gateway.ts';
@@ -307,34 +309,40 @@ function deriveGateways(
       .fetchIndex(r.policiesByTarget, indexKey)
       .map((tp) => ctx.fetch(r.policies, keyOf(tp)))
       .filter((tp): tp is PolicyInfo => !!tp);
-  const gateways = derive(rt, 'Gateways', p.gatewaysIn, (ctx, gw) => {
-    const cls = ctx.fetch(p.gatewayClasses, gw.spec?.gatewayClassName ?? '');
-    if (!isOurGateway(gw, cls, o.controllerName)) return undefined;
-    const world: GatewayWorld = {
-      gatewayClass: (name) => ctx.fetch(p.gatewayClasses, name),
-      gatewayParameters: (ns, name) => ctx.fetch(p.gatewayParameters, `${ns}/${name}`),
-      routes: (gwKey) =>
-        ctx
-          .fetchIndex(r.routesByGateway, gwKey)
-          .map((route) => ctx.fetch(r.routes, keyOf(route)))
-          .filter((route): route is RouteInfo => !!route),
-      l4Routes: (key) =>
-        [
-          ...ctx.fetchIndex(r.tcpByGateway, key).map((x) => ctx.fetch(r.tcpRoutes, keyOf(x))),
-          ...ctx.fetchIndex(r.udpByGateway, key).map((x) => ctx.fetch(r.udpRoutes, keyOf(x))),
-        ].filter((x): x is L4RouteInfo => !!x),
-      listenerSets: (gwKey) => ctx.fetchIndex(r.listenerSetsByGateway, gwKey),
-      namespace: (name) => ctx.fetch(p.namespaces, name),
-      referenceGrants: (ns) => ctx.fetchIndex(r.grantsByNs, ns),
-      secret: (ns, name) => ctx.fetch(p.secrets, `${ns}/${name}`),
-      policiesTargeting: (kind, ns, name) => policyInfos(ctx, `${kind}/${ns}/${name}`),
-      policiesSelecting: (kind, ns) => policyInfos(ctx, `selector/${kind}/${ns}`),
-    };
-    const t0 = performance.now();
-    const result = buildGateway(gw, world, { mode: o.mode });
-    o.observe?.('gateway', (performance.now() - t0) / 1000);
-    return result;
-  });
+  const gateways = derive(
+    rt,
+    'Gateways',
+    p.gatewaysIn,
+    (ctx, gw) => {
+      const cls = ctx.fetch(p.gatewayClasses, gw.spec?.gatewayClassName ?? '');
+      if (!isOurGateway(gw, cls, o.controllerName)) return undefined;
+      const world: GatewayWorld = {
+        gatewayClass: (name) => ctx.fetch(p.gatewayClasses, name),
+        gatewayParameters: (ns, name) => ctx.fetch(p.gatewayParameters, `${ns}/${name}`),
+        routes: (gwKey) =>
+          ctx
+            .fetchIndex(r.routesByGateway, gwKey)
+            .map((route) => ctx.fetch(r.routes, keyOf(route)))
+            .filter((route): route is RouteInfo => !!route),
+        l4Routes: (key) =>
+          [
+            ...ctx.fetchIndex(r.tcpByGateway, key).map((x) => ctx.fetch(r.tcpRoutes, keyOf(x))),
+            ...ctx.fetchIndex(r.udpByGateway, key).map((x) => ctx.fetch(r.udpRoutes, keyOf(x))),
+          ].filter((x): x is L4RouteInfo => !!x),
+        listenerSets: (gwKey) => ctx.fetchIndex(r.listenerSetsByGateway, gwKey),
+        namespace: (name) => ctx.fetch(p.namespaces, name),
+        referenceGrants: (ns) => ctx.fetchIndex(r.grantsByNs, ns),
+        secret: (ns, name) => ctx.fetch(p.secrets, `${ns}/${name}`),
+        policiesTargeting: (kind, ns, name) => policyInfos(ctx, `${kind}/${ns}/${name}`),
+        policiesSelecting: (kind, ns) => policyInfos(ctx, `selector/${kind}/${ns}`),
+      };
+      const t0 = performance.now();
+      const result = buildGateway(gw, world, { mode: o.mode });
+      o.observe?.('gateway', (performance.now() - t0) / 1000);
+      return result;
+    },
+    { redact: redactSecrets },
+  );
   const routeReportsByRoute = reportsByObject(rt, 'RouteReports', gateways, 'routes', 'route');
   const l4ReportsByRoute = reportsByObject(rt, 'L4RouteReports', gateways, 'l4Routes', 'route');
   const policyReportsByPolicy = reportsByObject(rt, 'PolicyReports', gateways, 'policies', 'policy');
@@ -372,13 +380,19 @@ function reportsByObject<K extends 'routes' | 'l4Routes' | 'policies' | 'listene
 /** Per Gateway: its xDS resources (xds/translator), its clusters' endpoints, and the snapshot that holds both. */
 function deriveSnapshots(p: Pipeline, observe: PipelineOptions['observe']) {
   const rt = p.rt;
-  const xds = derive(rt, 'Xds', p.gateways, (_ctx, g) => {
-    if (!g.ir) return undefined;
-    const t0 = performance.now();
-    const out = { gateway: g.key, role: g.ir.role, ...translateGateway(g.ir) };
-    observe?.('xds', (performance.now() - t0) / 1000);
-    return out;
-  });
+  const xds = derive(
+    rt,
+    'Xds',
+    p.gateways,
+    (_ctx, g) => {
+      if (!g.ir) return undefined;
+      const t0 = performance.now();
+      const out = { gateway: g.key, role: g.ir.role, ...translateGateway(g.ir) };
+      observe?.('xds', (performance.now() - t0) / 1000);
+      return out;
+    },
+    { redact: redactSecrets },
+  );
   const endpoints = derive(rt, 'Endpoints', p.gateways, (ctx, g) => {
     if (!g.ir) return undefined;
     const list = g.ir.clusters.map((c) => {
@@ -400,6 +414,7 @@ function deriveSnapshots(p: Pipeline, observe: PipelineOptions['observe']) {
       clusters: x.clusters,
       endpoints: ctx.fetch(endpoints, key)?.endpoints ?? [],
     }),
+    { redact: redactSecrets },
   );
   return { xds, endpoints, snapshots };
 }

@@ -1,6 +1,8 @@
 // /snapshots/xds: per proxy role with a connected proxy, the resources exactly as sent (decoded from the Any bytes on
-// the wire), the snapshot and per-type versions, and each connected node's ACK/NACK state.
+// the wire; private keys redacted as Envoy's config_dump shows them), the snapshot and per-type versions, and each
+// connected node's ACK/NACK state.
 import { unpackAny } from '../../shared/envoy/protojson.ts';
+import { redactSecrets } from '../../shared/envoy/redact.ts';
 import { PUSH_ORDER, type SnapshotCache, TYPE_SHORT } from '../serve/cache.ts';
 import type { ProxyStream } from '../serve/server.ts';
 
@@ -69,7 +71,7 @@ export function xdsView(cache: SnapshotCache, proxies: ProxyStream[]): XdsView {
     const resources: Record<string, unknown[]> = {};
     const versions: Record<string, string> = {};
     for (const t of PUSH_ORDER) {
-      resources[TYPE_SHORT[t]] = [...snap.types[t].byName.values()].map((r) => unpackAny(r.any));
+      resources[TYPE_SHORT[t]] = [...snap.types[t].byName.values()].map((r) => redactSecrets(unpackAny(r.any)));
       versions[TYPE_SHORT[t]] = snap.types[t].version;
     }
     data[role] = {

@@ -6,12 +6,13 @@
 // conformance tests GatewayInvalidTLSConfiguration and GatewaySecret*ReferenceGrant ask: Accepted, ResolvedRefs
 // False/InvalidCertificateRef for a certificateRef that is not a core Secret, or a Secret that does not exist or does
 // not hold a PEM certificate and key in tls.crt and tls.key, False/RefNotPermitted for a Secret in another namespace
-// that no ReferenceGrant allows. They are not served yet (TLS termination in the proxy is the issue "HTTPS, TLS
-// passthrough, HTTP/2…"): Programmed=False/Pending says so, and they get no Envoy listener; routes still attach to them.
+// that no ReferenceGrant allows. One whose references resolve is served (tls.mode Terminate: the proxy terminates TLS
+// with the Secrets' certificates, carried in `certificates`); one whose references do not is not programmed, but
+// routes still attach to it.
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { GATEWAY_GROUP, type Gateway, type Listener, type ReferenceGrant, type Secret } from '../model.ts';
 import { missingGrantMessage, referenceAllowed } from './refgrant.ts';
-import { bad, type Outcome, ok } from './types.ts';
+import { bad, type CertificateIR, type Outcome, ok } from './types.ts';
 
 export interface ListenerReport {
   name: string;
@@ -42,6 +43,8 @@ export interface ListenerState {
    * with unresolved references or not served (conformance GatewayWithAttachedRoutes, GatewayModifyListeners).
    */
   attachable: boolean;
+  /** HTTPS: the certificates of its certificateRefs, in order, once they all resolve (base64 PEM, as in the Secret). */
+  certificates?: CertificateIR[];
 }
 
 /** What listeners' certificateRefs are resolved against. */
@@ -99,12 +102,7 @@ export function validateListeners(
     if (!s.report.conflicted.ok) s.usable = false;
     // A listener that admits no route kind serves nothing: it is not programmed (and gets no Envoy listener).
     if (!s.kindsOk) s.usable = false;
-    if (s.valid && s.l.protocol === 'HTTPS') {
-      s.report.programmed = bad(
-        'Pending',
-        'HTTPS listeners are not served yet (TLS termination in the proxy is not implemented): no proxy listener',
-      );
-    } else if (!s.usable) {
+    if (!s.usable) {
       s.report.programmed = bad(
         !s.report.conflicted.ok && s.owner.kind === 'ListenerSet' ? s.report.conflicted.reason : 'Invalid',
         !s.report.accepted.ok
@@ -140,7 +138,18 @@ export function certificateProblem(secret: Secret): string | undefined {
  * An HTTPS listener's certificateRefs: core Secrets, in the owner's namespace or granted by a ReferenceGrant, that
  * exist and hold a certificate and key.
  */
-function certificateRefsOutcome(l: Listener, owner: ListenerOwner, refs: ListenerRefs): Outcome {
+function certificateRefsOutcome(
+  l: Listener,
+  owner: ListenerOwner,
+  refs: ListenerRefs,
+  certificates: CertificateIR[],
+): Outcome {
+  if ((l.tls?.mode ?? 'Terminate') !== 'Terminate') {
+    return bad('InvalidCertificateRef', `listener ${l.name}: tls.mode ${l.tls?.mode} is not supported on HTTPS`);
+  }
+  if (!l.tls?.certificateRefs?.length) {
+    return bad('InvalidCertificateRef', `listener ${l.name}: tls.certificateRefs is required for tls.mode Terminate`);
+  }
   for (const [i, ref] of (l.tls?.certificateRefs ?? []).entries()) {
     const group = ref.group ?? '';
     const kind = ref.kind ?? 'Secret';
@@ -157,6 +166,11 @@ function certificateRefsOutcome(l: Listener, owner: ListenerOwner, refs: Listene
     if (!secret) return bad('InvalidCertificateRef', `${where}: Secret ${to.namespace}/${to.name} does not exist`);
     const problem = certificateProblem(secret);
     if (problem) return bad('InvalidCertificateRef', `${where}: Secret ${to.namespace}/${to.name} ${problem}`);
+    certificates.push({
+      secret: `${to.namespace}/${to.name}`,
+      certificateChain: secret.data!['tls.crt']!,
+      privateKey: secret.data!['tls.key']!,
+    });
   }
   return ok('ResolvedRefs', 'references resolved');
 }
@@ -182,7 +196,8 @@ function validateListener(l: Listener, owner: ListenerOwner, id: string, refs: L
     }
   }
   const https = l.protocol === 'HTTPS';
-  if (https && resolvedRefs.ok) resolvedRefs = certificateRefsOutcome(l, owner, refs);
+  const certificates: CertificateIR[] = [];
+  if (https && resolvedRefs.ok) resolvedRefs = certificateRefsOutcome(l, owner, refs, certificates);
   const accepted = kind
     ? ok('Accepted', 'listener accepted')
     : bad('UnsupportedProtocol', `protocol ${l.protocol} is not supported (supported: HTTP, HTTPS, TCP, UDP)`);
@@ -193,7 +208,8 @@ function validateListener(l: Listener, owner: ListenerOwner, id: string, refs: L
     kindsOk,
     valid: false,
     attachable: false,
-    usable: !!kind && !https,
+    usable: !!kind && (!https || resolvedRefs.ok),
+    ...(https && resolvedRefs.ok ? { certificates } : {}),
     report: {
       name: l.name,
       port: l.port,

@@ -390,13 +390,18 @@ function checkRule(
   return timeouts;
 }
 
+/** The well-known port of a redirect scheme (HTTPRequestRedirectFilter.port, v1.6.1 httproute_types.go). */
+const WELL_KNOWN_PORT: Record<string, number> = { http: 80, https: 443 };
+
 function redirectAction(redirect: NonNullable<HTTPRouteFilter['requestRedirect']>): ActionIR {
+  // No port: with a scheme, that scheme's well-known port (the spec's "MUST"); without, the request's (the listener's).
+  const port = redirect.port ?? (redirect.scheme ? WELL_KNOWN_PORT[redirect.scheme] : undefined);
   return {
     type: 'redirect',
     statusCode: redirect.statusCode ?? 302,
     ...(redirect.scheme ? { scheme: redirect.scheme } : {}),
     ...(redirect.hostname ? { hostname: redirect.hostname } : {}),
-    ...(redirect.port ? { port: redirect.port } : {}),
+    ...(port ? { port } : {}),
     ...(redirect.path ? { path: pathModifier(redirect.path) } : {}),
   };
 }

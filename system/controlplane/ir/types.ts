@@ -162,6 +162,29 @@ export interface ListenerIR {
   /** The Gateway listeners (by name) merged into this port. */
   gatewayListeners: string[];
   virtualHosts: VirtualHostIR[];
+  /**
+   * HTTPS (TLS Terminate): a filter chain per Gateway listener on the port, picked by SNI among its server names (the
+   * listener's hostname; none: the default chain), each terminating TLS with its certificates. Absent: plaintext HTTP.
+   */
+  tls?: TlsChainIR[];
+}
+
+/** One HTTPS Gateway listener's filter chain. */
+export interface TlsChainIR {
+  /** The Gateway listener (its id). */
+  listener: string;
+  /** SNI names it matches: the listener's hostname; empty: every name no other chain matches, and no SNI. */
+  serverNames: string[];
+  certificates: CertificateIR[];
+}
+
+/** A certificate and its key from a Secret (tls.crt, tls.key), base64 PEM as in the Secret's data. */
+export interface CertificateIR {
+  /** `<namespace>/<name>` of the Secret. */
+  secret: string;
+  certificateChain: string;
+  /** Never shown: /snapshots/krt and the golden ir.json show `[redacted]` (redactPrivateKeys). */
+  privateKey: string;
 }
 
 /** A TCP or UDP listener (TCPRoute, UDPRoute): every connection or datagram session to one route's backends. */

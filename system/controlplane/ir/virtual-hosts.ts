@@ -1,4 +1,5 @@
-// Placed HTTPRoutes → the Gateway's HTTP Envoy listeners: one per port (its Gateway listeners merged), a virtual host per
+// Placed HTTPRoutes → the Gateway's HTTP and HTTPS Envoy listeners: one per port (its Gateway listeners merged; HTTPS
+// ones each a TLS filter chain, all sharing the port's route configuration), a virtual host per
 // hostname (exact names first, then wildcards by length, then `*`), each with its route entries in the spec's
 // precedence order and the TrafficPolicies merged per entry (attach-policies.ts). Also what those entries use: their
 // clusters and ext auth filters, and the findings of the routes and policies that reach them.
@@ -16,6 +17,7 @@ import {
   type ListenerIR,
   type RouteEntryIR,
   type RouteIR,
+  type TlsChainIR,
   type VirtualHostIR,
 } from './types.ts';
 
@@ -36,7 +38,7 @@ interface PlacedEntry {
 }
 
 /** Per port: the usable Gateway listeners on it, and per hostname the route entries placed there. */
-type Ports = Map<number, { names: string[]; hosts: Map<string, PlacedEntry[]> }>;
+type Ports = Map<number, { names: string[]; hosts: Map<string, PlacedEntry[]>; tls?: TlsChainIR[] }>;
 
 export function buildVirtualHosts(
   listeners: ListenerState[],
@@ -66,7 +68,8 @@ export function buildVirtualHosts(
       });
       virtualHosts.push({ name: virtualHostName(port, host), domains: [host], routes });
     }
-    out.push({ name: `listener~${port}`, port, gatewayListeners: p.names, virtualHosts });
+    const tls = p.tls && { tls: p.tls.sort((a, b) => Number(!a.serverNames.length) - Number(!b.serverNames.length)) };
+    out.push({ name: `listener~${port}`, port, gatewayListeners: p.names, virtualHosts, ...tls });
   }
   return {
     listeners: out,
@@ -79,16 +82,25 @@ export function buildVirtualHosts(
 function groupByPortAndHost(listeners: ListenerState[], placements: Placement[], findings: Findings): Ports {
   const ports: Ports = new Map();
   for (const s of listeners) {
-    if (!s.usable || s.l.protocol !== 'HTTP') continue;
+    if (!s.usable || (s.l.protocol !== 'HTTP' && s.l.protocol !== 'HTTPS')) continue;
     let p = ports.get(s.l.port);
     if (!p) {
       p = { names: [], hosts: new Map() };
       ports.set(s.l.port, p);
     }
     p.names.push(s.id);
+    // HTTPS listeners share a port with HTTPS listeners only (listeners.ts: ProtocolConflict), with distinct hostnames.
+    if (s.l.protocol === 'HTTPS') {
+      p.tls ??= [];
+      p.tls.push({
+        listener: s.id,
+        serverNames: s.l.hostname ? [s.l.hostname] : [],
+        certificates: s.certificates ?? [],
+      });
+    }
   }
   for (const pl of placements) {
-    // Routes also attach to listeners that are not served (HTTPS for now, unresolved references): no virtual host.
+    // Routes also attach to listeners that are not served (unresolved references): no virtual host.
     if (!pl.s.usable) continue;
     const port = ports.get(pl.s.l.port)!;
     findings.add(pl.r.findings);

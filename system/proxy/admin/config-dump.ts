@@ -4,6 +4,7 @@
 import protobuf from 'protobufjs';
 import { canonicalize } from '../../shared/envoy/protojson.ts';
 import { lookupType, TYPE_URL, typeUrlOf } from '../../shared/envoy/protos.ts';
+import { redactSecrets } from '../../shared/envoy/redact.ts';
 import { compileRe2, type Re2 } from '../../shared/regex.ts';
 import type { ServerInstance } from '../server-instance.ts';
 import type { Cluster } from '../upstream/cluster.ts';
@@ -119,14 +120,17 @@ export function buildDumps(srv: ServerInstance, match: (name: string) => boolean
   if (lm.ldsVersion) listeners.version_info = lm.ldsVersion;
   listeners.static_listeners = [...lm.static_.values()]
     .filter((l) => match(l.spec.name))
-    .map((l) => ({ listener: { '@type': TYPE_URL.listener, ...l.spec.json }, last_updated: l.lastUpdated }));
+    .map((l) => ({
+      listener: redactSecrets({ '@type': TYPE_URL.listener, ...l.spec.json }),
+      last_updated: l.lastUpdated,
+    }));
   const names = [...new Set([...lm.active.keys(), ...lm.warming.keys(), ...lm.errors.keys()])].sort();
   listeners.dynamic_listeners = names.filter(match).map((name) => {
     const state = (l: { versionInfo: string; spec: { json: J }; lastUpdated: string } | undefined) =>
       l
         ? {
             version_info: l.versionInfo,
-            listener: { '@type': TYPE_URL.listener, ...l.spec.json },
+            listener: redactSecrets({ '@type': TYPE_URL.listener, ...l.spec.json }),
             last_updated: l.lastUpdated,
           }
         : undefined;
@@ -136,7 +140,7 @@ export function buildDumps(srv: ServerInstance, match: (name: string) => boolean
     const warming = state(lm.warming.get(name));
     if (active) out.active_state = active;
     if (warming) out.warming_state = warming;
-    if (err) out.error_state = err;
+    if (err) out.error_state = redactSecrets(err);
     out.client_status = err ? 'NACKED' : 'ACKED';
     return out;
   });

@@ -1,11 +1,13 @@
 // The admin endpoints other than the home page and help (admin.ts): server state (/ready, /healthcheck/*,
 // /quitquitquit, /server_info, /memory, ...), configuration (/clusters, /config_dump, /listeners), stats (/stats,
 // /stats/prometheus, /reset_counters) and /logging, each with Envoy's help text, parameters, formats and errors.
+
 import { canonicalize } from '../../shared/envoy/protojson.ts';
 import { compileRe2, type Re2 } from '../../shared/regex.ts';
 import { LOG_LEVELS, type LogRegistry, parseLogLevel } from '../log.ts';
 import type { ServerInstance } from '../server-instance.ts';
 import { renderJson, renderPrometheus, renderText, type StatsQuery } from '../stats.ts';
+import { certsDump } from './certs.ts';
 import { clustersJson, clustersText } from './clusters.ts';
 import { AdminError, configDump } from './config-dump.ts';
 
@@ -44,7 +46,12 @@ export function adminHandlers(srv: ServerInstance): Handler[] {
 /** Server state and information. */
 function serverHandlers(srv: ServerInstance): Handler[] {
   return [
-    { path: '/certs', help: 'print certs on machine', mutates: false, run: () => json({ certificates: [] }) },
+    {
+      path: '/certs',
+      help: 'print certs on machine',
+      mutates: false,
+      run: () => json(certsDump(srv.listeners.listening())),
+    },
     {
       path: '/healthcheck/fail',
       help: 'cause the server to fail health checks',

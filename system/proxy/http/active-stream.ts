@@ -54,8 +54,10 @@ export class ActiveStream implements FilterStream {
   path: string;
   /** :authority after the HCM's port stripping; what virtual hosts match. */
   host: string;
-  /** :scheme: http, or an absolute-form URI's. */
-  scheme = 'http';
+  /** :scheme: the connection's (https over TLS), or an absolute-form URI's. */
+  scheme: string;
+  /** The connection is TLS (Envoy's `ssl()`): x-forwarded-proto https. */
+  readonly tls: boolean;
   /** What the codec refuses in the request-target (Envoy answers it before the connection manager sees it). */
   readonly targetError: { status: 400 | 403; details: string } | undefined;
   /** Headers to send upstream (filters and the router edit them). */
@@ -83,7 +85,13 @@ export class ActiveStream implements FilterStream {
     this.path = req.url ?? '/';
     this.host = req.headers.host ?? '';
     let requestHeaders = req.headers;
-    const target = parseRequestTarget(this.method, this.path, hcm.targetOptions);
+    this.tls = (req.socket as { encrypted?: boolean }).encrypted === true;
+    this.scheme = this.tls ? 'https' : 'http';
+    const target = parseRequestTarget(
+      this.method,
+      this.path,
+      this.tls ? { ...hcm.targetOptions, tls: true } : hcm.targetOptions,
+    );
     if (!target.ok) {
       // Refused by the codec: the connection manager never got the request headers (Envoy logs "- -").
       this.targetError = target;

@@ -205,10 +205,10 @@ export class HcmRuntime implements StreamOwner {
         const xff = h['x-forwarded-for'];
         h['x-forwarded-for'] = xff === undefined ? remote : `${Array.isArray(xff) ? xff.join(',') : xff},${remote}`;
       }
-      h['x-forwarded-proto'] = 'http';
+      h['x-forwarded-proto'] = s.tls ? 'https' : 'http';
       h['x-envoy-external-address'] = remote;
     } else if (h['x-forwarded-proto'] === undefined) {
-      h['x-forwarded-proto'] = 'http';
+      h['x-forwarded-proto'] = s.tls ? 'https' : 'http';
     }
     if (c.generateRequestId) {
       // An edge proxy (use_remote_address) replaces an external request id unless told to keep it.

@@ -1,12 +1,15 @@
 // A listener that serves: its socket (kept while listeners with its address come and go; requests, connections and
-// datagrams that arrive before the listener is warm wait in it): an HTTP server for the connection manager, a plain
+// datagrams that arrive before the listener is warm wait in it): an HTTP server for the connection manager (an HTTPS
+// one, node:tls picking the filter chain's certificate by SNI, when the listener terminates TLS), a plain
 // TCP server for tcp_proxy (half-open connections allowed), a UDP socket for udp_proxy; the ActiveListener it
 // currently hands them to (config, its HCM / tcp_proxy / udp_proxy, listener.<address>.* stats), and the connection
 // handler (Envoy's ConnectionHandlerImpl): connection ids, idle timeouts, per-listener connection stats and the
 // conn_handler/connection debug lines.
 import dgram from 'node:dgram';
 import http from 'node:http';
+import https from 'node:https';
 import net from 'node:net';
+import type tls from 'node:tls';
 import { timestampString } from '../../shared/envoy/protojson.ts';
 import { ConfigError } from '../config/errors.ts';
 import type { HcmRuntime } from '../http/hcm.ts';
@@ -16,6 +19,7 @@ import type { UdpProxy } from '../network/udp-proxy.ts';
 import type { Counter, Gauge, Histogram, StatsStore } from '../stats.ts';
 import { strerror } from '../strerror.ts';
 import type { ListenerSpec } from './listener-config.ts';
+import { pickTlsChain } from './tls-config.ts';
 
 /** What serves a listener's traffic: the HTTP connection manager, a tcp_proxy or a udp_proxy. */
 export type NetworkRuntime = HcmRuntime | TcpProxy | UdpProxy;
@@ -52,9 +56,32 @@ export class ListenerSocket {
     }
     // Host is checked by the connection manager, as in Envoy (an absolute-form URI supplies it).
     const opts = { keepAliveTimeout: 0, requestTimeout: 0, headersTimeout: 60_000, requireHostHeader: false };
-    const server = http.createServer(opts, (req, res) => handler.onRequest(this, req, res));
+    const onRequest = (req: http.IncomingMessage, res: http.ServerResponse) => handler.onRequest(this, req, res);
+    let server: http.Server | https.Server;
+    if (kind === 'https') {
+      // The filter chain by SNI (tls-config.ts); none: the handshake fails and the connection is closed, as Envoy
+      // closes a connection no filter chain matches. Clients without SNI get the default context (setSecureContext
+      // in activate): the default chain's certificate, or none, which fails their handshake.
+      const SNICallback = (name: string, cb: (err: Error | null, ctx?: tls.SecureContext) => void) =>
+        this.whenActive(() => {
+          const chain = pickTlsChain(this.current?.spec.tls ?? [], name);
+          if (chain) cb(null, chain.context);
+          else cb(new Error(`no filter chain matches server name ${name}`));
+        });
+      server = https.createServer({ ...opts, SNICallback, ALPNProtocols: ['http/1.1'] }, onRequest);
+      server.on('secureConnection', (c: tls.TLSSocket) => {
+        this.current?.ssl?.onHandshake(c);
+        handler.onConnection(this, c);
+      });
+      server.on('tlsClientError', (_err: Error, c: tls.TLSSocket) => {
+        this.current?.ssl?.connection_error.inc();
+        c.destroy();
+      });
+    } else {
+      server = http.createServer(opts, onRequest);
+      server.on('connection', (c: net.Socket) => handler.onConnection(this, c));
+    }
     this.server = server;
-    server.on('connection', (c: net.Socket) => handler.onConnection(this, c));
     // CONNECT: Node hands over the socket; the connection manager answers on it and the connection closes after.
     server.on('connect', (req: http.IncomingMessage, socket: net.Socket) => {
       const res = new http.ServerResponse(req);
@@ -102,6 +129,10 @@ export class ListenerSocket {
 
   activate(l: ActiveListener): void {
     this.current = l;
+    if (this.server instanceof https.Server) {
+      const fallback = pickTlsChain(l.spec.tls ?? [], undefined);
+      this.server.setSecureContext(fallback ? fallback.options : {});
+    }
     for (const f of this.queued.splice(0)) f();
   }
 
@@ -114,7 +145,7 @@ export class ListenerSocket {
       return;
     }
     this.server!.close();
-    if (this.server instanceof http.Server) this.server.closeIdleConnections();
+    if (this.server instanceof http.Server || this.server instanceof https.Server) this.server.closeIdleConnections();
     else for (const c of this.connections) c.destroy();
   }
 
@@ -124,7 +155,7 @@ export class ListenerSocket {
     if (this.udp) return new Promise((resolve) => this.udp!.close(() => resolve()));
     return new Promise((resolve) => {
       this.server!.close(() => resolve());
-      if (this.server instanceof http.Server) this.server.closeAllConnections();
+      if (this.server instanceof http.Server || this.server instanceof https.Server) this.server.closeAllConnections();
       for (const c of this.connections) c.destroy();
     });
   }
@@ -142,8 +173,42 @@ interface ListenerStats {
   downstream_cx_length_ms: Histogram;
 }
 
+/**
+ * A TLS listener's `<listener prefix>ssl.*` stats, as Envoy's TLS context counts them (source/common/tls/
+ * context_impl.cc, docs configuration/listeners/stats "TLS statistics"): handshake, connection_error (a handshake
+ * that failed, e.g. no filter chain for the SNI), no_certificate (a handshake without a client certificate), and per
+ * handshake ssl.versions.<TLS version> and ssl.ciphers.<cipher>.
+ */
+export class SslStats {
+  readonly handshake: Counter;
+  readonly connection_error: Counter;
+  readonly no_certificate: Counter;
+  private readonly prefix: string;
+  private readonly stats: StatsStore;
+
+  constructor(prefix: string, stats: StatsStore) {
+    this.prefix = `${prefix}ssl.`;
+    this.stats = stats;
+    this.handshake = stats.counter(`${this.prefix}handshake`);
+    this.connection_error = stats.counter(`${this.prefix}connection_error`);
+    this.no_certificate = stats.counter(`${this.prefix}no_certificate`);
+  }
+
+  onHandshake(c: tls.TLSSocket): void {
+    this.handshake.inc();
+    const peer = c.getPeerCertificate();
+    if (!peer || Object.keys(peer).length === 0) this.no_certificate.inc();
+    const version = c.getProtocol();
+    if (version) this.stats.counter(`${this.prefix}versions.${version}`).inc();
+    const cipher = c.getCipher()?.name;
+    if (cipher) this.stats.counter(`${this.prefix}ciphers.${cipher}`).inc();
+  }
+}
+
 export class ActiveListener {
   readonly spec: ListenerSpec;
+  /** TLS listeners: their ssl.* stats. */
+  readonly ssl: SslStats | undefined;
   readonly network: NetworkRuntime;
   readonly socket: ListenerSocket;
   readonly versionInfo: string;
@@ -174,6 +239,7 @@ export class ActiveListener {
       downstream_cx_destroy: stats.counter(statPrefix + 'downstream_cx_destroy'),
       downstream_cx_length_ms: stats.histogram(statPrefix + 'downstream_cx_length_ms'),
     };
+    this.ssl = spec.kind === 'https' ? new SslStats(statPrefix, stats) : undefined;
   }
 
   /** Its HTTP connection manager; undefined for a TCP or UDP proxy listener. */

@@ -1,10 +1,12 @@
 // A Listener resource validated down to what this proxy serves: one socket address and either, in its filter chain,
 // one HTTP connection manager or one tcp_proxy (the network filters implemented), or, for a UDP listener
 // (socket_address.protocol UDP / udp_listener_config), the udp_proxy listener filter; with Envoy's rejection texts
-// for the rest (pipes, internal listeners, TLS transport sockets, other filters).
+// for the rest (pipes, internal listeners, other filters). Filter chains with a TLS transport socket (tls-config.ts)
+// make an `https` listener: each chain its secure context and server_names, all with the same network filters.
 import { ConfigError, durationMs } from '../config/errors.ts';
 import { compileTcpProxy, type TcpProxyConfig } from '../network/tcp-proxy.ts';
 import { compileUdpProxy, type UdpProxyConfig } from '../network/udp-proxy.ts';
+import { checkTlsChainMatch, compileTlsChain, DOWNSTREAM_TLS_CONTEXT, type TlsChain } from './tls-config.ts';
 
 type J = Record<string, any>;
 
@@ -14,8 +16,10 @@ const UDP_PROXY_TYPE = 'envoy.extensions.filters.udp.udp_proxy.v3.UdpProxyConfig
 
 export interface ListenerSpec {
   name: string;
-  /** What serves it: the HTTP connection manager, a tcp_proxy, or (UDP) a udp_proxy. */
-  kind: 'http' | 'tcp' | 'udp';
+  /** What serves it: the HTTP connection manager (in the clear, or behind TLS), a tcp_proxy, or (UDP) a udp_proxy. */
+  kind: 'http' | 'https' | 'tcp' | 'udp';
+  /** https: the TLS filter chains, picked by SNI (pickTlsChain). */
+  tls?: TlsChain[];
   address: string;
   port: number;
   /** The HCM's config ({} for TCP and UDP listeners). */
@@ -53,14 +57,15 @@ export function compileListener(l: J): ListenerSpec {
   const base = { name, address, port: Number(sa.port_value ?? 0), statPrefix: l.stat_prefix || undefined, json: l };
   if (sa.protocol === 'UDP' || l.udp_listener_config) return { ...base, ...compileUdpListener(l, name) };
   const chains = (l.filter_chains ?? []) as J[];
+  const tlsChains = compileTlsChains(l, name);
   const chain =
     chains.find((c) => !c.filter_chain_match || Object.keys(c.filter_chain_match).length === 0) ??
     l.default_filter_chain ??
     chains[0];
   if (!chain) throw new ConfigError(`error adding listener '${name}': no filter chains specified`);
-  if (chain.transport_socket && !typeName(chain.transport_socket.typed_config).endsWith('RawBuffer')) {
+  if (!tlsChains && chain.transport_socket && !typeName(chain.transport_socket.typed_config).endsWith('RawBuffer')) {
     throw new ConfigError(
-      `listener ${name}: transport_socket ${chain.transport_socket.name ?? ''}: TLS listeners are not supported`,
+      `listener ${name}: transport_socket ${chain.transport_socket.name ?? ''}: ${typeName(chain.transport_socket.typed_config)} is not supported`,
     );
   }
   const filters = (chain.filters ?? []) as J[];
@@ -81,11 +86,13 @@ export function compileListener(l: J): ListenerSpec {
     );
   }
   // tcp_proxy keeps its own idle timeout (both directions); the connection handler's is off.
+  if (tcp && tlsChains) throw new ConfigError(`listener ${name}: TLS termination before tcp_proxy is not supported`);
   if (tcp) return { ...base, kind: 'tcp', hcm: {}, tcpProxy: compileTcpProxy(tcp), idleTimeoutMs: 0 };
   if (!hcm) throw new ConfigError(`listener ${name}: the filter chain has no http_connection_manager`);
   return {
     ...base,
-    kind: 'http',
+    kind: tlsChains ? 'https' : 'http',
+    ...(tlsChains ? { tls: tlsChains } : {}),
     hcm,
     idleTimeoutMs: durationMs(hcm.common_http_protocol_options?.idle_timeout) ?? 3_600_000,
   };
@@ -108,4 +115,41 @@ function compileUdpListener(l: J, name: string) {
   if (udp.length !== 1)
     throw new ConfigError(`listener ${name}: a UDP listener needs exactly one udp_proxy listener filter`);
   return { kind: 'udp' as const, hcm: {}, udpProxy: compileUdpProxy(udp[0].typed_config), idleTimeoutMs: 0 };
+}
+
+const isTls = (c: J) => typeName(c.transport_socket?.typed_config) === DOWNSTREAM_TLS_CONTEXT;
+
+/**
+ * The TLS filter chains, when the listener's chains terminate TLS (undefined when none does): every chain then must,
+ * with the same network filters (one connection manager serves them all here), and distinct matches (Envoy:
+ * "multiple filter chains with the same matching rules are defined").
+ */
+function compileTlsChains(l: J, name: string): TlsChain[] | undefined {
+  const chains = (l.filter_chains ?? []) as J[];
+  if (!chains.some(isTls) && !(l.default_filter_chain && isTls(l.default_filter_chain))) return undefined;
+  if (l.default_filter_chain) throw new ConfigError(`listener ${name}: default_filter_chain is not supported with TLS`);
+  const out: TlsChain[] = [];
+  const seen = new Set<string>();
+  const filters = JSON.stringify(chains[0].filters ?? []);
+  for (const [i, c] of chains.entries()) {
+    if (!isTls(c))
+      throw new ConfigError(
+        `listener ${name}: filter_chains[${i}]: mixing TLS and plaintext filter chains is not supported`,
+      );
+    if (JSON.stringify(c.filters ?? []) !== filters)
+      throw new ConfigError(
+        `listener ${name}: filter_chains[${i}]: TLS filter chains with different filters are not supported`,
+      );
+    checkTlsChainMatch(c, name, i);
+    const compiled = compileTlsChain(c, name, i);
+    for (const n of compiled.serverNames.length ? compiled.serverNames.map((x) => x.toLowerCase()) : ['']) {
+      if (seen.has(n))
+        throw new ConfigError(
+          `error adding listener '${name}': multiple filter chains with the same matching rules are defined`,
+        );
+      seen.add(n);
+    }
+    out.push(compiled);
+  }
+  return out;
 }

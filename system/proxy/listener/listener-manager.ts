@@ -204,6 +204,9 @@ export class ListenerManager {
         (prev.spec.port === spec.port || spec.port === 0)
           ? prev.socket
           : undefined;
+      // HTTP ↔ HTTPS on the same address (a Gateway listener switching protocol): the TLS server replaces the
+      // plaintext one (or back), its socket closed first so the new one can bind; Envoy drains the old listener.
+      if (!reuse && prev && this.tlsSwitch(prev, spec)) this.closeSocket(prev.socket);
       try {
         sock = reuse ?? (await this.socketFor(spec, r.name));
       } catch (err) {
@@ -280,7 +283,17 @@ export class ListenerManager {
 
   private closeSocket(sock: ListenerSocket): void {
     for (const [k, v] of [...this.sockets]) if (v === sock) this.sockets.delete(k);
-    sock.close();
+    if (!sock.closed) sock.close();
+  }
+
+  /** The update turns this listener's HTTP socket into an HTTPS one or back, and no other listener uses it. */
+  private tlsSwitch(prev: ActiveListener, spec: ListenerSpec): boolean {
+    const kinds = new Set([prev.spec.kind, spec.kind]);
+    if (kinds.size !== 2 || !kinds.has('http') || !kinds.has('https')) return false;
+    if (prev.spec.address !== spec.address || prev.spec.port !== spec.port) return false;
+    return ![...this.static_.values(), ...this.active.values(), ...this.warming.values()].some(
+      (l) => l.socket === prev.socket && l.spec.name !== spec.name,
+    );
   }
 
   private syncRds(): void {
