@@ -1,11 +1,13 @@
 // `npm run translate`: Gateway API and policy manifests → per-Gateway IR, xDS and statuses, offline, through the
 // control plane's own pipeline (system/controlplane/offline.ts). The xDS resources go through the same Any
 // encoding and decoding as /snapshots/xds, so the two can be compared field for field.
+
 import { stringify } from 'yaml';
 import type { GatewayIR, ValidationMode } from '../../system/controlplane/ir/types.ts';
 import type { KObject } from '../../system/controlplane/model.ts';
 import { translateObjects } from '../../system/controlplane/offline.ts';
 import { packAny, unpackAny } from '../../system/shared/envoy/protojson.ts';
+import { redactSecrets } from '../../system/shared/envoy/redact.ts';
 import { selectReadable } from './translate-tool-input.ts';
 
 export const XDS_TYPES = ['listeners', 'routes', 'clusters', 'endpoints'] as const;
@@ -100,7 +102,9 @@ export function translate(input: { object: KObject; where: string }[], opts: Tra
       endpoints: res.endpoints.map(asSent),
     };
   }
-  const out: TranslateOutput = { ir: r.ir, xds, status: r.status, notes };
+  // Private keys never leave in the output (a bug report carries it): redacted as the control plane's own dumps and
+  // Envoy's config_dump redact them (system/shared/envoy/redact.ts).
+  const out: TranslateOutput = { ir: redactSecrets(r.ir), xds: redactSecrets(xds), status: r.status, notes };
   if (!opts.gateway) return out;
 
   const gw = opts.gateway;
