@@ -2,6 +2,7 @@
 // ShortName carrying its features in the task meta (the report reads them: support/reporter.ts), skipped when gwlab
 // does not support every feature it names (utils/features.ts) or when GWLAB_CONFORMANCE_RUN names another test;
 // before its cases, its manifests applied with the suite's GatewayClass; after them, deleted.
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, inject, it } from 'vitest';
 import { type KObj, Kube } from '../../lab/toolkit/kube.ts';
 import { DEFAULT_TIMEOUT_CONFIG } from '../utils/config.ts';
@@ -17,6 +18,7 @@ import {
   httpRouteMustHaveResolvedRefsConditionsTrue,
   type NN,
 } from '../utils/kubernetes.ts';
+import { expectMirroredRequest, type MirroredBackend, withRequestId } from '../utils/mirror.ts';
 import { type ConformanceTest, readConformanceManifest, type Suite } from '../utils/suite.ts';
 
 export interface ConformanceMeta {
@@ -75,6 +77,32 @@ export function httpCases(s: Suite, addr: () => string | undefined, cases: Expec
       const a = addr();
       if (!a) throw new Error('no gateway address: the status case of this test failed');
       await makeRequestAndExpectEventuallyConsistentResponse(s.timeoutConfig, a, tc);
+    });
+  });
+}
+
+/**
+ * The request cases of upstream's mirror tests: each with a request id query parameter of its own, the mirror
+ * backends' logs watched before the request is sent, the response checked, then every mirror's log line awaited.
+ */
+export function mirrorCases(
+  s: Suite,
+  addr: () => string | undefined,
+  cases: (ExpectedResponse & { mirroredTo: MirroredBackend[] })[],
+): void {
+  cases.forEach((c, i) => {
+    it.concurrent(testCaseName(c, i), async () => {
+      const a = addr();
+      if (!a) throw new Error('no gateway address: the status case of this test failed');
+      const tc = withRequestId(c, randomUUID());
+      const waitForMirrors = await expectMirroredRequest(s.kube, s.timeoutConfig, c.mirroredTo, tc.request.path ?? '');
+      try {
+        await makeRequestAndExpectEventuallyConsistentResponse(s.timeoutConfig, a, tc);
+      } catch (err) {
+        await waitForMirrors().catch(() => {}); // the response's failure is the one to report
+        throw err;
+      }
+      await waitForMirrors();
     });
   });
 }

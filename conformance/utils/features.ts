@@ -74,7 +74,7 @@ export const PROFILES: Record<string, Profile> = {
 /**
  * What gwlab supports. Core: Gateway, HTTPRoute, ReferenceGrant (HTTPS listeners' statuses only: TLS termination in
  * the proxy is the issue "HTTPS, TLS passthrough, HTTP/2…"). Extended: the HTTPRoute filters and matches the control
- * plane translates (system/controlplane/ir/routes.ts) whose ported tests pass.
+ * plane translates (system/controlplane/ir/routes.ts) whose ported tests pass, request mirrors (one or more) among them.
  */
 export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   CORE.Gateway,
@@ -96,6 +96,8 @@ export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   'HTTPRouteNamedRouteRule',
   'HTTPRouteRequestTimeout',
   'HTTPRouteBackendTimeout',
+  'HTTPRouteRequestMirror',
+  'HTTPRouteRequestMultipleMirrors',
 ]);
 
 /** A test runs when gwlab supports all its features (upstream: SupportedFeatures.HasAll). */
