@@ -116,12 +116,13 @@ export function routesAccepted(
   s: Suite,
   gw: GatewayRef,
   routes: NN[],
-  opts: { resolvedRefs?: boolean } = {},
+  opts: { resolvedRefs?: boolean; kind?: 'HTTPRoute' | 'TCPRoute' | 'UDPRoute' } = {},
 ): () => string | undefined {
   let addr: string | undefined;
-  it('Gateway and HTTPRoutes must be accepted', async () => {
-    addr = await gatewayAndRoutesMustBeAccepted(s.kube, s.timeoutConfig, s.controllerName, gw, routes);
-    if (opts.resolvedRefs === false) return;
+  const kind = opts.kind ?? 'HTTPRoute';
+  it(`Gateway and ${kind}s must be accepted`, async () => {
+    addr = await gatewayAndRoutesMustBeAccepted(s.kube, s.timeoutConfig, s.controllerName, gw, routes, kind);
+    if (opts.resolvedRefs === false || kind !== 'HTTPRoute') return;
     for (const r of routes) await httpRouteMustHaveResolvedRefsConditionsTrue(s.kube, s.timeoutConfig, r, gw);
   });
   return () => addr;

@@ -56,6 +56,10 @@ export const HTTPROUTE_EXTENDED = [
 /** BackendTLSPolicy core and extended features (pkg/features/backendtlspolicy.go). */
 export const BACKENDTLSPOLICY = ['BackendTLSPolicy', 'BackendTLSPolicySANValidation'] as const;
 
+/** TCPRoute and UDPRoute (pkg/features/tcproute.go, udproute.go): each profile's route kind, also its extended set. */
+export const TCPROUTE = ['TCPRoute'] as const;
+export const UDPROUTE = ['UDPRoute'] as const;
+
 export interface Profile {
   name: string;
   core: readonly string[];
@@ -68,6 +72,16 @@ export const PROFILES: Record<string, Profile> = {
     name: 'GATEWAY-HTTP',
     core: [CORE.Gateway, CORE.ReferenceGrant, CORE.HTTPRoute],
     extended: [...GATEWAY_EXTENDED, ...HTTPROUTE_EXTENDED, ...BACKENDTLSPOLICY],
+  },
+  'GATEWAY-TCP': {
+    name: 'GATEWAY-TCP',
+    core: [CORE.Gateway, 'TCPRoute', CORE.ReferenceGrant],
+    extended: [...GATEWAY_EXTENDED, ...TCPROUTE],
+  },
+  'GATEWAY-UDP': {
+    name: 'GATEWAY-UDP',
+    core: [CORE.Gateway, 'UDPRoute', CORE.ReferenceGrant],
+    extended: [...GATEWAY_EXTENDED, ...UDPROUTE],
   },
 };
 
@@ -98,6 +112,7 @@ export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   'HTTPRouteBackendTimeout',
   'HTTPRouteRequestMirror',
   'HTTPRouteRequestMultipleMirrors',
+  'TCPRoute',
 ]);
 
 /** A test runs when gwlab supports all its features (upstream: SupportedFeatures.HasAll). */
