@@ -151,3 +151,20 @@ export async function echoSendOnce(gwAddr: string, timeoutMs: number): Promise<s
     c.close();
   }
 }
+
+/** Upstream's ExpectAddressBeAvailable: a TCP connection to the address opens within the timeout (polled). */
+export async function expectAddressBeAvailable(intervalMs: number, timeoutMs: number, address: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  for (;;) {
+    try {
+      (await LineConn.open(address, intervalMs)).close();
+      return;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    if (Date.now() >= deadline)
+      throw new Error(`failed waiting for TCP connection to ${address} after ${timeoutMs} ms: ${last}`);
+    await sleep(intervalMs);
+  }
+}
