@@ -113,6 +113,7 @@ export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   'HTTPRouteRequestMirror',
   'HTTPRouteRequestMultipleMirrors',
   'TCPRoute',
+  'UDPRoute',
 ]);
 
 /** A test runs when gwlab supports all its features (upstream: SupportedFeatures.HasAll). */
