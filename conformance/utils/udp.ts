@@ -24,7 +24,7 @@ function splitAddr(addr: string): { host: string; port: number } {
 }
 
 /** One datagram to `addr` and the first answer on the same (connected) socket, within `timeoutMs`. */
-export async function udpExchange(addr: string, payload: string, timeoutMs: number): Promise<Buffer> {
+export async function udpExchange(addr: string, payload: string | Buffer, timeoutMs: number): Promise<Buffer> {
   const { host, port } = splitAddr(addr);
   const sock = createSocket(host.includes(':') ? 'udp6' : 'udp4');
   try {

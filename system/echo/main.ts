@@ -6,9 +6,10 @@
 // TCP_ECHO_SERVER (TCP_PORT, 3000) and UDP_ECHO_SERVER (UDP_PORT, 8080) serve upstream's TCP and UDP echo (l4.ts).
 // GRPC_ECHO_SERVER (the GATEWAY-GRPC profile's backend) is not implemented: the process says so and stays up without
 // serving, so the pods of the base manifests run; the tests that would use it are skipped (their features are not
-// supported: conformance/utils/features.ts). So is GWLAB_ECHO_STANDIN=<image> (the catalog's entry for the base
-// manifests' coredns, whose args it ignores).
+// supported: conformance/utils/features.ts). GWLAB_ECHO_STANDIN=coredns (the catalog's entry for the base manifests'
+// coredns, whose args it ignores) answers DNS on UDP 53 as that Corefile's whoami zone does (dns.ts).
 import { stopOnSignals } from '../shared/sample-service.ts';
+import { startDnsStandin } from './dns.ts';
 import { podContextFromEnv, startTcpEcho, startUdpEcho } from './l4.ts';
 import { startEcho } from './server.ts';
 
@@ -32,6 +33,13 @@ export async function main(args: string[]): Promise<void> {
     return;
   }
   const standin = process.env.GWLAB_ECHO_STANDIN;
+  if (standin === 'coredns') {
+    const log = (l: string) => process.stdout.write(`${l}\n`);
+    const dns = await startDnsStandin({ host: '0.0.0.0', port: 53, log });
+    log(`echo: a stand-in for coredns (args ${JSON.stringify(args)}): whoami for foo.bar.com on udp ${dns.port}`);
+    stopOnSignals(dns.close);
+    return;
+  }
   const mode = standin
     ? `a stand-in for ${standin} (args ${JSON.stringify(args)})`
     : UNIMPLEMENTED.find((m) => process.env[m]);
