@@ -112,6 +112,7 @@ export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   'HTTPRouteBackendTimeout',
   'HTTPRouteRequestMirror',
   'HTTPRouteRequestMultipleMirrors',
+  'HTTPRouteRequestPercentageMirror',
   'TCPRoute',
   'UDPRoute',
 ]);
