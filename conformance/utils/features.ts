@@ -13,7 +13,6 @@ export const CORE = {
 export const GATEWAY_EXTENDED = [
   'GatewayPort8080',
   'GatewayStaticAddresses',
-  'GatewayHTTPListenerIsolation',
   'GatewayHTTPSListenerDetectMisdirectedRequests',
   'GatewayInfrastructurePropagation',
   'GatewayAddressEmpty',
@@ -113,6 +112,7 @@ export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   'HTTPRouteRequestMirror',
   'HTTPRouteRequestMultipleMirrors',
   'HTTPRouteRequestPercentageMirror',
+  'HTTPRouteDestinationPortMatching',
   'TCPRoute',
   'UDPRoute',
 ]);
