@@ -113,6 +113,7 @@ export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   'HTTPRouteRequestMultipleMirrors',
   'HTTPRouteRequestPercentageMirror',
   'HTTPRouteDestinationPortMatching',
+  'GatewayHTTPListenerIsolation',
   'TCPRoute',
   'UDPRoute',
 ]);
