@@ -1,7 +1,8 @@
 // Placed HTTPRoutes → the Gateway's HTTP Envoy listeners: one per port (its Gateway listeners merged), a virtual host per
 // hostname (exact names first, then wildcards by length, then `*`), each with the route entries of the most specific
-// Gateway listener matching it (listener isolation) in the spec's precedence order and the TrafficPolicies merged per entry (attach-policies.ts). Also what those entries use: their
-// clusters and ext auth filters, and the findings of the routes and policies that reach them.
+// Gateway listener matching it (listener isolation) in the spec's precedence order and the TrafficPolicies merged per
+// entry (attach-policies.ts). Also what those entries use: their clusters and ext auth filters, and the findings of
+// the routes and policies that reach them.
 import type { GatewayPolicies } from './attach-policies.ts';
 import type { Placement } from './attach-routes.ts';
 import { mostSpecificListenerHost, virtualHostName } from './hostnames.ts';
