@@ -13,6 +13,7 @@ export const CORE = {
 export const GATEWAY_EXTENDED = [
   'GatewayPort8080',
   'GatewayStaticAddresses',
+  'GatewayHTTPListenerIsolation',
   'GatewayHTTPSListenerDetectMisdirectedRequests',
   'GatewayInfrastructurePropagation',
   'GatewayAddressEmpty',
