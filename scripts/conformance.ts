@@ -19,7 +19,7 @@ Runs the upstream Gateway API v1.6.1 conformance tests ported to vitest (conform
 test) and writes an upstream-shaped ConformanceReport (reports/conformance/<date>-report.yaml, or --report).
 Tests of features gwlab does not support (conformance/utils/features.ts) are skipped and reported as skipped.
 
-  --profile <p>     the profiles the report covers (repeat or comma-separate; default GATEWAY-HTTP)
+  --profile <p>     the profiles the report covers (repeat or comma-separate; default all ported: GATEWAY-HTTP, -TCP, -UDP)
   --run <name>      only this test (its ShortName, e.g. HTTPRouteSimpleSameNamespace); the others are skipped
   --name <lab>      run against that lab (it must be up: npm run lab:up -- --name <lab>)
   --kubeconfig <f>  run against the cluster of that kubeconfig (--context to pick one); the system must be installed

@@ -1,7 +1,7 @@
 // The vitest reporter that writes the run's ConformanceReport (utils/report.ts): each conformance describe (its task
 // meta from support/run.ts) is passed when all its cases passed, failed when one failed (or its hooks did), skipped
 // when vitest skipped it. GWLAB_CONFORMANCE_REPORT names the file (default reports/conformance/<date>-report.yaml);
-// GWLAB_CONFORMANCE_PROFILES the profiles (comma-separated, default GATEWAY-HTTP).
+// GWLAB_CONFORMANCE_PROFILES the profiles (comma-separated, default every ported profile: the tests of all of them run).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +20,7 @@ function resultOf(suite: TestSuite): TestResult['result'] {
 }
 
 export function profilesFromEnv(env: NodeJS.ProcessEnv = process.env) {
-  const names = (env.GWLAB_CONFORMANCE_PROFILES || 'GATEWAY-HTTP').split(',').map((s) => s.trim());
+  const names = (env.GWLAB_CONFORMANCE_PROFILES || Object.keys(PROFILES).join(',')).split(',').map((s) => s.trim());
   return names.map((n) => {
     const p = PROFILES[n];
     if (!p) throw new Error(`unknown profile ${n} (known: ${Object.keys(PROFILES).join(', ')})`);

@@ -2,6 +2,7 @@
 // ShortName carrying its features in the task meta (the report reads them: support/reporter.ts), skipped when gwlab
 // does not support every feature it names (utils/features.ts) or when GWLAB_CONFORMANCE_RUN names another test;
 // before its cases, its manifests applied with the suite's GatewayClass; after them, deleted.
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, inject, it } from 'vitest';
 import { type KObj, Kube } from '../../lab/toolkit/kube.ts';
 import { DEFAULT_TIMEOUT_CONFIG } from '../utils/config.ts';
@@ -17,6 +18,7 @@ import {
   httpRouteMustHaveResolvedRefsConditionsTrue,
   type NN,
 } from '../utils/kubernetes.ts';
+import { expectMirroredRequest, type MirroredBackend, withRequestId } from '../utils/mirror.ts';
 import { type ConformanceTest, readConformanceManifest, type Suite } from '../utils/suite.ts';
 
 export interface ConformanceMeta {
@@ -80,6 +82,32 @@ export function httpCases(s: Suite, addr: () => string | undefined, cases: Expec
 }
 
 /**
+ * The request cases of upstream's mirror tests: each with a request id query parameter of its own, the mirror
+ * backends' logs watched before the request is sent, the response checked, then every mirror's log line awaited.
+ */
+export function mirrorCases(
+  s: Suite,
+  addr: () => string | undefined,
+  cases: (ExpectedResponse & { mirroredTo: MirroredBackend[] })[],
+): void {
+  cases.forEach((c, i) => {
+    it.concurrent(testCaseName(c, i), async () => {
+      const a = addr();
+      if (!a) throw new Error('no gateway address: the status case of this test failed');
+      const tc = withRequestId(c, randomUUID());
+      const waitForMirrors = await expectMirroredRequest(s.kube, s.timeoutConfig, c.mirroredTo, tc.request.path ?? '');
+      try {
+        await makeRequestAndExpectEventuallyConsistentResponse(s.timeoutConfig, a, tc);
+      } catch (err) {
+        await waitForMirrors().catch(() => {}); // the response's failure is the one to report
+        throw err;
+      }
+      await waitForMirrors();
+    });
+  });
+}
+
+/**
  * The first step most upstream tests take: GatewayAndHTTPRoutesMustBeAccepted, then (unless `resolvedRefs` is false)
  * HTTPRouteMustHaveResolvedRefsConditionsTrue for each route, as a case of its own; returns the gateway address it
  * found, for the request cases after it.
@@ -88,12 +116,13 @@ export function routesAccepted(
   s: Suite,
   gw: GatewayRef,
   routes: NN[],
-  opts: { resolvedRefs?: boolean } = {},
+  opts: { resolvedRefs?: boolean; kind?: 'HTTPRoute' | 'TCPRoute' | 'UDPRoute' } = {},
 ): () => string | undefined {
   let addr: string | undefined;
-  it('Gateway and HTTPRoutes must be accepted', async () => {
-    addr = await gatewayAndRoutesMustBeAccepted(s.kube, s.timeoutConfig, s.controllerName, gw, routes);
-    if (opts.resolvedRefs === false) return;
+  const kind = opts.kind ?? 'HTTPRoute';
+  it(`Gateway and ${kind}s must be accepted`, async () => {
+    addr = await gatewayAndRoutesMustBeAccepted(s.kube, s.timeoutConfig, s.controllerName, gw, routes, kind);
+    if (opts.resolvedRefs === false || kind !== 'HTTPRoute') return;
     for (const r of routes) await httpRouteMustHaveResolvedRefsConditionsTrue(s.kube, s.timeoutConfig, r, gw);
   });
   return () => addr;

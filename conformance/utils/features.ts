@@ -56,6 +56,10 @@ export const HTTPROUTE_EXTENDED = [
 /** BackendTLSPolicy core and extended features (pkg/features/backendtlspolicy.go). */
 export const BACKENDTLSPOLICY = ['BackendTLSPolicy', 'BackendTLSPolicySANValidation'] as const;
 
+/** TCPRoute and UDPRoute (pkg/features/tcproute.go, udproute.go): each profile's route kind, also its extended set. */
+export const TCPROUTE = ['TCPRoute'] as const;
+export const UDPROUTE = ['UDPRoute'] as const;
+
 export interface Profile {
   name: string;
   core: readonly string[];
@@ -69,12 +73,22 @@ export const PROFILES: Record<string, Profile> = {
     core: [CORE.Gateway, CORE.ReferenceGrant, CORE.HTTPRoute],
     extended: [...GATEWAY_EXTENDED, ...HTTPROUTE_EXTENDED, ...BACKENDTLSPOLICY],
   },
+  'GATEWAY-TCP': {
+    name: 'GATEWAY-TCP',
+    core: [CORE.Gateway, 'TCPRoute', CORE.ReferenceGrant],
+    extended: [...GATEWAY_EXTENDED, ...TCPROUTE],
+  },
+  'GATEWAY-UDP': {
+    name: 'GATEWAY-UDP',
+    core: [CORE.Gateway, 'UDPRoute', CORE.ReferenceGrant],
+    extended: [...GATEWAY_EXTENDED, ...UDPROUTE],
+  },
 };
 
 /**
  * What gwlab supports. Core: Gateway, HTTPRoute, ReferenceGrant (HTTPS listeners' statuses only: TLS termination in
  * the proxy is the issue "HTTPS, TLS passthrough, HTTP/2…"). Extended: the HTTPRoute filters and matches the control
- * plane translates (system/controlplane/ir/routes.ts) whose ported tests pass.
+ * plane translates (system/controlplane/ir/routes.ts) whose ported tests pass, request mirrors (one or more) among them.
  */
 export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   CORE.Gateway,
@@ -96,6 +110,13 @@ export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   'HTTPRouteNamedRouteRule',
   'HTTPRouteRequestTimeout',
   'HTTPRouteBackendTimeout',
+  'HTTPRouteRequestMirror',
+  'HTTPRouteRequestMultipleMirrors',
+  'HTTPRouteRequestPercentageMirror',
+  'HTTPRouteDestinationPortMatching',
+  'GatewayHTTPListenerIsolation',
+  'TCPRoute',
+  'UDPRoute',
 ]);
 
 /** A test runs when gwlab supports all its features (upstream: SupportedFeatures.HasAll). */

@@ -217,19 +217,30 @@ export async function gatewayAndRoutesMustBeAccepted(
 }
 
 /** HTTPRouteMustHaveCondition: a parent entry for the Gateway `gw` has the condition (latest generation). */
-export async function httpRouteMustHaveCondition(
+export const httpRouteMustHaveCondition = (kube: Kube, tc: TimeoutConfig, route: NN, gw: NN, c: Cond) =>
+  routeMustHaveCondition(kube, tc, route, gw, c, 'HTTPRoute');
+
+const conditionTimeouts = {
+  HTTPRoute: 'httpRouteMustHaveCondition',
+  TCPRoute: 'tcpRouteMustHaveCondition',
+  UDPRoute: 'udpRouteMustHaveCondition',
+} as const;
+
+/** HTTPRouteMustHaveCondition, TCPRouteMustHaveCondition, UDPRouteMustHaveCondition: one rule, each kind's timeout. */
+export async function routeMustHaveCondition(
   kube: Kube,
   tc: TimeoutConfig,
   route: NN,
   gw: NN,
   c: Cond,
+  kind: keyof typeof conditionTimeouts,
 ): Promise<void> {
   await poll(
-    `HTTPRoute ${route.namespace}/${route.name} to have ${JSON.stringify(c)} for ${gw.namespace}/${gw.name}`,
+    `${kind} ${route.namespace}/${route.name} to have ${JSON.stringify(c)} for ${gw.namespace}/${gw.name}`,
     tc,
-    tc.httpRouteMustHaveCondition,
+    tc[conditionTimeouts[kind]],
     async () => {
-      const r = await get(kube, 'HTTPRoute', route);
+      const r = await get(kube, kind, route);
       let found = false;
       for (const p of r?.status?.parents ?? []) {
         const stale = staleConditions(r!, p.conditions);

@@ -3,18 +3,22 @@
 // (8443) with TLS_SERVER_CERT/TLS_SERVER_PRIVKEY[/TLS_CLIENT_CACERTS], and POD_NAME, NAMESPACE, SERVICE_NAME,
 // INGRESS_NAME for the body. The embedded node's image catalog maps upstream's echo-basic images here
 // (lab/embedded/node/kubelet/system-images.ts), so conformance/base/manifests.yaml applies verbatim.
-// Upstream's other modes (GRPC_ECHO_SERVER, TCP_ECHO_SERVER, UDP_ECHO_SERVER: the GATEWAY-GRPC/TLS/TCP/UDP profiles'
-// backends) are not implemented: the process says so and stays up without serving, so the pods of the base manifests
-// run; the tests that would use them are skipped (their features are not supported: conformance/features.ts). So is
-// GWLAB_ECHO_STANDIN=<image> (the catalog's entry for the base manifests' coredns, whose args it ignores).
+// TCP_ECHO_SERVER (TCP_PORT, 3000) and UDP_ECHO_SERVER (UDP_PORT, 8080) serve upstream's TCP and UDP echo (l4.ts).
+// GRPC_ECHO_SERVER (the GATEWAY-GRPC profile's backend) is not implemented: the process says so and stays up without
+// serving, so the pods of the base manifests run; the tests that would use it are skipped (their features are not
+// supported: conformance/utils/features.ts). GWLAB_ECHO_STANDIN=coredns (the catalog's entry for the base manifests'
+// coredns, whose args it ignores) answers DNS on UDP 53 as that Corefile's whoami zone does (dns.ts).
 import { stopOnSignals } from '../shared/sample-service.ts';
+import { startDnsStandin } from './dns.ts';
+import { podContextFromEnv, startTcpEcho, startUdpEcho } from './l4.ts';
 import { startEcho } from './server.ts';
 
 const USAGE = `usage: echo   (configured by the environment, as upstream's echo-basic image)
   HTTP_PORT (3000), H2C_PORT (3001), HTTPS_PORT (8443) with TLS_SERVER_CERT and TLS_SERVER_PRIVKEY (TLS_CLIENT_CACERTS)
+  TCP_ECHO_SERVER=1: upstream's TCP echo on TCP_PORT (3000); UDP_ECHO_SERVER=1: its UDP echo on UDP_PORT (8080)
   POD_NAME, NAMESPACE, SERVICE_NAME, INGRESS_NAME: reported in every echoed body`;
 
-const UNIMPLEMENTED = ['GRPC_ECHO_SERVER', 'TCP_ECHO_SERVER', 'UDP_ECHO_SERVER'];
+const UNIMPLEMENTED = ['GRPC_ECHO_SERVER'];
 
 function port(name: string, dflt: number): number {
   const v = process.env[name];
@@ -29,6 +33,13 @@ export async function main(args: string[]): Promise<void> {
     return;
   }
   const standin = process.env.GWLAB_ECHO_STANDIN;
+  if (standin === 'coredns') {
+    const log = (l: string) => process.stdout.write(`${l}\n`);
+    const dns = await startDnsStandin({ host: '0.0.0.0', port: 53, log });
+    log(`echo: a stand-in for coredns (args ${JSON.stringify(args)}): whoami for foo.bar.com on udp ${dns.port}`);
+    stopOnSignals(dns.close);
+    return;
+  }
   const mode = standin
     ? `a stand-in for ${standin} (args ${JSON.stringify(args)})`
     : UNIMPLEMENTED.find((m) => process.env[m]);
@@ -41,6 +52,17 @@ export async function main(args: string[]): Promise<void> {
     return;
   }
   const env = process.env;
+  const log = (l: string) => process.stdout.write(`${l}\n`);
+  // Upstream's order: GRPC_ECHO_SERVER, then TCP_ECHO_SERVER, then UDP_ECHO_SERVER (echo-basic.go main).
+  if (env.TCP_ECHO_SERVER || env.UDP_ECHO_SERVER) {
+    const context = podContextFromEnv(env);
+    const l4 = env.TCP_ECHO_SERVER
+      ? await startTcpEcho({ host: '0.0.0.0', port: port('TCP_PORT', 3000), context })
+      : await startUdpEcho({ host: '0.0.0.0', port: port('UDP_PORT', 8080), context, log });
+    log(`Starting server (${env.TCP_ECHO_SERVER ? 'tcp' : 'udp'}), port ${l4.port}`);
+    stopOnSignals(l4.close);
+    return;
+  }
   const server = await startEcho({
     host: '0.0.0.0',
     httpPort: port('HTTP_PORT', 3000),
@@ -49,7 +71,7 @@ export async function main(args: string[]): Promise<void> {
     tlsCert: env.TLS_SERVER_CERT || undefined,
     tlsKey: env.TLS_SERVER_PRIVKEY || undefined,
     tlsClientCa: env.TLS_CLIENT_CACERTS || undefined,
-    log: (l) => process.stdout.write(`${l}\n`),
+    log,
   });
   process.stdout.write(
     `Starting server, listening on port ${server.http} (http), ${server.h2c} (h2c)${server.https ? `, ${server.https} (https)` : ''}\n`,

@@ -38,3 +38,30 @@ function intersectOne(l: string, r: string): string | undefined {
 export function virtualHostName(port: number, host: string): string {
   return `listener~${port}~${host.replace(/\./g, '_')}`;
 }
+
+/**
+ * Listener isolation (Gateway API Listener docs, GatewayHTTPListenerIsolation): a request goes to the most specific
+ * listener whose hostname matches it. Of the listener hostnames given (undefined: any host), the one that serves the
+ * virtual host domain `domain` (an exact name, `*.suffix` or `*`): an exact match, else the longest wildcard covering
+ * it, else the hostname-less listener; null when none covers it.
+ */
+export function mostSpecificListenerHost(
+  listenerHosts: (string | undefined)[],
+  domain: string,
+): string | undefined | null {
+  let best: string | undefined | null = null;
+  const rank = (l: string | undefined) =>
+    l === undefined ? 0 : l.startsWith('*.') ? l.length : Number.MAX_SAFE_INTEGER;
+  for (const l of listenerHosts) {
+    const covers =
+      l === undefined ||
+      l === domain ||
+      (l.startsWith('*.') &&
+        domain !== '*' &&
+        (domain.startsWith('*.')
+          ? domain.endsWith(l.slice(1)) && domain.length > l.length
+          : wildcardMatches(l, domain)));
+    if (covers && (best === null || rank(l) > rank(best))) best = l;
+  }
+  return best;
+}

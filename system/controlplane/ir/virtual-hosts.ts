@@ -1,11 +1,12 @@
 // Placed HTTPRoutes → the Gateway's HTTP and HTTPS Envoy listeners: one per port (its Gateway listeners merged; HTTPS
-// ones each a TLS filter chain, all sharing the port's route configuration), a virtual host per
-// hostname (exact names first, then wildcards by length, then `*`), each with its route entries in the spec's
-// precedence order and the TrafficPolicies merged per entry (attach-policies.ts). Also what those entries use: their
-// clusters and ext auth filters, and the findings of the routes and policies that reach them.
+// ones each a TLS filter chain, all sharing the port's route configuration), a virtual host per hostname (exact names
+// first, then wildcards by length, then `*`), each with the route entries of the most specific Gateway listener
+// matching it (listener isolation) in the spec's precedence order and the TrafficPolicies merged per entry
+// (attach-policies.ts). Also what those entries use: their clusters and ext auth filters, and the findings of the
+// routes and policies that reach them.
 import type { GatewayPolicies } from './attach-policies.ts';
 import type { Placement } from './attach-routes.ts';
-import { virtualHostName } from './hostnames.ts';
+import { mostSpecificListenerHost, virtualHostName } from './hostnames.ts';
 import type { ListenerState } from './listeners.ts';
 import type { PolicyInfo } from './policies.ts';
 import type { RouteInfo } from './routes.ts';
@@ -38,7 +39,10 @@ interface PlacedEntry {
 }
 
 /** Per port: the usable Gateway listeners on it, and per hostname the route entries placed there. */
-type Ports = Map<number, { names: string[]; hosts: Map<string, PlacedEntry[]>; tls?: TlsChainIR[] }>;
+type Ports = Map<
+  number,
+  { names: string[]; listenerHosts: (string | undefined)[]; hosts: Map<string, PlacedEntry[]>; tls?: TlsChainIR[] }
+>;
 
 export function buildVirtualHosts(
   listeners: ListenerState[],
@@ -85,10 +89,11 @@ function groupByPortAndHost(listeners: ListenerState[], placements: Placement[],
     if (!s.usable || (s.l.protocol !== 'HTTP' && s.l.protocol !== 'HTTPS')) continue;
     let p = ports.get(s.l.port);
     if (!p) {
-      p = { names: [], hosts: new Map() };
+      p = { names: [], listenerHosts: [], hosts: new Map() };
       ports.set(s.l.port, p);
     }
     p.names.push(s.id);
+    p.listenerHosts.push(s.l.hostname || undefined);
     // HTTPS listeners share a port with HTTPS listeners only (listeners.ts: ProtocolConflict), with distinct hostnames.
     if (s.l.protocol === 'HTTPS') {
       p.tls ??= [];
@@ -105,6 +110,8 @@ function groupByPortAndHost(listeners: ListenerState[], placements: Placement[],
     const port = ports.get(pl.s.l.port)!;
     findings.add(pl.r.findings);
     for (const h of pl.hosts) {
+      // Listener isolation: a host served by a more specific listener on the port gets none of this one's routes.
+      if (mostSpecificListenerHost(port.listenerHosts, h) !== (pl.s.l.hostname || undefined)) continue;
       let list = port.hosts.get(h);
       if (!list) {
         list = [];
