@@ -2,9 +2,10 @@
 // echo-basic.go and its echo-basic_test.go): the JSON fields the conformance suite reads, header names in Go's
 // canonical form without Host, X-Echo-Set-Header, /status/<code>, /retry/, `delay`, h2c with prior knowledge and
 // the 400 for HTTP/1.1 there, HTTPS with the tls block.
-import { execFile } from 'node:child_process';
+
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http2 from 'node:http2';
+import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import forge from 'node-forge';
@@ -102,13 +103,29 @@ describe('echo backend (upstream echo-basic shape)', () => {
   });
 
   it('serves HTTPS with the tls block (version, serverName, cipher suite)', async () => {
-    const url = `https://tls.example.com:${echo.https}/t`;
-    const resolve = `tls.example.com:${echo.https}:127.0.0.1`;
-    const stdout = await new Promise<string>((ok, fail) =>
-      execFile('curl', ['-sk', '--http1.1', '--max-time', '10', '--resolve', resolve, url], (err, out) =>
-        err ? fail(err) : ok(out),
-      ),
-    );
+    // node:https with the SNI and Host a client of tls.example.com sends (no curl: a fresh machine has Node and kubectl only).
+    const options: RequestOptions = {
+      host: '127.0.0.1',
+      port: echo.https!,
+      path: '/t',
+      servername: 'tls.example.com',
+      headers: { host: `tls.example.com:${echo.https}` },
+      rejectUnauthorized: false,
+      agent: new HttpsAgent({ ALPNProtocols: ['http/1.1'] }),
+      timeout: 10_000,
+    };
+    const stdout = await new Promise<string>((ok, fail) => {
+      const req = httpsRequest(options, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => {
+          text += c;
+        });
+        res.on('end', () => ok(text));
+      });
+      req.on('error', fail);
+      req.end();
+    });
     const body = JSON.parse(stdout);
     expect(body.tls).toMatchObject({
       version: 'TLSv1.3',
