@@ -5,9 +5,11 @@
 // overload (cel-spec's `matches_string`; the Gateway API v1.6.1 bundle's safe-upgrade policy calls it so).
 // Values: JSON → CEL as Kubernetes' unstructured conversion does: whole numbers are `int` (bigint), other numbers
 // `double`, objects maps (field selection and `has()` work on them).
+
 import { type CelEnv, CelScalar, celFunc, isCelError, parse, plan } from '@bufbuild/cel';
 import { compileRe2 } from '../../../../system/shared/regex.ts';
 import { kubernetesCelEnv } from '../cel/env.ts';
+import { dynValue } from '../cel/values.ts';
 import { authzLibrary } from './authorizer.ts';
 
 let env: CelEnv | undefined;
@@ -67,16 +69,12 @@ export function celErrorText(v: unknown): string | undefined {
   return isCelError(v) ? v.message : undefined;
 }
 
-/** A JSON value as CEL input: whole numbers → int (bigint), the rest unchanged. */
+/**
+ * A JSON value as CEL input, as Kubernetes' unstructured conversion: the CRD rules' schemaless mapping (../cel/values.ts
+ * dynValue: whole numbers int, objects maps, wrapped lazily rather than copied).
+ */
 export function toCel(v: unknown): unknown {
-  if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
-  if (Array.isArray(v)) return v.map(toCel);
-  if (v !== null && typeof v === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) out[k] = toCel(x);
-    return out;
-  }
-  return v;
+  return dynValue(v);
 }
 
 /** The first identifier of `e` that is neither declared nor bound by an enclosing comprehension (macro). */
