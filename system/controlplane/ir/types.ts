@@ -43,6 +43,11 @@ export interface MatchIR {
   headers: StringMatchIR[];
   queryParams: StringMatchIR[];
   method?: string;
+  /**
+   * A GRPCRoute match's method match as written (`path` is what it comes to: `/<service>/<method>`); absent: an
+   * HTTPRoute match, or a GRPCRoute match of every method. Precedence among GRPCRoute rules counts its characters.
+   */
+  grpc?: { type: 'Exact' | 'RegularExpression'; service?: string; method?: string };
 }
 
 export interface HeaderOpsIR {
@@ -90,6 +95,8 @@ export interface RouteEntryIR {
   rewrite?: { hostname?: string; path?: { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string } };
   mirrors: MirrorIR[];
   timeouts?: { request?: string; backendRequest?: string };
+  /** A GRPCRoute's entry: an unresolved backend answers 503 (gRPC UNAVAILABLE), as GRPCRouteRule.backendRefs asks. */
+  grpc?: true;
 }
 
 export interface ExtAuthIR {
@@ -214,6 +221,8 @@ export interface ClusterIR {
   namespace: string;
   service: string;
   port: number;
+  /** The protocol spoken to the backend: `http2` (a GRPCRoute's backend, h2c); absent: HTTP/1.1. */
+  protocol?: 'http2' | 'websocket';
   /**
    * A cluster of several weighted Services (a UDPRoute's backendRefs: Envoy's udp_proxy routes to one cluster): its
    * endpoints are theirs, each weighted so that every Service gets its share whatever its number of endpoints.

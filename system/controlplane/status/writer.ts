@@ -20,6 +20,7 @@ const KIND_OF: Record<StatusUpdate['resource'], string> = {
   gatewayclasses: 'GatewayClass',
   gateways: 'Gateway',
   httproutes: 'HTTPRoute',
+  grpcroutes: 'GRPCRoute',
   tcproutes: 'TCPRoute',
   udproutes: 'UDPRoute',
   listenersets: 'ListenerSet',
@@ -107,6 +108,7 @@ export function mergeStatus(
       };
     }
     case 'httproutes':
+    case 'grpcroutes':
     case 'tcproutes':
     case 'udproutes': {
       const m = mergeControllerEntries(cur.parents, desired.parents, 'parentRef', now);
@@ -213,6 +215,7 @@ export class StatusWriter {
       gatewayclasses: 'GatewayClassStatuses',
       gateways: 'GatewayStatuses',
       httproutes: 'RouteStatuses',
+      grpcroutes: 'GRPCRouteStatuses',
       tcproutes: 'TCPRouteStatuses',
       udproutes: 'UDPRouteStatuses',
       listenersets: 'ListenerSetStatuses',

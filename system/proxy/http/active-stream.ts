@@ -9,6 +9,7 @@ import { ENABLED, isDisabled } from '../filters/disabled.ts';
 import type { FilterStream, HttpFilter, LocalReplyOptions } from '../filters/filter-api.ts';
 import type { Logger, Tags } from '../log.ts';
 import { type HeaderMap, headerLines, type ResponseFlag, StreamInfo } from '../stream-info.ts';
+import { grpcLocalReplyHeaders, isGrpcRequest } from './grpc-local-reply.ts';
 import type { HcmConfig } from './hcm-config.ts';
 import { parseRequestTarget, type TargetOptions } from './request-target.ts';
 
@@ -240,10 +241,17 @@ export class ActiveStream implements FilterStream {
       return;
     }
     const buf = typeof body === 'string' ? Buffer.from(body) : body;
-    const headers: HeaderMap = { ...(opts.headers ?? {}) };
+    let headers: HeaderMap = { ...(opts.headers ?? {}) };
     if (buf.length > 0) headers['content-type'] ??= 'text/plain';
     headers['content-length'] = String(buf.length);
     if (opts.routeMutations && this.route) applyMutations(headers, this.route.responseMutations, this.info);
+    if (isGrpcRequest(this.headers)) {
+      // A gRPC client gets Envoy's trailers-only gRPC reply (grpc-local-reply.ts): 200 with grpc-status.
+      headers = grpcLocalReplyHeaders(status, buf, headers);
+      this.writeHeaders(200, headers, false, opts.fromFilter ?? this.hcm.filters.length);
+      this.finishWith();
+      return;
+    }
     this.writeHeaders(status, headers, false, opts.fromFilter ?? this.hcm.filters.length);
     this.finishWith(buf);
   }
