@@ -60,6 +60,10 @@ export const BACKENDTLSPOLICY = ['BackendTLSPolicy', 'BackendTLSPolicySANValidat
 export const TCPROUTE = ['TCPRoute'] as const;
 export const UDPROUTE = ['UDPRoute'] as const;
 
+/** GRPCRoute core and extended features (pkg/features/grpcroute.go). */
+export const GRPCROUTE = ['GRPCRoute'] as const;
+export const GRPCROUTE_EXTENDED = ['GRPCRouteNamedRouteRule'] as const;
+
 export interface Profile {
   name: string;
   core: readonly string[];
@@ -82,6 +86,12 @@ export const PROFILES: Record<string, Profile> = {
     name: 'GATEWAY-UDP',
     core: [CORE.Gateway, 'UDPRoute', CORE.ReferenceGrant],
     extended: [...GATEWAY_EXTENDED, ...UDPROUTE],
+  },
+  // As profiles.go has it: GatewayExtendedFeatures only, so GRPCRouteNamedRule (GRPCRouteNamedRouteRule) is in no profile.
+  'GATEWAY-GRPC': {
+    name: 'GATEWAY-GRPC',
+    core: [CORE.Gateway, CORE.ReferenceGrant, 'GRPCRoute'],
+    extended: [...GATEWAY_EXTENDED],
   },
 };
 

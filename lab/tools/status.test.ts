@@ -43,6 +43,14 @@ metadata: {name: grpc, namespace: team}
 spec:
   parentRefs: [{name: gw}, {name: not-ours, namespace: other}]
   rules: [{backendRefs: [{name: grpc, port: 9000}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: {name: tls, namespace: team}
+spec:
+  parentRefs: [{name: gw}, {name: not-ours, namespace: other}]
+  hostnames: [tls.example.com]
+  rules: [{backendRefs: [{name: tls, port: 8443}]}]
 `);
     const status = {
       status: {
@@ -94,17 +102,23 @@ spec:
       'Gateway gw gatewayclass/gwvendor Accepted Pending warning',
       'Gateway gw gatewayclass/gwvendor Programmed Pending warning',
       'HTTPRoute web gateway/team/gw ResolvedRefs BackendNotFound problem',
+      // GRPCRoutes are read (issue 12): a row of their own, here the warning that no controller wrote a status yet.
+      'GRPCRoute grpc gateway/team/gw, gateway/other/not-ours  NoStatus warning',
     ]);
     expect(s.problems).toEqual([
       'control plane 0/1 ready: kubectl -n gwvendor-system describe deploy/gwvendor',
       expect.stringMatching(/^control plane admin \(\/snapshots\/xds\) not reachable: no Running and Ready pod/),
       'HTTPRoute team/web [gateway/team/gw] ResolvedRefs=False BackendNotFound: Service team/nope not found',
     ]);
-    // A GRPCRoute on our Gateway: the control plane does not read the kind, so the route would meet silence.
+    // A TLSRoute on our Gateway: the control plane does not read the kind, so the route would meet silence. A
+    // GRPCRoute is read (issue 12): no such warning, its status rows instead.
     expect(s.warnings).toContain(
-      'GRPCRoute team/grpc → Gateway team/gw: the control plane does not read GRPCRoutes; it gets no status and carries no traffic',
+      'TLSRoute team/tls → Gateway team/gw: the control plane does not read TLSRoutes; it gets no status and carries no traffic',
     );
-    expect(s.warnings.filter((w) => w.startsWith('GRPCRoute'))).toHaveLength(1);
+    expect(s.warnings.filter((w) => w.startsWith('TLSRoute'))).toHaveLength(1);
+    expect(s.warnings.filter((w) => w.startsWith('GRPCRoute'))).toEqual([
+      'GRPCRoute team/grpc: no controller has written a status for its parents (gateway/team/gw, gateway/other/not-ours)',
+    ]);
     const text = renderStatus(s);
     expect(text).toMatch(/Proxies \(control plane \/snapshots\/xds\)\n {2}✗ not reachable: no Running and Ready pod/);
     expect(text).toMatch(/deployment gwvendor-system\/gwvendor: 0\/1 ready {3}validation off/);
