@@ -42,6 +42,8 @@ export interface World {
   gatewayClasses: KObj[];
   gateways: KObj[];
   routes: KObj[];
+  /** GRPCRoutes (none on a cluster without the CRD). */
+  grpcRoutes?: KObj[];
   /** TCPRoutes and UDPRoutes (none on a cluster without their CRDs). */
   l4Routes?: KObj[];
   policies: KObj[];
@@ -86,19 +88,21 @@ async function validationMode(kube: Kube): Promise<'strict' | 'off'> {
 
 /** Every object explain reasons about (all namespaces: policies and grants cross namespaces). */
 export async function gatherObjects(kube: Kube): Promise<Omit<World, 'services' | 'proxies' | 'xdsError'>> {
-  const [gatewayClasses, gateways, routes, tcp, udp, policies, extensions, grants, validation] = await Promise.all([
-    listOrEmpty(kube, GW_API, 'GatewayClass'),
-    listOrEmpty(kube, GW_API, 'Gateway'),
-    listOrEmpty(kube, GW_API, 'HTTPRoute'),
-    listOrEmpty(kube, GW_API, 'TCPRoute'),
-    listOrEmpty(kube, GW_API, 'UDPRoute'),
-    listOrEmpty(kube, VENDOR_API, 'TrafficPolicy'),
-    listOrEmpty(kube, VENDOR_API, 'GatewayExtension'),
-    listOrEmpty(kube, watchedKind('ReferenceGrant')!.apiVersion, 'ReferenceGrant'),
-    validationMode(kube),
-  ]);
+  const [gatewayClasses, gateways, routes, grpcRoutes, tcp, udp, policies, extensions, grants, validation] =
+    await Promise.all([
+      listOrEmpty(kube, GW_API, 'GatewayClass'),
+      listOrEmpty(kube, GW_API, 'Gateway'),
+      listOrEmpty(kube, GW_API, 'HTTPRoute'),
+      listOrEmpty(kube, GW_API, 'GRPCRoute'),
+      listOrEmpty(kube, GW_API, 'TCPRoute'),
+      listOrEmpty(kube, GW_API, 'UDPRoute'),
+      listOrEmpty(kube, VENDOR_API, 'TrafficPolicy'),
+      listOrEmpty(kube, VENDOR_API, 'GatewayExtension'),
+      listOrEmpty(kube, watchedKind('ReferenceGrant')!.apiVersion, 'ReferenceGrant'),
+      validationMode(kube),
+    ]);
   const l4Routes = [...tcp, ...udp];
-  return { gatewayClasses, gateways, routes, l4Routes, policies, extensions, grants, validation };
+  return { gatewayClasses, gateways, routes, grpcRoutes, l4Routes, policies, extensions, grants, validation };
 }
 
 /** Reads the proxies of `gateways`: pods (with events for those not running), config_dumps, and the xDS view. */
