@@ -4,6 +4,7 @@
 // admit the route or not, and the hostname intersection decides the hostnames it is served under. Each such parentRef
 // gets the report its status entry is made from; each admitted (listener, route) pair is a placement.
 import { GATEWAY_GROUP, type Gateway, matchesLabels, type Namespace, type ParentRef } from '../model.ts';
+import { withoutCrossServing } from './cross-serving.ts';
 import { intersectHostnames } from './hostnames.ts';
 import { type ListenerState, routeKindsOf } from './listeners.ts';
 import type { NormalizedParentRef, RouteInfo } from './routes.ts';
@@ -33,6 +34,8 @@ export interface Placement<R extends AttachableRoute = RouteInfo> {
   s: ListenerState;
   r: R;
   hosts: string[];
+  /** The report of the parentRef that placed it. */
+  parent?: RouteParentReport;
 }
 
 export interface RouteAttachment<R extends AttachableRoute> {
@@ -76,11 +79,12 @@ export function attachRoutes<R extends AttachableRoute>(
       for (const m of matching) {
         if (attachedTo.has(m.s.id)) continue;
         attachedTo.add(m.s.id);
-        out.placements.push({ s: m.s, r, hosts: m.hosts });
+        out.placements.push({ s: m.s, r, hosts: m.hosts, parent: report });
       }
     }
     if (parents.length) out.reports[reportKey(r)] = { generation: r.generation, parents };
   }
+  out.placements = withoutCrossServing(out.placements);
   for (const pl of out.placements) pl.s.report.attachedRoutes++;
   return out;
 }
