@@ -3,12 +3,7 @@
 // every generated ServiceAccount, Pod and Service carrying the gateway-name label (GEP-1867).
 import { expect, it } from 'vitest';
 import { runConformanceTest } from '../support/run.ts';
-import {
-  GW,
-  gatewayMustHaveCondition,
-  mustHaveLatestConditions,
-  namespacesMustBeReady,
-} from '../utils/kubernetes.ts';
+import { GW, gatewayMustHaveCondition, mustHaveLatestConditions, namespacesMustBeReady } from '../utils/kubernetes.ts';
 import { INFRA_NS } from '../utils/suite.ts';
 
 const GATEWAY_NAME_LABEL = 'gateway.networking.k8s.io/gateway-name';
@@ -39,7 +34,8 @@ runConformanceTest({
           services: await s.kube.list('v1', 'Service', INFRA_NS, selector),
         };
         if (found.sa.length + found.pods.length + found.services.length > 0) break;
-        if (Date.now() > deadline) throw new Error('expected a ServiceAccount, Pod, or Service with the gateway-name label');
+        if (Date.now() > deadline)
+          throw new Error('expected a ServiceAccount, Pod, or Service with the gateway-name label');
         await new Promise((r) => setTimeout(r, s.timeoutConfig.defaultPollInterval));
       }
       for (const [what, items] of Object.entries(found)) {
