@@ -14,6 +14,7 @@ export const GATEWAY_EXTENDED = [
   'GatewayPort8080',
   'GatewayStaticAddresses',
   'GatewayHTTPListenerIsolation',
+  'GatewayInfrastructurePropagation',
   'GatewayHTTPSListenerDetectMisdirectedRequests',
   'GatewayInfrastructurePropagation',
   'GatewayAddressEmpty',
@@ -125,6 +126,7 @@ export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   'HTTPRouteRequestPercentageMirror',
   'HTTPRouteDestinationPortMatching',
   'GatewayHTTPListenerIsolation',
+  'GatewayInfrastructurePropagation',
   'TCPRoute',
   'UDPRoute',
 ]);
