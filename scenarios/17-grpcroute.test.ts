@@ -220,6 +220,33 @@ describe('GRPCRoute: a grpc-js client through the gateway to gRPC echo backends'
     expect(seen.a / 200).toBeLessThan(0.9);
   });
 
+  it('invalid method matches: the CRD refuses an empty one; a regex RE2 refuses leaves the route not accepted', async () => {
+    const invalid = (name: string, method: string) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: {name: ${name}, namespace: ${ns}}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [${name}.s17.example.com]
+  rules: [{matches: [{method: ${method}}], backendRefs: [{name: grpc-a, port: 8080}]}]
+`;
+    // The v1.6.1 CRD's CEL rule on GRPCMethodMatch: refused at admission, nothing stored.
+    await expect(lab.kube.apply(invalid('empty', '{type: Exact}'))).rejects.toThrow(
+      /One or both of 'service' or 'method' must be specified/,
+    );
+    expect(await lab.kube.get(GW_API, 'GRPCRoute', 'empty', ns)).toBeUndefined();
+    // Valid for the CRD (RegularExpression is not checked there), not for RE2: its only rule dropped.
+    await lab.kube.apply(invalid('badregex', '{type: RegularExpression, service: "((", method: Echo}'));
+    const r = await lab.kube.waitForCondition(GW_API, 'GRPCRoute', 'badregex', ns, 'Accepted', {
+      status: 'False',
+      timeoutMs: 60_000,
+    });
+    expect(r.status.parents[0].conditions.find((c: { type: string }) => c.type === 'Accepted')).toMatchObject({
+      reason: 'UnsupportedValue',
+      message: expect.stringContaining('invalid RE2 regex'),
+    });
+  });
+
   it("config_dump: the method match as an exact path, the backends' clusters speaking HTTP/2", async () => {
     admin = await openProxyAdmin(lab.kube, { namespace: ns, name: 'gw' });
     const dump = await configDump(admin);
