@@ -14,7 +14,6 @@ export const GATEWAY_EXTENDED = [
   'GatewayPort8080',
   'GatewayStaticAddresses',
   'GatewayHTTPListenerIsolation',
-  'GatewayInfrastructurePropagation',
   'GatewayHTTPSListenerDetectMisdirectedRequests',
   'GatewayInfrastructurePropagation',
   'GatewayAddressEmpty',
@@ -127,6 +126,9 @@ export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   'HTTPRouteDestinationPortMatching',
   'GatewayHTTPListenerIsolation',
   'GatewayInfrastructurePropagation',
+  'HTTPRouteRetry',
+  'HTTPRouteCORS',
+  'HTTPRouteBackendRequestHeaderModification',
   'TCPRoute',
   'UDPRoute',
 ]);

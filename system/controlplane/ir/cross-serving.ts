@@ -7,25 +7,32 @@
 // routes are taken oldest first; one whose served hostnames overlap those of a route of the other kind already kept
 // loses its place there; a parentRef left with no listener reads Accepted=False, reason HostnameConflict (the API
 // defines no reason for it; Traefik's implementation of the rule uses this one), naming the route that won.
-import type { AttachableRoute, Placement } from './attach-routes.ts';
 import { hostsOverlap } from './hostnames.ts';
-import { bad, compareStrings } from './types.ts';
+import { bad, compareStrings, type ObjRef, type Outcome } from './types.ts';
 
 const CROSS = new Set(['HTTPRoute', 'GRPCRoute']);
 
-export function withoutCrossServing<R extends AttachableRoute>(placements: Placement<R>[]): Placement<R>[] {
+/** What the rule reads of a placement (attach-routes.ts Placement): listener, route, served hosts, parentRef report. */
+interface CrossPlacement {
+  s: { id: string; l: { name: string } };
+  r: { ref: ObjRef; creationTimestamp: string };
+  hosts: string[];
+  parent?: { accepted: Outcome };
+}
+
+export function withoutCrossServing<P extends CrossPlacement>(placements: P[]): P[] {
   if (!placements.some((p) => p.r.ref.kind === 'GRPCRoute')) return placements;
-  const older = (a: Placement<R>, b: Placement<R>) =>
+  const older = (a: P, b: P) =>
     compareStrings(a.r.creationTimestamp, b.r.creationTimestamp) ||
     compareStrings(`${a.r.ref.namespace}/${a.r.ref.name}`, `${b.r.ref.namespace}/${b.r.ref.name}`);
-  const lost = new Map<Placement<R>, Placement<R>>();
-  const byListener = new Map<string, Placement<R>[]>();
+  const lost = new Map<P, P>();
+  const byListener = new Map<string, P[]>();
   for (const p of placements) {
     if (!CROSS.has(p.r.ref.kind)) continue;
     byListener.set(p.s.id, [...(byListener.get(p.s.id) ?? []), p]);
   }
   for (const list of byListener.values()) {
-    const kept: Placement<R>[] = [];
+    const kept: P[] = [];
     for (const p of [...list].sort(older)) {
       const winner = kept.find((k) => k.r.ref.kind !== p.r.ref.kind && hostsOverlap(k.hosts, p.hosts));
       if (winner) lost.set(p, winner);

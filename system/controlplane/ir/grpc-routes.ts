@@ -11,8 +11,9 @@
 // `:path` suffix header match; the slash keeps `/<service>Other/...` out, and the regex matches what the suffix does
 // for a well-formed gRPC path.) Header matches as HTTPRoute's (the first of equivalent names only, as the API asks);
 // filters RequestHeaderModifier, ResponseHeaderModifier, RequestMirror and ExtensionRef (a 500, as for HTTPRoute);
-// weighted backendRefs whose clusters speak HTTP/2 (h2c). A rule with no valid backend answers 503, which the proxy's
-// local reply turns into gRPC UNAVAILABLE as GRPCRouteRule.backendRefs asks; an unresolved backend's share goes to
+// header modifiers on a backendRef (GRPCBackendRef.filters) as HTTPRoute's; weighted backendRefs whose clusters speak
+// HTTP/2 (h2c). A rule with no valid backend answers 503, which the proxy's local reply turns into gRPC UNAVAILABLE as
+// GRPCRouteRule.backendRefs asks; an unresolved backend's share goes to
 // `blackhole-cluster` (Envoy's cluster_not_found_response_code default, 503: UNAVAILABLE too). A method match with
 // neither service nor method, or a regex RE2 refuses, makes the rule invalid (the CRD's CEL rules refuse the former
 // at admission; EG answers both with Accepted=False UnsupportedValue).
@@ -132,13 +133,16 @@ export function buildGrpcRouteInfo(route: GRPCRoute, world: RouteWorld, mode: Va
       GRPC_FILTERS,
     );
     if (filters.unsupportedType) problems.push(filters.unsupportedType);
+    problems.push(...filters.problems);
+    // GRPCBackendRef.filters: the header modifiers apply to that backend's requests (forwardAction), as HTTPRoute's.
     (rule.backendRefs ?? []).forEach((b, bi) => {
-      if (b.filters?.length) {
+      (b.filters ?? []).forEach((f, fi) => {
+        if (f.type === 'RequestHeaderModifier' || f.type === 'ResponseHeaderModifier') return;
         problems.push({
-          field: `${rf}.backendRefs[${bi}].filters`,
-          message: 'filters on a backendRef are not supported',
+          field: `${rf}.backendRefs[${bi}].filters[${fi}].type`,
+          message: `filter type ${f.type} is not supported on a backendRef (supported: RequestHeaderModifier, ResponseHeaderModifier)`,
         });
-      }
+      });
     });
     for (const p of problems) findings.push({ resource: ref, ...p });
     if (problems.length && mode === 'strict') {
