@@ -5,7 +5,8 @@
 // UNIMPLEMENTED and a rule whose Service does not exist UNAVAILABLE (Envoy's gRPC local replies). Statuses as the
 // v1.6.1 spec defines them (Accepted, ResolvedRefs True / False BackendNotFound, the listener's supportedKinds
 // listing GRPCRoute) and the proxy's config_dump: the method match as an exact path, the clusters speaking HTTP/2
-// (HttpProtocolOptions http2_protocol_options), as Envoy Gateway configures them.
+// (HttpProtocolOptions http2_protocol_options), as Envoy Gateway configures them; explain on a served and a broken
+// GRPCRoute.
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AdminSession, configDump, openProxyAdmin } from '../lab/toolkit/admin.ts';
@@ -13,6 +14,7 @@ import { waitFor } from '../lab/toolkit/wait.ts';
 import { type EchoResponse, GRPC_ECHO_SERVICE, grpcEchoService } from '../system/echo/grpc.ts';
 import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
 import { uniqueName, useLab } from './support/lab.ts';
+import { explainJson } from './support/tools.ts';
 
 const GW_API = 'gateway.networking.k8s.io/v1';
 const lab = useLab();
@@ -268,5 +270,27 @@ spec:
         },
       });
     }
+  });
+  it('explain: a served GRPCRoute is healthy (exit 0); the one with a missing Service says so (exit 1)', async () => {
+    const ok = await explainJson(lab, 'grpcroute/methods', ns);
+    expect(ok.code, ok.run.stdout).toBe(0);
+    expect(ok.report.findings.map((f: { message: string }) => f.message)).toEqual(
+      expect.arrayContaining([
+        `accepted by Gateway ${ns}/gw`,
+        'backends resolved',
+        expect.stringMatching(/^in the proxy config of Gateway .*: 2 route\(s\) in config_dump of /),
+      ]),
+    );
+    const bad = await explainJson(lab, 'grpcroute/broken', ns);
+    expect(bad.code).toBe(1);
+    expect(bad.report.findings).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          level: 'problem',
+          message: expect.stringMatching(/^backends do not resolve: ResolvedRefs=False \(BackendNotFound\)/),
+          details: ['an RPC matching such a rule gets gRPC status UNAVAILABLE (14) from the proxy'],
+        }),
+      ]),
+    );
   });
 });
