@@ -228,9 +228,9 @@ function fixedRateSection(result: ProxyResult, m: Measured): string[] {
 
 function protocolsSection(m: Measured): string[] {
   return [
-    `## HTTPS and HTTP/2: ${DURATION} s per path after a 2 s warm-up, against bare node:tls / node:http2 proxies`,
+    `## HTTPS and HTTP/2: 2 rounds of ${DURATION} s per path (each after a 2 s warm-up), against bare node:tls / node:http2 proxies`,
     '',
-    `Both forward to the sample application over HTTP/1.1; the proxy serves h2 and HTTPS/1.1 on a TLS listener (ALPN h2, http/1.1) and h2c on its plain one. https: ${CONNECTIONS} kept-alive HTTPS/1.1 connections; h2 and h2c: ${CONNECTIONS} concurrent streams over 5 sessions; https-handshake: 10 loops, a new TLS connection (full handshake, RSA 2048) per request, so req/s is handshakes/s. The generator runs in the bench process.`,
+    `Both forward to the sample application over HTTP/1.1; the proxy serves h2 and HTTPS/1.1 on a TLS listener (ALPN h2, http/1.1) and h2c on its plain one. https: ${CONNECTIONS} kept-alive HTTPS/1.1 connections; h2 and h2c: ${CONNECTIONS} concurrent streams over 5 sessions; https-handshake: 10 loops, a new TLS connection (full handshake, RSA 2048) per request, so req/s is handshakes/s. The generator runs in the bench process; req/s is the mean of the two rounds, p50/p99 the worse round.`,
     '',
     '| protocol | bare req/s | proxy req/s | proxy/bare | bare p50/p99 ms | proxy p50/p99 ms | errors (bare, proxy) |',
     '|---|---|---|---|---|---|---|',
