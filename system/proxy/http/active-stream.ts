@@ -263,8 +263,9 @@ export class ActiveStream implements FilterStream {
     if (opts.routeMutations && this.route) applyMutations(headers, this.route.responseMutations, this.info);
     if (isGrpcRequest(this.headers)) {
       // A gRPC client gets Envoy's trailers-only gRPC reply (grpc-local-reply.ts): 200 with grpc-status.
+      // Trailers-only: one HEADERS frame with END_STREAM on HTTP/2, as Envoy's codec sends it.
       headers = grpcLocalReplyHeaders(status, buf, headers);
-      this.writeHeaders(200, headers, false, false, opts.fromFilter ?? this.hcm.filters.length);
+      this.writeHeaders(200, headers, false, true, opts.fromFilter ?? this.hcm.filters.length);
       this.finishWith();
       return;
     }

@@ -3,8 +3,10 @@
 // an HTTP error from the proxy gets `200` with `content-type: application/grpc`, `grpc-status` (no route 404 → 12
 // UNIMPLEMENTED, a direct 503 → 14 UNAVAILABLE, a direct 500 → 2 UNKNOWN, an undefined cluster's 503 → 14) and the body
 // as a percent-encoded `grpc-message`, and no body; gRPC-Web and other requests keep their HTTP replies.
+import * as grpc from '@grpc/grpc-js';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GRPC_ECHO_SERVICE, grpcEchoService } from '../../echo/grpc.ts';
 import { httpToGrpcStatus, percentEncodeGrpcMessage } from '../http/grpc-local-reply.ts';
 import { cla, edsCluster, listener, routeConfig, startXdsFixture, vhost, type XdsFixture } from '../testing/harness.ts';
 
@@ -32,6 +34,7 @@ beforeAll(async () => {
               direct_response: { status: 500, body: { inline_string: 'bad 100%\n' } },
             },
             { match: { prefix: '/nocluster.Svc/' }, route: { cluster: 'blackhole-cluster' } },
+            { match: { path: `/${GRPC_ECHO_SERVICE}/EchoTwo` }, direct_response: { status: 503 } },
           ],
         ),
       ]),
@@ -86,6 +89,29 @@ describe('gRPC local replies (Envoy sendLocalReply, is_grpc)', () => {
   it('gRPC-Web and plain HTTP requests keep the HTTP reply', async () => {
     expect((await call('/other.Svc/Method', 'application/grpc-web')).status).toBe(404);
     expect((await call('/other.Svc/Method', 'application/json')).status).toBe(404);
+  });
+
+  it('a grpc-js client over h2c reads them as gRPC statuses (trailers-only, END_STREAM on the HEADERS frame)', async () => {
+    const Client = grpcEchoService();
+    const c = new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
+      'grpc.default_authority': 'grpc.example.com',
+    });
+    const rpc = (method: string) =>
+      new Promise<{ code: number; server?: string }>((resolve) => {
+        (c as any)[method](
+          {},
+          new grpc.Metadata(),
+          { deadline: Date.now() + 10_000 },
+          (err: grpc.ServiceError | null) =>
+            resolve({ code: err?.code ?? 0, server: err?.metadata?.get('server')[0]?.toString() }),
+        );
+      });
+    try {
+      expect(await rpc('Echo')).toEqual({ code: grpc.status.UNIMPLEMENTED, server: 'envoy' });
+      expect(await rpc('EchoTwo')).toEqual({ code: grpc.status.UNAVAILABLE, server: 'envoy' });
+    } finally {
+      c.close();
+    }
   });
 
   it("maps HTTP statuses as gRPC's http-grpc-status-mapping", () => {
