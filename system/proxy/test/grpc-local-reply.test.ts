@@ -97,18 +97,22 @@ describe('gRPC local replies (Envoy sendLocalReply, is_grpc)', () => {
       'grpc.default_authority': 'grpc.example.com',
     });
     const rpc = (method: string) =>
-      new Promise<{ code: number; server?: string }>((resolve) => {
+      new Promise<{ code: number; server?: string; details?: string }>((resolve) => {
         (c as any)[method](
           {},
           new grpc.Metadata(),
           { deadline: Date.now() + 10_000 },
           (err: grpc.ServiceError | null) =>
-            resolve({ code: err?.code ?? 0, server: err?.metadata?.get('server')[0]?.toString() }),
+            resolve({
+              code: err?.code ?? 0,
+              server: err?.metadata?.get('server')[0]?.toString(),
+              details: err?.details,
+            }),
         );
       });
     try {
-      expect(await rpc('Echo')).toEqual({ code: grpc.status.UNIMPLEMENTED, server: 'envoy' });
-      expect(await rpc('EchoTwo')).toEqual({ code: grpc.status.UNAVAILABLE, server: 'envoy' });
+      expect(await rpc('Echo')).toEqual({ code: grpc.status.UNIMPLEMENTED, server: 'envoy', details: '' });
+      expect(await rpc('EchoTwo')).toEqual({ code: grpc.status.UNAVAILABLE, server: 'envoy', details: '' });
     } finally {
       c.close();
     }
