@@ -117,6 +117,7 @@ export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   'HTTPRouteDestinationPortMatching',
   'GatewayHTTPListenerIsolation',
   'GatewayInfrastructurePropagation',
+  'GatewayStaticAddresses',
   'HTTPRouteRetry',
   'HTTPRouteCORS',
   'HTTPRouteBackendRequestHeaderModification',
