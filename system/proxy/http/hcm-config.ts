@@ -2,6 +2,7 @@
 // prefix, codec, server header, forwarding and request id headers, host port stripping, timeouts, and how the HTTP/1
 // codec reads request-targets. Routes, filters and access logs are compiled by hcm.ts with their own modules.
 import { ConfigError, durationMs } from '../config/errors.ts';
+import { compileUpgradeConfigs, type UpgradeMap } from '../config/upgrade-config.ts';
 import type { TargetOptions } from './request-target.ts';
 
 type J = Record<string, any>;
@@ -21,6 +22,10 @@ export interface HcmConfig {
   requestTimeoutMs: number;
   via: string | undefined;
   mergeSlashes: boolean;
+  /** upgrade_configs: upgrade type → enabled (http/upgrade.ts). */
+  upgrades: UpgradeMap;
+  /** stream_idle_timeout (Envoy's default 5 min; 0 disables): what idles out an upgraded stream. */
+  streamIdleTimeoutMs: number;
 }
 
 /** Validates and compiles the HCM's own fields; throws ConfigError with the reason a NACK carries. */
@@ -46,6 +51,8 @@ export function compileHcmConfig(cfg: J): { config: HcmConfig; targetOptions: Ta
     requestTimeoutMs: durationMs(cfg.request_timeout) ?? 0,
     via: cfg.via || undefined,
     mergeSlashes: cfg.merge_slashes === true,
+    upgrades: compileUpgradeConfigs(cfg.upgrade_configs, 'HttpConnectionManager'),
+    streamIdleTimeoutMs: durationMs(cfg.stream_idle_timeout) ?? 300_000,
   };
   // Envoy validates the scheme of absolute URIs on an edge HCM: use_remote_address and no trusted hops.
   const targetOptions: TargetOptions = {

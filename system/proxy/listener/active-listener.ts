@@ -12,6 +12,7 @@ import net from 'node:net';
 import type tls from 'node:tls';
 import { timestampString } from '../../shared/envoy/protojson.ts';
 import { ConfigError } from '../config/errors.ts';
+import type { DownstreamUpgrade } from '../filters/filter-api.ts';
 import type { HcmRuntime } from '../http/hcm.ts';
 import type { Logger, LogRegistry } from '../log.ts';
 import type { TcpProxy } from '../network/tcp-proxy.ts';
@@ -82,14 +83,19 @@ export class ListenerSocket {
       server.on('connection', (c: net.Socket) => handler.onConnection(this, c));
     }
     this.server = server;
-    // CONNECT: Node hands over the socket; the connection manager answers on it and the connection closes after.
-    server.on('connect', (req: http.IncomingMessage, socket: net.Socket) => {
+    // CONNECT and upgrades (WebSocket): Node hands over the socket; the connection manager answers on it and the
+    // connection closes after, unless the answer is a 101 and the router tunnels it (http/upgrade.ts).
+    const onRaw = (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => {
       const res = new http.ServerResponse(req);
       res.shouldKeepAlive = false;
       res.assignSocket(socket);
-      res.once('finish', () => socket.end());
-      handler.onRequest(this, req, res);
-    });
+      res.once('finish', () => {
+        if (res.statusCode !== 101) socket.end();
+      });
+      handler.onRequest(this, req, res, req.method === 'CONNECT' ? undefined : { socket, head });
+    };
+    server.on('connect', onRaw);
+    server.on('upgrade', onRaw);
   }
 
   get key(): string {
@@ -303,9 +309,14 @@ export class ConnectionHandler {
   }
 
   /** A request: to the HCM of the socket's active listener, once there is one. */
-  onRequest(sock: ListenerSocket, req: http.IncomingMessage, res: http.ServerResponse): void {
+  onRequest(
+    sock: ListenerSocket,
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    upgrade?: DownstreamUpgrade,
+  ): void {
     const id = (req.socket as net.Socket & { gwlabConnId?: number }).gwlabConnId ?? 0;
     if (sock.closed) res.shouldKeepAlive = false;
-    sock.whenActive(() => sock.current!.hcm!.handle(req, res, id));
+    sock.whenActive(() => sock.current!.hcm!.handle(req, res, id, upgrade));
   }
 }
