@@ -115,6 +115,7 @@ export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   'HTTPRouteRequestPercentageMirror',
   'HTTPRouteDestinationPortMatching',
   'GatewayHTTPListenerIsolation',
+  'HTTPRouteBackendProtocolWebSocket',
   'TCPRoute',
   'UDPRoute',
 ]);

@@ -14,6 +14,7 @@ import {
   type ReferenceGrant,
   type Service,
 } from '../model.ts';
+import { backendProtocol } from './backend-protocol.ts';
 import { toProtoDuration } from './duration.ts';
 import { missingGrantMessage, referenceAllowed } from './refgrant.ts';
 import {
@@ -132,7 +133,8 @@ export function resolveServiceRef(
   if (ref.port === undefined) {
     return { error: { reason: 'BackendNotFound', message: `${field}.port: required for a Service backend` } };
   }
-  if (!(svc.spec?.ports ?? []).some((p) => p.port === ref.port)) {
+  const servicePort = (svc.spec?.ports ?? []).find((p) => p.port === ref.port);
+  if (!servicePort) {
     const have = (svc.spec?.ports ?? []).map((p) => p.port).join(', ') || 'none';
     return {
       error: {
@@ -141,7 +143,14 @@ export function resolveServiceRef(
       },
     };
   }
-  return { cluster: { name: clusterName(ns, ref.name, ref.port), namespace: ns, service: ref.name, port: ref.port } };
+  const protocol = backendProtocol(servicePort.appProtocol);
+  const cluster: ClusterIR = {
+    name: clusterName(ns, ref.name, ref.port),
+    namespace: ns,
+    service: ref.name,
+    port: ref.port,
+  };
+  return { cluster: protocol ? { ...cluster, protocol } : cluster };
 }
 
 function headerOps(f: HeaderFilter | undefined): HeaderOpsIR | undefined {

@@ -1,7 +1,8 @@
 // ListenerIR → Listener: one per port on 0.0.0.0, an HTTP connection manager whose routes come over RDS (the route
 // configuration of the same name) and whose chain is the policy filters the listener's routes use, then the router.
 // An HTTPS port (ListenerIR.tls) has the `tls_inspector` listener filter and a TLS filter chain per Gateway listener
-// (tls.ts), all with that same connection manager and route configuration.
+// (tls.ts), all with that same connection manager and route configuration. Every connection manager allows WebSocket
+// upgrades (`upgrade_configs`).
 import { TYPE_URL } from '../../../shared/envoy/protos.ts';
 import type { ListenerIR } from '../../ir/types.ts';
 import { ADS_SOURCE, HCM, type Json, ROUTER } from './envoy.ts';
@@ -16,6 +17,9 @@ export function translateListener(l: ListenerIR, filters: Json[]): Json {
         stat_prefix: l.tls ? 'https' : 'http',
         rds: { config_source: ADS_SOURCE, route_config_name: l.name },
         http_filters: [...filters, { name: ROUTER.name, typed_config: { '@type': ROUTER.type } }],
+        // WebSocket upgrades on every connection manager, as Envoy Gateway and kgateway configure theirs (Gateway
+        // API's HTTPRouteBackendProtocolWebSocket: a `kubernetes.io/ws` backend needs nothing more).
+        upgrade_configs: [{ upgrade_type: 'websocket' }],
         // A Host header with ":<port>" still matches: the route configuration ignores the port in host matching.
       },
     },
