@@ -1,9 +1,11 @@
 // A Gateway seen by explain: is it ours, which routes its proxies hold (with provenance), and what is wrong with it —
-// its status, proxy pods that do not run (with why), and configuration its proxies rejected and still reject.
+// its status, its listeners' (listeners.ts: certificates that do not resolve, with the ReferenceGrant that fixes a
+// RefNotPermitted), proxy pods that do not run (with why), and configuration its proxies rejected and still reject.
 import { dynamicErrors, PROVENANCE_KEY, routeConfigs } from '../../toolkit/admin.ts';
 import { notReadyReasons } from '../../toolkit/describe.ts';
 import type { Condition, KObj } from '../../toolkit/kube.ts';
 import { CONTROLLER_NAME } from '../proxies.ts';
+import { listenerFindings } from './listeners.ts';
 import { cond, condText, type Finding, find, GW_GROUP, subjectOf } from './report.ts';
 import { type GatewayKey, roleOf, type World } from './world.ts';
 
@@ -76,6 +78,7 @@ export function gatewayFindings(world: World, g: GatewayKey): Finding[] {
       out.push({ level: 'problem', subject, message: `${condText(c)}: ${c.message ?? ''}`.trim() });
     }
   }
+  out.push(...listenerFindings(world, gw, g, g.listener));
   const proxies = world.proxies[`${g.namespace}/${g.name}`];
   if (proxies) {
     const pods = proxies.pods;
