@@ -5,6 +5,7 @@
 // (RefNotPermitted), lab:status flags it as an unresolved certificate naming the explain command, explain prints the
 // missing ReferenceGrant as YAML, the test applies exactly that YAML, and the listener becomes Programmed and serves
 // its certificate; lab:status stops flagging it. Last, lab:bundle holds the proxy's /certs with the three chains.
+// A WebSocket over TLS (wss) through the HTTPS listener is echoed too (issue 12 item 5 on a TLS listener).
 // Certificates: conformance/utils/certificates.ts (the project's one generator, as upstream's certificate.go).
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
@@ -13,6 +14,7 @@ import { join } from 'node:path';
 import forge from 'node-forge';
 import { extract } from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { stringify } from 'yaml';
 import { caCert, rsaCert, tlsSecret } from '../conformance/utils/certificates.ts';
 import { GATEWAY_NAME_LABEL } from '../lab/toolkit/admin.ts';
@@ -191,6 +193,28 @@ describe('HTTPS listeners: certificates by SNI, a cross-namespace certificate fi
     expect(a.body).toMatchObject({ host: `${hostA}:${lb.port}`, path: '/s21' });
     const b = await httpsEventually(lb, hostB);
     expect(b.san).toBe(`DNS:${hostB}`);
+  });
+
+  it('a WebSocket over TLS (wss) through the HTTPS listener: the echo answers a frame', async () => {
+    // ws hands its options to tls.connect: servername is the SNI (its type omits it).
+    const options = {
+      servername: hostA,
+      ca: caPem,
+      headers: { host: `${hostA}:${lb.port}` },
+      origin: `https://${hostA}`,
+      handshakeTimeout: 10_000,
+    } as WebSocket.ClientOptions;
+    const ws = new WebSocket(`wss://${lb.address}:${lb.port}/ws`, options);
+    try {
+      await new Promise((ok, fail) => ws.once('open', ok).once('error', fail));
+      const reply = await new Promise<string>((ok) => {
+        ws.once('message', (d) => ok(String(d)));
+        ws.send('over wss');
+      });
+      expect(reply).toBe('over wss');
+    } finally {
+      ws.terminate();
+    }
   });
 
   it('a cross-namespace certificateRef: RefNotPermitted, flagged by lab:status, fixed by the grant explain prints', async () => {
