@@ -42,6 +42,17 @@ export function compileCorsPolicy(p: J, where: string): CorsPolicy {
 
 const CORS_STATE = Symbol('cors');
 
+/**
+ * A `*` allow list answers a preflight with what it asked for: per the Fetch standard `*` is only a wildcard for
+ * requests without credentials, so echoing the requested method/headers is what makes `*` work for both (Gateway API
+ * v1.6.1 HTTPCORSFilter.allowMethods/allowHeaders: with `*` and allowCredentials true "the gateway must not return
+ * `*`", without it "may either contain the wildcard `*` or echo the value"; conformance HTTPRouteCORS).
+ */
+function wildcardEcho(allowed: string | undefined, requested: string | undefined): string | undefined {
+  if (allowed?.trim() === '*' && requested) return requested;
+  return allowed;
+}
+
 export const corsFactory: FilterFactory = {
   canonicalName: 'envoy.filters.http.cors',
   configTypes: ['envoy.extensions.filters.http.cors.v3.Cors'],
@@ -81,8 +92,10 @@ export const corsFactory: FilterFactory = {
         if (s.method === 'OPTIONS' && s.header('access-control-request-method')) {
           const h: Record<string, string> = { 'access-control-allow-origin': origin };
           if (policy.allowCredentials) h['access-control-allow-credentials'] = 'true';
-          if (policy.allowMethods) h['access-control-allow-methods'] = policy.allowMethods;
-          if (policy.allowHeaders) h['access-control-allow-headers'] = policy.allowHeaders;
+          const allowMethods = wildcardEcho(policy.allowMethods, s.header('access-control-request-method'));
+          const allowHeaders = wildcardEcho(policy.allowHeaders, s.header('access-control-request-headers'));
+          if (allowMethods) h['access-control-allow-methods'] = allowMethods;
+          if (allowHeaders) h['access-control-allow-headers'] = allowHeaders;
           if (policy.maxAge) h['access-control-max-age'] = policy.maxAge;
           if (policy.allowPrivateNetworkAccess && s.header('access-control-request-private-network') === 'true') {
             h['access-control-allow-private-network'] = 'true';

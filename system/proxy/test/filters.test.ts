@@ -138,6 +138,42 @@ describe('cors', () => {
     expect(stat('http.http.cors.origin_invalid')).toBeGreaterThanOrEqual(1);
   });
 
+  it('answers a preflight to `*` methods and headers with those it asked for (credentialed or not)', async () => {
+    await push(
+      [CORS],
+      [
+        route('/', APP, {
+          typed_per_filter_config: {
+            'envoy.filters.http.cors': corsPolicy({
+              allow_origin_string_match: [{ safe_regex: { regex: '.*' } }],
+              allow_methods: '*',
+              allow_headers: '*',
+              allow_credentials: true,
+            }),
+          },
+        }),
+      ],
+    );
+    const pre = await get(
+      '/get',
+      {
+        origin: 'https://other.foo.com',
+        'access-control-request-method': 'PUT',
+        'access-control-request-headers': 'x-header-1, x-header-2',
+      },
+      'OPTIONS',
+    );
+    expect(pre.headers).toMatchObject({
+      'access-control-allow-origin': 'https://other.foo.com',
+      'access-control-allow-methods': 'PUT',
+      'access-control-allow-headers': 'x-header-1, x-header-2',
+      'access-control-allow-credentials': 'true',
+    });
+    // Nothing asked: `*` as configured.
+    const bare = await get('/get', { origin: 'https://o.example', 'access-control-request-method': 'GET' }, 'OPTIONS');
+    expect(bare.headers['access-control-allow-headers']).toBe('*');
+  });
+
   it('takes the legacy virtual host cors policy too', async () => {
     await push([CORS], [route('/', APP)], {
       cors: { allow_origin_string_match: [{ exact: '*' }], allow_methods: 'PUT' },
