@@ -3,8 +3,9 @@
 // timeout only once the request is complete): the HCM's upgrade_configs allow `websocket`, the 101 goes downstream
 // and frames flow both ways until either side closes; without a config (or a route's `enabled: false`) the upgrade is
 // 403 with `downstream_rq_ws_on_non_ws_route`; a route's own entry enables it where the HCM has none; an upstream
-// that refuses the upgrade has its answer relayed; the route timeout does not cut a tunnel, its idle_timeout does
-// (flag SI); stats downstream_cx_upgrades_total/_active; unsupported upgrade_configs fields NACKed.
+// that refuses the upgrade has its answer relayed; the route timeout bounds the wait for the 101 (504 UT, as Envoy
+// since envoyproxy/envoy#41075) but does not cut a tunnel, its idle_timeout does (flag SI); stats
+// downstream_cx_upgrades_total/_active; unsupported upgrade_configs fields NACKed.
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -78,9 +79,11 @@ beforeAll(async () => {
   wss = new WebSocketServer({
     port: 0,
     host: '127.0.0.1',
-    verifyClient: (info: { req: http.IncomingMessage }) => {
+    // /refuse: 401; /slow: the 101 comes after 1.5 s.
+    verifyClient: (info: { req: http.IncomingMessage }, done: (ok: boolean) => void) => {
       seen.push(info.req.headers);
-      return !info.req.url?.startsWith('/refuse');
+      if (info.req.url?.startsWith('/slow')) setTimeout(() => done(true), 1500);
+      else done(!info.req.url?.startsWith('/refuse'));
     },
   });
   await new Promise((r) => wss.once('listening', r));
@@ -155,7 +158,7 @@ describe('WebSocket upgrades (upgrade_configs)', () => {
     expect((await open('/refuse')).status).toBe(401);
   });
 
-  it('does not cut a tunnel at the route timeout (the request never completes); the route idle_timeout does (SI)', async () => {
+  it('does not cut a tunnel at the route timeout (disarmed by the 101); the route idle_timeout does (SI)', async () => {
     expect(
       await configure({ upgrade_configs: [{ upgrade_type: 'websocket' }] }, { timeout: '0.2s', idle_timeout: '1s' }),
     ).toEqual([]);
@@ -169,6 +172,23 @@ describe('WebSocket upgrades (upgrade_configs)', () => {
     expect(await closed(ws)).toBe(1006);
     expect(stat('downstream_rq_idle_timeout')).toBe(idle + 1);
     await eventually(() => / 101 SI /.test(fx.proxy.access.at(-1) ?? ''), 5000, 'the access log line');
+  });
+
+  it('bounds the wait for the 101 by the route timeout: 504 upstream request timeout (UT) when none comes in time', async () => {
+    expect(
+      await configure({ upgrade_configs: [{ upgrade_type: 'websocket' }] }, { timeout: '0.3s', idle_timeout: '0s' }),
+    ).toEqual([]);
+    const timeouts = fx.proxy.server.stats.value('cluster.wsup.upstream_rq_timeout') ?? 0;
+    expect((await open('/slow')).status).toBe(504);
+    expect(fx.proxy.server.stats.value('cluster.wsup.upstream_rq_timeout')).toBe(timeouts + 1);
+    await eventually(() => / 504 UT /.test(fx.proxy.access.at(-1) ?? ''), 5000, 'the access log line');
+    // A longer timeout lets the slow 101 through; the tunnel then outlives it.
+    expect(await configure({ upgrade_configs: [{ upgrade_type: 'websocket' }] }, { timeout: '3s' })).toEqual([]);
+    const slow = await open('/slow');
+    expect(slow.status).toBe(101);
+    await new Promise((r) => setTimeout(r, 3500));
+    expect((await echoOnce(slow.ws, 'still here')).data.toString()).toBe('still here');
+    slow.ws.close();
   });
 
   it('NACKs upgrade_configs it cannot run, in the HCM and in a route', async () => {

@@ -2,8 +2,10 @@
 // http/upgrades; source/common/router/router.cc): the request goes upstream on a connection of its own with its
 // `Connection: Upgrade` and `Upgrade` headers (the route's rewrites and header mutations applied); a 101 goes
 // downstream and the two connections become one tunnel, bytes both ways until either side closes (half-close passed
-// on); any other answer is relayed as a response. The route timeout never starts (Envoy starts it when the request is
-// complete, which an upgraded request never is until it closes); the route's `idle_timeout`, else the HCM's
+// on); any other answer is relayed as a response. The route `timeout` (or `x-envoy-upstream-rq-timeout-ms`) bounds
+// the wait for the upgrade's answer once the upstream connection is up: none in time is 504 `upstream request timeout`
+// (flag UT), and the 101 disarms it, so it never cuts a tunnel (Envoy since envoyproxy/envoy#41075, runtime
+// websocket_enable_timeout_on_upgrade_response, now the only behaviour); the route's `idle_timeout`, else the HCM's
 // `stream_idle_timeout` (5 min), resets an idle tunnel (flag SI, `downstream_rq_idle_timeout`). Stats
 // `downstream_cx_upgrades_total`, `downstream_cx_upgrades_active`.
 import http from 'node:http';
@@ -15,6 +17,7 @@ import type { Counter, Gauge, StatsStore } from '../../stats.ts';
 import type { HeaderMap } from '../../stream-info.ts';
 import { strerror } from '../../strerror.ts';
 import type { Cluster } from '../../upstream/cluster.ts';
+import type { Host } from '../../upstream/host.ts';
 import type { DownstreamUpgrade, FilterStream } from '../filter-api.ts';
 import { pathOnly, rewritePath } from './rewrites.ts';
 
@@ -40,9 +43,20 @@ export function upgradeStats(stats: StatsStore, prefix: string): UpgradeStats {
   };
 }
 
-/** Request headers of an upgrade as they go upstream: the router's rewrites and mutations, Upgrade and Connection. */
-function upstreamHeaders(s: FilterStream, a: RouteActionConfig, suppress: boolean): { path: string; h: HeaderMap } {
+/**
+ * Request headers of an upgrade as they go upstream (the router's rewrites and mutations, Upgrade and Connection), and
+ * the route timeout in effect (`x-envoy-upstream-rq-timeout-ms` overrides it, and never goes upstream).
+ */
+function upstreamHeaders(
+  s: FilterStream,
+  a: RouteActionConfig,
+  suppress: boolean,
+): { path: string; h: HeaderMap; timeoutMs: number } {
   const h = s.headers;
+  const override = h['x-envoy-upstream-rq-timeout-ms'];
+  const timeoutMs = typeof override === 'string' && /^\d+$/.test(override) ? Number(override) : a.timeoutMs;
+  delete h['x-envoy-upstream-rq-timeout-ms'];
+  delete h['x-envoy-upstream-rq-per-try-timeout-ms'];
   const rewritten = rewritePath(s, a.prefixRewrite, a.regexRewrite);
   let path = s.path;
   if (rewritten !== undefined && rewritten !== s.path) {
@@ -56,13 +70,37 @@ function upstreamHeaders(s: FilterStream, a: RouteActionConfig, suppress: boolea
   } else if (a.hostRewritePathRegex) {
     h.host = a.hostRewritePathRegex.re.replaceAll(pathOnly(s.path), a.hostRewritePathRegex.sub);
   }
-  if (!suppress && a.timeoutMs > 0) h['x-envoy-expected-rq-timeout-ms'] = String(a.timeoutMs);
+  if (!suppress && timeoutMs > 0) h['x-envoy-expected-rq-timeout-ms'] = String(timeoutMs);
   applyMutations(h, s.route!.requestMutations, s.info);
   const original = s.info.requestHeaders.upgrade;
   h.upgrade = Array.isArray(original) ? original[0]! : (original ?? '');
   h.connection = 'Upgrade';
   for (const k in h) if (h[k] === undefined) delete h[k];
-  return { path, h };
+  return { path, h, timeoutMs };
+}
+
+/** The upstream connection's place in the cluster's and host's stats; `onConnect` once it is up. */
+function countConnection(cluster: Cluster, host: Host, req: http.ClientRequest, onConnect: () => void): void {
+  const c = cluster.stats;
+  const opened = performance.now();
+  c.upstream_cx_total.inc();
+  c.upstream_cx_http1_total.inc();
+  c.upstream_cx_active.add(1);
+  host.stats.cx_total++;
+  host.stats.cx_active++;
+  req.on('socket', (sock: net.Socket) => {
+    sock.setNoDelay(true);
+    sock.once('connect', () => {
+      c.upstream_cx_connect_ms.record(performance.now() - opened);
+      onConnect();
+    });
+    sock.once('close', () => {
+      c.upstream_cx_active.sub(1);
+      c.upstream_cx_destroy.inc();
+      c.upstream_cx_length_ms.record(performance.now() - opened);
+      host.stats.cx_active--;
+    });
+  });
 }
 
 /**
@@ -83,16 +121,12 @@ export function forwardUpgrade(
   }
   s.info.upstreamHost = host.key;
   s.info.attemptCount++;
-  const { path, h } = upstreamHeaders(s, action, ctx.suppressEnvoyHeaders);
+  const { path, h, timeoutMs } = upstreamHeaders(s, action, ctx.suppressEnvoyHeaders);
   const c = cluster.stats;
   const opened = performance.now();
   let connected = false;
+  let answerTimer: NodeJS.Timeout | undefined;
   c.upstream_rq_total.inc();
-  c.upstream_cx_total.inc();
-  c.upstream_cx_http1_total.inc();
-  c.upstream_cx_active.add(1);
-  host.stats.cx_total++;
-  host.stats.cx_active++;
   host.stats.rq_total++;
   const req = http.request({
     host: host.address,
@@ -107,24 +141,28 @@ export function forwardUpgrade(
     c.upstream_cx_connect_timeout.inc();
     req.destroy(Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT_CONNECT' }));
   }, cluster.connectTimeoutMs);
-  req.on('socket', (sock: net.Socket) => {
-    sock.setNoDelay(true);
-    sock.once('connect', () => {
-      clearTimeout(connectTimer);
-      connected = true;
-      c.upstream_cx_connect_ms.record(performance.now() - opened);
-    });
-    sock.once('close', () => {
-      c.upstream_cx_active.sub(1);
-      c.upstream_cx_destroy.inc();
-      c.upstream_cx_length_ms.record(performance.now() - opened);
-      host.stats.cx_active--;
-    });
+  countConnection(cluster, host, req, () => {
+    clearTimeout(connectTimer);
+    connected = true;
+    if (timeoutMs > 0) {
+      answerTimer = setTimeout(() => {
+        c.upstream_rq_timeout.inc();
+        host.stats.rq_timeout++;
+        s.setFlag('UT');
+        cluster.chargeCode(504);
+        s.sendLocalReply(504, 'upstream request timeout', { details: 'response_timeout', routeMutations: true });
+        req.destroy();
+      }, timeoutMs);
+    }
   });
   const gone = s.onDownstreamGone(() => req.destroy());
+  const answered = () => {
+    clearTimeout(answerTimer);
+    gone();
+  };
   req.on('error', (err: NodeJS.ErrnoException) => {
     clearTimeout(connectTimer);
-    gone();
+    answered();
     if (s.done) return;
     if (!connected) {
       c.upstream_cx_connect_fail.inc();
@@ -140,11 +178,11 @@ export function forwardUpgrade(
     resetReply(s, cluster, 'UC', 'connection termination');
   });
   req.on('response', (res) => {
-    gone();
+    answered();
     relayResponse(s, cluster, res, opened, ctx.suppressEnvoyHeaders);
   });
   req.on('upgrade', (res, up: net.Socket, upHead: Buffer) => {
-    gone();
+    answered();
     if (s.done) {
       up.destroy();
       return;
