@@ -120,5 +120,28 @@ describe('explain: HTTPS listeners and their certificates', () => {
       'Gateway app/gw has no listener nope (listeners: http, https)',
     );
     expect(() => parseTarget('httproute/web/x', 'app')).toThrow(/gateway\/<name>\/<listener>/);
+    // A healthy plaintext listener: nothing to say, and no "no listener" either.
+    expect(
+      explain(w, parseTarget('gateway/gw/http', 'app')).findings.filter((f) => f.message.includes('listener')),
+    ).toEqual([]);
+  });
+
+  it('from a route: only the listener its parentRef names by sectionName; a policy: none', () => {
+    const w = world([ok('Accepted'), bad('ResolvedRefs', 'RefNotPermitted', REFUSED), bad('Programmed', 'Invalid')]);
+    const route = (sectionName?: string): KObj => ({
+      apiVersion: GW,
+      kind: 'HTTPRoute',
+      metadata: { name: 'web', namespace: 'app' },
+      spec: { parentRefs: [{ name: 'gw', ...(sectionName ? { sectionName } : {}) }], rules: [{}] },
+      status: { parents: [] },
+    });
+    const certProblem = (r: ReturnType<typeof explain>) =>
+      r.findings.some((f) => f.message.includes('certificate not resolved'));
+    w.routes = [route('http')];
+    expect(certProblem(explain(w, { kind: 'HTTPRoute', namespace: 'app', name: 'web' }))).toBe(false);
+    w.routes = [route('https')];
+    expect(certProblem(explain(w, { kind: 'HTTPRoute', namespace: 'app', name: 'web' }))).toBe(true);
+    w.routes = [route()];
+    expect(certProblem(explain(w, { kind: 'HTTPRoute', namespace: 'app', name: 'web' }))).toBe(true);
   });
 });

@@ -13,13 +13,21 @@ import type { GatewayKey, World } from './world.ts';
 
 const TLS_PROTOCOLS = new Set(['HTTPS', 'TLS']);
 
-/** Findings for each listener of a Gateway (or only `only`), from its status. */
-export function listenerFindings(world: World, gw: KObj, g: GatewayKey, only?: string): Finding[] {
+/** Findings for each listener of a Gateway (or only `only`, a problem when it has none such with `missingIsProblem`). */
+export function listenerFindings(
+  world: World,
+  gw: KObj,
+  g: GatewayKey,
+  only?: string,
+  missingIsProblem = false,
+): Finding[] {
   const subject = subjectOf('Gateway', g);
   const out: Finding[] = [];
   const statuses: { name: string; conditions?: Condition[] }[] = gw.status?.listeners ?? [];
+  let found = false;
   for (const l of (gw.spec?.listeners ?? []) as any[]) {
     if (only !== undefined && l.name !== only) continue;
+    found = true;
     const st = statuses.find((s) => s.name === l.name);
     const label = `listener ${l.name} (${l.protocol} port ${l.port}${l.hostname ? ` ${l.hostname}` : ''})`;
     if (!st) {
@@ -65,7 +73,7 @@ export function listenerFindings(world: World, gw: KObj, g: GatewayKey, only?: s
       out.push({ level: 'ok', subject, message: `${label}: certificates resolved (${refs.join(', ') || 'none'})` });
     }
   }
-  if (only !== undefined && !out.length) {
+  if (only !== undefined && !found && missingIsProblem) {
     const names = ((gw.spec?.listeners ?? []) as any[]).map((l) => l.name).join(', ');
     out.push({
       level: 'problem',
