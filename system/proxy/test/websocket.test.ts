@@ -30,13 +30,21 @@ let wss: WebSocketServer;
 let upstreamPort: number;
 const seen: http.IncomingHttpHeaders[] = [];
 
-/** The listener's HCM with `hcm` merged in; routes: /ws (route action `ws`), /refuse → an upstream that says 401. */
+/** The listener's HCM with `hcm` merged in, one route to the upstream (its action `ws` merged in, or it if weighted). */
 async function configure(hcm: J, ws: J = {}) {
   const res = await fx.apply({
     clusters: [edsCluster('wsup')],
     endpoints: [cla('wsup', [['127.0.0.1', upstreamPort]])],
     listeners: [listener(LISTENER, 0, { rds: LISTENER, hcm })],
-    routes: [routeConfig(LISTENER, [vhost('ws', ['*'], [route('/', 'wsup', { route: ws })])])],
+    routes: [
+      routeConfig(LISTENER, [
+        vhost(
+          'ws',
+          ['*'],
+          [ws.weighted_clusters ? { match: { prefix: '/' }, route: ws } : route('/', 'wsup', { route: ws })],
+        ),
+      ]),
+    ],
   });
   return res.nacks.map((n) => n.error_detail?.message);
 }
@@ -46,16 +54,17 @@ const stat = (name: string) => fx.proxy.server.stats.value(`http.http.${name}`) 
 interface Opened {
   ws: WebSocket;
   status: number;
+  headers: http.IncomingHttpHeaders;
 }
 
 /** Opens a WebSocket through the proxy; resolves with the socket (101) or the status of the refusal. */
 function open(path = '/ws'): Promise<Opened> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(`ws://127.0.0.1:${fx.proxy.port(LISTENER)}${path}`, { origin: 'http://gateway' });
-    ws.once('upgrade', (res) => resolve({ ws, status: res.statusCode ?? 0 }));
+    ws.once('upgrade', (res) => resolve({ ws, status: res.statusCode ?? 0, headers: res.headers }));
     ws.once('unexpected-response', (req, res) => {
       req.destroy();
-      resolve({ ws, status: res.statusCode ?? 0 });
+      resolve({ ws, status: res.statusCode ?? 0, headers: res.headers });
     });
     ws.once('error', (err) => reject(err));
   });
@@ -151,6 +160,28 @@ describe('WebSocket upgrades (upgrade_configs)', () => {
     expect((await open()).status).toBe(403);
     expect(await configure({ upgrade_configs: [{ upgrade_type: 'websocket', enabled: false }] })).toEqual([]);
     expect((await open()).status).toBe(403);
+  });
+
+  it("applies a weighted cluster's header mutations and host rewrite (HTTPRoute backendRef filters) to the upgrade", async () => {
+    const weighted = {
+      weighted_clusters: {
+        clusters: [
+          {
+            name: 'wsup',
+            weight: 1,
+            host_rewrite_literal: 'backend.example.com',
+            request_headers_to_add: [{ header: { key: 'x-backend', value: 'wsup' } }],
+            response_headers_to_add: [{ header: { key: 'x-via-backend', value: 'wsup' } }],
+          },
+        ],
+      },
+    };
+    expect(await configure({ upgrade_configs: [{ upgrade_type: 'websocket' }] }, weighted)).toEqual([]);
+    const { ws, status, headers } = await open();
+    expect(status).toBe(101);
+    expect(headers['x-via-backend']).toBe('wsup');
+    expect(seen.at(-1)).toMatchObject({ 'x-backend': 'wsup', host: 'backend.example.com' });
+    ws.close();
   });
 
   it("relays the upstream's refusal of the upgrade as its response", async () => {

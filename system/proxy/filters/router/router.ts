@@ -97,7 +97,7 @@ function routeRequest(router: RouterContext, s: FilterStream): void {
   s.info.upstreamCluster = cluster.name;
   if (s.upgrade) {
     const up = s as FilterStream & { upgrade: NonNullable<FilterStream['upgrade']> };
-    forwardUpgrade(router.upgrade, up, a, cluster);
+    forwardUpgrade(router.upgrade, up, a, cluster, weighted);
     return;
   }
   new UpstreamCall(router, s, a, cluster, weighted).start();

@@ -11,7 +11,7 @@
 import http from 'node:http';
 import type net from 'node:net';
 import { applyMutations } from '../../config/headers.ts';
-import type { RouteActionConfig } from '../../config/route.ts';
+import type { RouteActionConfig, WeightedCluster } from '../../config/route.ts';
 import type { Logger } from '../../log.ts';
 import type { Counter, Gauge, StatsStore } from '../../stats.ts';
 import type { HeaderMap } from '../../stream-info.ts';
@@ -50,6 +50,7 @@ export function upgradeStats(stats: StatsStore, prefix: string): UpgradeStats {
 function upstreamHeaders(
   s: FilterStream,
   a: RouteActionConfig,
+  weighted: WeightedCluster | undefined,
   suppress: boolean,
 ): { path: string; h: HeaderMap; timeoutMs: number } {
   const h = s.headers;
@@ -63,7 +64,8 @@ function upstreamHeaders(
     h['x-envoy-original-path'] = s.path;
     path = rewritten;
   }
-  if (a.hostRewriteLiteral) h.host = a.hostRewriteLiteral;
+  const hostRewrite = weighted?.hostRewriteLiteral ?? a.hostRewriteLiteral;
+  if (hostRewrite) h.host = hostRewrite;
   else if (a.hostRewriteHeader) {
     const v = s.header(a.hostRewriteHeader);
     if (v) h.host = v;
@@ -72,6 +74,7 @@ function upstreamHeaders(
   }
   if (!suppress && timeoutMs > 0) h['x-envoy-expected-rq-timeout-ms'] = String(timeoutMs);
   applyMutations(h, s.route!.requestMutations, s.info);
+  if (weighted) applyMutations(h, [weighted.requestMutation], s.info);
   const original = s.info.requestHeaders.upgrade;
   h.upgrade = Array.isArray(original) ? original[0]! : (original ?? '');
   h.connection = 'Upgrade';
@@ -112,6 +115,7 @@ export function forwardUpgrade(
   s: FilterStream & { upgrade: DownstreamUpgrade },
   action: RouteActionConfig,
   cluster: Cluster,
+  weighted: WeightedCluster | undefined,
 ): void {
   const host = cluster.chooseHost();
   if (!host) {
@@ -121,9 +125,9 @@ export function forwardUpgrade(
   }
   s.info.upstreamHost = host.key;
   s.info.attemptCount++;
-  const { path, h, timeoutMs } = upstreamHeaders(s, action, ctx.suppressEnvoyHeaders);
+  const { path, h, timeoutMs } = upstreamHeaders(s, action, weighted, ctx.suppressEnvoyHeaders);
+  const answer = { s, cluster, opened: performance.now(), weighted, suppress: ctx.suppressEnvoyHeaders };
   const c = cluster.stats;
-  const opened = performance.now();
   let connected = false;
   let answerTimer: NodeJS.Timeout | undefined;
   c.upstream_rq_total.inc();
@@ -179,7 +183,7 @@ export function forwardUpgrade(
   });
   req.on('response', (res) => {
     answered();
-    relayResponse(s, cluster, res, opened, ctx.suppressEnvoyHeaders);
+    relayResponse(answer, res);
   });
   req.on('upgrade', (res, up: net.Socket, upHead: Buffer) => {
     answered();
@@ -188,7 +192,7 @@ export function forwardUpgrade(
       return;
     }
     cluster.chargeCode(101);
-    const out = responseHeaders(s, res, opened, ctx.suppressEnvoyHeaders);
+    const out = responseHeaders(answer, res);
     out.upgrade = res.headers.upgrade ?? h.upgrade;
     out.connection = 'Upgrade';
     s.info.responseCodeDetails = 'via_upstream';
@@ -199,7 +203,17 @@ export function forwardUpgrade(
   req.end();
 }
 
-function responseHeaders(s: FilterStream, res: http.IncomingMessage, opened: number, suppress: boolean): HeaderMap {
+/** What the answer of an upgrade request is written with. */
+interface Answer {
+  s: FilterStream;
+  cluster: Cluster;
+  opened: number;
+  weighted: WeightedCluster | undefined;
+  suppress: boolean;
+}
+
+/** Response headers downstream: hop-by-hop ones dropped, Envoy's, the route's and the weighted cluster's mutations. */
+function responseHeaders({ s, opened, weighted, suppress }: Answer, res: http.IncomingMessage): HeaderMap {
   const out: HeaderMap = {};
   for (const k in res.headers) {
     if (k !== 'connection' && k !== 'keep-alive' && k !== 'transfer-encoding' && k !== 'upgrade') {
@@ -211,17 +225,13 @@ function responseHeaders(s: FilterStream, res: http.IncomingMessage, opened: num
   s.info.firstUpstreamRxMono = performance.now();
   if (!suppress) out['x-envoy-upstream-service-time'] = String(serviceMs);
   applyMutations(out, s.route!.responseMutations, s.info);
+  if (weighted) applyMutations(out, [weighted.responseMutation], s.info);
   return out;
 }
 
 /** The upstream refused the upgrade (any status but 101): its response goes downstream as it is. */
-function relayResponse(
-  s: FilterStream,
-  cluster: Cluster,
-  res: http.IncomingMessage,
-  opened: number,
-  suppress: boolean,
-): void {
+function relayResponse(answer: Answer, res: http.IncomingMessage): void {
+  const { s, cluster } = answer;
   const status = res.statusCode ?? 502;
   cluster.chargeCode(status);
   cluster.stats.upstream_rq_completed.inc();
@@ -230,7 +240,7 @@ function relayResponse(
     return;
   }
   s.info.responseCodeDetails = 'via_upstream';
-  s.writeHeaders(status, responseHeaders(s, res, opened, suppress), true);
+  s.writeHeaders(status, responseHeaders(answer, res), true);
   res.on('data', (chunk: Buffer) => {
     if (!s.write(chunk)) {
       res.pause();
