@@ -119,6 +119,7 @@ export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   'HTTPRouteRetry',
   'HTTPRouteCORS',
   'HTTPRouteBackendRequestHeaderModification',
+  'HTTPRouteBackendProtocolH2C',
   'HTTPRouteBackendProtocolWebSocket',
   'TCPRoute',
   'UDPRoute',

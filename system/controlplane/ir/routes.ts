@@ -1,6 +1,7 @@
 // One HTTPRoute, resolved on its own (independent of the Gateways it attaches to): defaults applied, backends
 // resolved against Services and ReferenceGrants, filters turned into actions, regexes checked with the proxy's RE2
 // engine. A Gateway then only has to place the entries; a route edit recomputes this and the Gateways that use it.
+
 import { re2Error } from '../../shared/regex.ts';
 import {
   type BackendObjectRef,
@@ -133,8 +134,8 @@ export function resolveServiceRef(
   if (ref.port === undefined) {
     return { error: { reason: 'BackendNotFound', message: `${field}.port: required for a Service backend` } };
   }
-  const servicePort = (svc.spec?.ports ?? []).find((p) => p.port === ref.port);
-  if (!servicePort) {
+  const port = (svc.spec?.ports ?? []).find((p) => p.port === ref.port);
+  if (!port) {
     const have = (svc.spec?.ports ?? []).map((p) => p.port).join(', ') || 'none';
     return {
       error: {
@@ -143,14 +144,16 @@ export function resolveServiceRef(
       },
     };
   }
-  const protocol = backendProtocol(servicePort.appProtocol);
-  const cluster: ClusterIR = {
-    name: clusterName(ns, ref.name, ref.port),
-    namespace: ns,
-    service: ref.name,
-    port: ref.port,
+  const protocol = backendProtocol(port.appProtocol);
+  return {
+    cluster: {
+      name: clusterName(ns, ref.name, ref.port),
+      namespace: ns,
+      service: ref.name,
+      port: ref.port,
+      ...(protocol ? { protocol } : {}),
+    },
   };
-  return { cluster: protocol ? { ...cluster, protocol } : cluster };
 }
 
 function normalizeMatch(m: HTTPRouteMatch): MatchIR {

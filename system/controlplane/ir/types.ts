@@ -220,13 +220,13 @@ export interface ClusterIR {
   namespace: string;
   service: string;
   port: number;
-  /** What the gateway speaks to it, from the Service port's appProtocol (backend-protocol.ts); absent: HTTP/1.1. */
-  protocol?: 'http2' | 'websocket';
   /**
    * A cluster of several weighted Services (a UDPRoute's backendRefs: Envoy's udp_proxy routes to one cluster): its
    * endpoints are theirs, each weighted so that every Service gets its share whatever its number of endpoints.
    */
   members?: { namespace: string; service: string; port: number; weight: number }[];
+  /** What the proxy speaks to the endpoints (backend-protocol.ts, from the Service port's appProtocol); absent: HTTP/1.1. */
+  protocol?: 'http2' | 'websocket';
 }
 
 export interface GatewayIR {

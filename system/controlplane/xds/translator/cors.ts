@@ -14,8 +14,11 @@ export const corsFilter = {
     return {
       chain: used ? [{ name: NAME, typed_config: { '@type': CORS } }] : [],
       perRoute: (r: RouteIR): Json => {
-        const c = corsOf(r);
-        return c ? { [NAME]: corsPolicy(c) } : {};
+        if (r.policy.cors) return { [NAME]: corsPolicy(r.policy.cors) };
+        // The Gateway API filter: a preflight from an origin it does not allow is answered by the gateway (no
+        // access-control-allow-origin), not forwarded to the backend (conformance HTTPRouteCORS).
+        if (r.cors) return { [NAME]: { ...corsPolicy(r.cors), forward_not_matching_preflights: false } };
+        return {};
       },
     };
   },
