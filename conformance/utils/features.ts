@@ -123,6 +123,7 @@ export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   'HTTPRouteBackendRequestHeaderModification',
   'HTTPRouteBackendProtocolH2C',
   'ListenerSet',
+  'HTTPRouteBackendProtocolWebSocket',
   'TCPRoute',
   'UDPRoute',
 ]);
