@@ -118,6 +118,7 @@ export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   'GatewayHTTPListenerIsolation',
   'GatewayInfrastructurePropagation',
   'GatewayStaticAddresses',
+  'GatewayAddressEmpty',
   'HTTPRouteRetry',
   'HTTPRouteCORS',
   'HTTPRouteBackendRequestHeaderModification',
