@@ -98,7 +98,8 @@ export const PROFILES: Record<string, Profile> = {
 /**
  * What gwlab supports. Core: Gateway, HTTPRoute, ReferenceGrant (HTTPS listeners' statuses only: TLS termination in
  * the proxy is the issue "HTTPS, TLS passthrough, HTTP/2…"). Extended: the HTTPRoute filters and matches the control
- * plane translates (system/controlplane/ir/routes.ts) whose ported tests pass, request mirrors (one or more) among them.
+ * plane translates (system/controlplane/ir/routes.ts) whose ported tests pass, request mirrors (one or more) among them;
+ * ListenerSet (GEP-1713), its upstream tests passing but ListenerSetAllowedRoutesSupportedKinds, which needs TLSRoute.
  * GRPCRoute (issue 12): its four GATEWAY-GRPC tests pass (GRPCRouteNamedRouteRule is in no upstream profile, so it
  * stays undeclared: features.test.ts).
  */
@@ -128,10 +129,14 @@ export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   'HTTPRouteDestinationPortMatching',
   'GatewayHTTPListenerIsolation',
   'GatewayInfrastructurePropagation',
+  'GatewayStaticAddresses',
+  'GatewayAddressEmpty',
   'HTTPRouteRetry',
   'HTTPRouteCORS',
   'HTTPRouteBackendRequestHeaderModification',
   'HTTPRouteBackendProtocolH2C',
+  'ListenerSet',
+  'HTTPRouteBackendProtocolWebSocket',
   'TCPRoute',
   'UDPRoute',
   'GRPCRoute',

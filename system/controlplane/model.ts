@@ -48,7 +48,7 @@ export interface GatewaySpec {
   listeners: Listener[];
   /** Which ListenerSets may attach (v1.6.1: `from` None by default). */
   allowedListeners?: { namespaces?: { from?: 'All' | 'Same' | 'Selector' | 'None'; selector?: LabelSelector } };
-  addresses?: { type?: string; value: string }[];
+  addresses?: { type?: string; value?: string }[];
   infrastructure?: {
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
@@ -213,7 +213,7 @@ export interface ServicePort {
 
 export type Service = KObject<
   { type?: string; ports?: ServicePort[]; clusterIP?: string; selector?: Record<string, string> },
-  { loadBalancer?: { ingress?: { ip?: string; hostname?: string }[] } }
+  { loadBalancer?: { ingress?: { ip?: string; hostname?: string }[] }; conditions?: Condition[] }
 >;
 
 export interface EndpointSlice {

@@ -11,6 +11,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { timestampString } from '../../shared/envoy/protojson.ts';
 import { ConfigError } from '../config/errors.ts';
+import type { DownstreamUpgrade } from '../filters/filter-api.ts';
 import type { HcmRuntime } from '../http/hcm.ts';
 import type { Logger, LogRegistry } from '../log.ts';
 import type { TcpProxy } from '../network/tcp-proxy.ts';
@@ -69,7 +70,7 @@ export class ListenerSocket {
       tlsChains: () => this.current?.spec.tls ?? [],
       onConnection: (c) => handler.onConnection(this, c, null),
       onCodec: (c, protocol) => handler.onCodec(c, protocol),
-      onRequest: (req, res) => handler.onRequest(this, req, res),
+      onRequest: (req, res, upgrade) => handler.onRequest(this, req, res, upgrade),
       onHandshake: (c) => this.current?.ssl?.onHandshake(c),
       onTlsError: () => this.current?.ssl?.connection_error.inc(),
       http2Stat: (name) => handler.stats.counter(`http2.${name}`),
@@ -316,9 +317,14 @@ export class ConnectionHandler {
   }
 
   /** A request: to the HCM of the socket's active listener, once there is one. */
-  onRequest(sock: ListenerSocket, req: http.IncomingMessage, res: http.ServerResponse): void {
+  onRequest(
+    sock: ListenerSocket,
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    upgrade?: DownstreamUpgrade,
+  ): void {
     const id = (req.socket as net.Socket & { gwlabConnId?: number }).gwlabConnId ?? 0;
     if (sock.closed && req.httpVersion !== '2.0') res.shouldKeepAlive = false;
-    sock.whenActive(() => sock.current!.hcm!.handle(req, res, id));
+    sock.whenActive(() => sock.current!.hcm!.handle(req, res, id, upgrade));
   }
 }
