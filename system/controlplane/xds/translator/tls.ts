@@ -17,8 +17,11 @@ export const TLS_TRANSPORT_SOCKET = {
   type: 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext',
 };
 
-/** The filter chain of one HTTPS Gateway listener around the port's network filters. */
-export function tlsFilterChain(c: TlsChainIR, filters: Json[]): Json {
+/**
+ * The filter chain of one HTTPS Gateway listener around the port's network filters (a TLS Terminate listener's
+ * tcp_proxy chains too, without ALPN: `alpn` empty).
+ */
+export function tlsFilterChain(c: TlsChainIR, filters: Json[], alpn: string[] = ['http/1.1']): Json {
   return {
     ...(c.serverNames.length ? { filter_chain_match: { server_names: c.serverNames } } : {}),
     filters,
@@ -31,7 +34,7 @@ export function tlsFilterChain(c: TlsChainIR, filters: Json[]): Json {
             certificate_chain: { inline_bytes: cert.certificateChain },
             private_key: { inline_bytes: cert.privateKey },
           })),
-          alpn_protocols: ['http/1.1'],
+          ...(alpn.length ? { alpn_protocols: alpn } : {}),
         },
       },
     },
