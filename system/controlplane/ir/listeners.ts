@@ -292,6 +292,8 @@ function markConflicts(states: ListenerState[]): void {
           `port ${s.l.port} has TLS listeners with both tls.mode Terminate and Passthrough (mixed termination is not supported)`,
         );
         s.report.accepted = bad('ProtocolConflict', s.report.conflicted.message);
+        // Not accepted: it carries no route kind (the test expects supportedKinds empty).
+        s.report.supportedKinds = [];
         continue;
       }
       const same = group.filter((o) => o !== s && (o.l.hostname ?? '') === (s.l.hostname ?? ''));
