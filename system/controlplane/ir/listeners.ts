@@ -5,15 +5,15 @@
 // HTTPS listeners get their statuses as the spec (v1.6.1 gateway_types.go, ListenerConditionResolvedRefs) and the
 // conformance tests GatewayInvalidTLSConfiguration and GatewaySecret*ReferenceGrant ask: Accepted, ResolvedRefs
 // False/InvalidCertificateRef for a certificateRef that is not a core Secret, or a Secret that does not exist or does
-// not hold a PEM certificate and key in tls.crt and tls.key, False/RefNotPermitted for a Secret in another namespace
-// that no ReferenceGrant allows. One whose references resolve is served (tls.mode Terminate: the proxy terminates TLS
+// not hold a PEM certificate and its key in tls.crt and tls.key (a key not matching the certificate included),
+// False/RefNotPermitted for a Secret in another namespace that no ReferenceGrant allows. One whose references resolve is served (tls.mode Terminate: the proxy terminates TLS
 // with the Secrets' certificates, carried in `certificates`); one whose references do not is not programmed, but
 // routes still attach to it.
 // TLS listeners carry TLSRoutes (GEP-2643, TLSRoute v1 in v1.6.1): tls.mode Passthrough (no certificates: the proxy
 // routes the connection by its SNI without terminating) or Terminate (certificateRefs resolved as for HTTPS). Two TLS
 // listeners on one port with different modes conflict (ProtocolConflict, Accepted False: mixed termination is not
 // supported, conformance TLSRouteListenerMixedTerminationNotSupported).
-import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { GATEWAY_GROUP, type Gateway, type Listener, type ReferenceGrant, type Secret } from '../model.ts';
 import { missingGrantMessage, referenceAllowed } from './refgrant.ts';
 import { bad, type CertificateIR, type Outcome, ok } from './types.ts';
@@ -134,11 +134,17 @@ export function certificateProblem(secret: Secret): string | undefined {
   } catch (err) {
     return `tls.crt is not a PEM certificate (${(err as Error).message})`;
   }
+  let privateKey: KeyObject;
   try {
-    createPrivateKey(Buffer.from(key, 'base64'));
+    privateKey = createPrivateKey(Buffer.from(key, 'base64'));
   } catch (err) {
     return `tls.key is not a PEM private key (${(err as Error).message})`;
   }
+  // A key that is not the certificate's: Envoy refuses the pair ("Failed to load private key"), so it is not sent.
+  // An expired certificate, or one whose issuer is not in tls.crt, is well-formed: Envoy loads and serves it (clients
+  // refuse it), and the spec's InvalidCertificateRef is for refs that are nonexistent, unsupported or malformed.
+  if (!new X509Certificate(Buffer.from(crt, 'base64')).checkPrivateKey(privateKey))
+    return 'tls.key does not match the certificate in tls.crt';
   return undefined;
 }
 

@@ -141,7 +141,8 @@ export class SniTcpProxy {
   /** A new connection (paused): its ClientHello read, then the chain it picks. */
   handle(c: net.Socket, id: number): void {
     const tags = { ConnectionId: id };
-    this.log.filter.trace('tls inspector: new connection accepted', tags);
+    // ENVOY_LOG (no connection tags), as tls_inspector.cc logs.
+    this.log.filter.trace('tls inspector: new connection accepted');
     let buf: Buffer = Buffer.alloc(0);
     const timer = setTimeout(() => {
       this.preTimeout.inc();
@@ -167,7 +168,7 @@ export class SniTcpProxy {
         this.inspector[sni ? 'sni_found' : 'sni_not_found'].inc();
         this.inspector[hello.alpn ? 'alpn_found' : 'alpn_not_found'].inc();
         this.bytesProcessed.record(hello.bytes);
-        if (sni) this.log.filter.debug(`tls:onServerName(), requestedServerName: ${sni}`, tags);
+        if (sni) this.log.filter.debug(`tls:onServerName(), requestedServerName: ${sni}`);
       } else this.inspector.tls_not_found.inc();
       this.dispatch(c, id, sni, buf);
     };
