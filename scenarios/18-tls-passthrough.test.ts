@@ -6,7 +6,9 @@
 // attachedRoutes), the proxy's config_dump (tls_inspector, one filter chain per route with server_names, tcp_proxy),
 // `/listeners`, the tls_inspector.* and no_filter_chain_match stats, and, with the `filter`, `connection` and
 // `conn_handler` loggers at debug through /logging as the contract's procedure does, the tls_inspector's and the
-// connection handler's lines in Envoy's format. Sources: GEP-2643 and TLSRoute v1 (Gateway API v1.6.1), Envoy's
+// connection handler's lines in Envoy's format. Beside it, a TLS listener in mode Terminate (the gateway's own
+// certificate from a Secret, then plaintext to the echo's HTTP port): the client sees the gateway's certificate, and
+// the `[connection]` lines of Envoy's SSL socket show the handshake. Sources: GEP-2643 and TLSRoute v1 (Gateway API v1.6.1), Envoy's
 // tls_inspector.cc and active_stream_listener_base.cc.
 import https from 'node:https';
 import type tls from 'node:tls';
@@ -25,6 +27,8 @@ const ns = uniqueName('s18-tls');
 const PORT = 9443;
 const hostA = 'a.s18.example.com';
 const hostB = 'b.s18.example.com';
+const TERM_PORT = 9444;
+const hostT = 't.s18.example.com';
 artifactNamespaces(ns);
 
 const ca = caCert();
@@ -37,7 +41,9 @@ kind: Service
 metadata: {name: ${name}, namespace: ${ns}}
 spec:
   selector: {app: ${name}}
-  ports: [{name: https, port: 443, targetPort: 8443, protocol: TCP}]
+  ports:
+  - {name: https, port: 443, targetPort: 8443, protocol: TCP}
+  - {name: http, port: 80, targetPort: 3000, protocol: TCP}
 ---
 apiVersion: apps/v1
 kind: Deployment
@@ -74,6 +80,19 @@ spec:
     port: ${PORT}
     hostname: "*.s18.example.com"
     tls: {mode: Passthrough}
+  - name: terminate
+    protocol: TLS
+    port: ${TERM_PORT}
+    hostname: ${hostT}
+    tls: {mode: Terminate, certificateRefs: [{name: gateway-cert}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: {name: t, namespace: ${ns}}
+spec:
+  parentRefs: [{name: gw, sectionName: terminate}]
+  hostnames: [${hostT}]
+  rules: [{backendRefs: [{name: backend-a, port: 80}]}]
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: TLSRoute
@@ -90,16 +109,18 @@ spec:
   parentRefs: [{name: gw, sectionName: tls}]
   hostnames: [${hostB}]
   rules: [{backendRefs: [{name: backend-b, port: 443}]}]
+---
 ${backend('backend-a')}
+---
 ${backend('backend-b')}`;
 
-/** The Gateway Service's load balancer address and the port serving PORT (p+8000 after a fallback). */
-async function lbAddress(): Promise<{ address: string; port: number }> {
+/** The Gateway Service's load balancer address and the port serving `listener` (p+8000 after a fallback). */
+async function lbAddress(listener = PORT): Promise<{ address: string; port: number }> {
   return waitFor(`the load balancer address of Service ${ns}/gw`, async () => {
     const svc = await lab.kube.get('v1', 'Service', 'gw', ns);
     const ing = svc?.status?.loadBalancer?.ingress?.[0];
     const address = ing?.ip ?? ing?.hostname;
-    const port = Number(svc?.metadata?.annotations?.[`gwlab.dev/lb-port-${PORT}`] ?? PORT);
+    const port = Number(svc?.metadata?.annotations?.[`gwlab.dev/lb-port-${listener}`] ?? listener);
     return { ok: !!address, value: { address, port }, seen: svc?.status };
   });
 }
@@ -150,6 +171,7 @@ describe('TLS passthrough: TLSRoutes by SNI to backends that serve TLS', () => {
     await lab.kube.apply([
       tlsSecret(ns, 'backend-a-cert', rsaCert([hostA], 'server', ca)),
       tlsSecret(ns, 'backend-b-cert', rsaCert([hostB], 'server', ca)),
+      tlsSecret(ns, 'gateway-cert', rsaCert([hostT], 'server', ca)),
     ]);
     await lab.kube.apply(resources);
     await lab.kube.waitForRollout('backend-a', ns, { timeoutMs: 90_000 });
@@ -168,13 +190,15 @@ describe('TLS passthrough: TLSRoutes by SNI to backends that serve TLS', () => {
   });
 
   it('statuses: both TLSRoutes accepted with resolved refs; the listener carries TLSRoute, 2 routes attached', async () => {
-    for (const name of ['a', 'b']) {
+    for (const name of ['a', 'b', 't']) {
       const r = await lab.kube.waitForCondition(GW_API, 'TLSRoute', name, ns, 'ResolvedRefs');
       expect(r.status.parents[0].conditions.find((c: { type: string }) => c.type === 'Accepted')?.status).toBe('True');
     }
     const gw = await lab.kube.get(GW_API, 'Gateway', 'gw', ns);
+    const kinds = [{ group: 'gateway.networking.k8s.io', kind: 'TLSRoute' }];
     expect(gw?.status.listeners).toMatchObject([
-      { name: 'tls', attachedRoutes: 2, supportedKinds: [{ group: 'gateway.networking.k8s.io', kind: 'TLSRoute' }] },
+      { name: 'tls', attachedRoutes: 2, supportedKinds: kinds },
+      { name: 'terminate', attachedRoutes: 1, supportedKinds: kinds },
     ]);
   });
 
@@ -232,6 +256,26 @@ describe('TLS passthrough: TLSRoutes by SNI to backends that serve TLS', () => {
     expect(stat(after, `${prefix}.no_filter_chain_match`)).toBe(
       (stat(before, `${prefix}.no_filter_chain_match`) || 0) + 1,
     );
+    await setLogLevel(admin!, 'info');
+  });
+
+  it('Terminate: the gateway ends TLS with its own certificate, plaintext to the echo; [connection] handshake lines', async () => {
+    const lbT = await lbAddress(TERM_PORT);
+    const mark = await markLogs(lab.kube, { namespace: ns, pod: admin!.pod });
+    await setLogLevel(admin!, { connection: 'debug' });
+    const r = await waitFor(`an answer through the terminating listener for ${hostT}`, async () => {
+      const x = await httpsGet(lbT, hostT).catch((e: Error) => e.message);
+      return { ok: typeof x === 'object' && x.pod.startsWith('backend-a-'), value: x as Reply, seen: x };
+    });
+    expect(r).toMatchObject({ san: `DNS:${hostT}`, status: 200 });
+    const lines = await mark.waitFor('the SSL socket debug lines', (ls) =>
+      ls.some((l) => l.endsWith('handshake complete')),
+    );
+    expect(lines.find((l) => l.endsWith('handshake complete'))).toMatch(
+      /^\[[\d-]+ [\d:.]+\]\[\d+\]\[debug\]\[connection\] \[\S+:\d+\] \[Tags: "ConnectionId":"\d+"\] handshake complete$/,
+    );
+    const stats = (await admin!.get('/stats')).text;
+    expect(stat(stats, `listener.0.0.0.0_${TERM_PORT}.ssl.handshake`)).toBeGreaterThanOrEqual(1);
     await setLogLevel(admin!, 'info');
   });
 });
