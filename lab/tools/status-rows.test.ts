@@ -197,7 +197,7 @@ describe('condition rows', () => {
     ]);
   });
 
-  it('orders kinds classes → Gateways → ListenerSets → routes (HTTP, TCP, UDP) → policies', () => {
+  it('orders kinds classes → Gateways → ListenerSets → routes (HTTP, TCP, UDP, TLS) → policies', () => {
     const ls: KObj = { ...gateway, kind: 'ListenerSet', spec: { parentRef: { name: 'gw' } } };
     const rows = conditionRows({
       gatewayClasses: [gatewayClass],
@@ -206,6 +206,7 @@ describe('condition rows', () => {
       httpRoutes: [brokenRoute],
       tcpRoutes: [{ ...brokenRoute, kind: 'TCPRoute' }],
       udpRoutes: [{ ...brokenRoute, kind: 'UDPRoute' }],
+      tlsRoutes: [{ ...brokenRoute, kind: 'TLSRoute' }],
       trafficPolicies: [policy],
       gatewayExtensions: [],
     });
@@ -216,6 +217,7 @@ describe('condition rows', () => {
       'HTTPRoute',
       'TCPRoute',
       'UDPRoute',
+      'TLSRoute',
       'TrafficPolicy',
     ]);
   });
