@@ -8,7 +8,8 @@
 // `conn_handler` loggers at debug through /logging as the contract's procedure does, the tls_inspector's and the
 // connection handler's lines in Envoy's format. Beside it, a TLS listener in mode Terminate (the gateway's own
 // certificate from a Secret, then plaintext to the echo's HTTP port): the client sees the gateway's certificate, and
-// the `[connection]` lines of Envoy's SSL socket show the handshake. Sources: GEP-2643 and TLSRoute v1 (Gateway API v1.6.1), Envoy's
+// the `[connection]` lines of Envoy's SSL socket show the handshake; `explain tlsroute/<name>` finds each route in
+// the proxy's config. Sources: GEP-2643 and TLSRoute v1 (Gateway API v1.6.1), Envoy's
 // tls_inspector.cc and active_stream_listener_base.cc.
 import https from 'node:https';
 import type tls from 'node:tls';
@@ -20,6 +21,7 @@ import { markLogs } from '../lab/toolkit/logs.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
 import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
 import { uniqueName, useLab } from './support/lab.ts';
+import { explainJson } from './support/tools.ts';
 
 const GW_API = 'gateway.networking.k8s.io/v1';
 const lab = useLab();
@@ -277,5 +279,19 @@ describe('TLS passthrough: TLSRoutes by SNI to backends that serve TLS', () => {
     const stats = (await admin!.get('/stats')).text;
     expect(stat(stats, `listener.0.0.0.0_${TERM_PORT}.ssl.handshake`)).toBeGreaterThanOrEqual(1);
     await setLogLevel(admin!, 'info');
+  });
+
+  it('explain: each TLSRoute accepted, resolved and held by the proxy in one of its SNI chains (exit 0)', async () => {
+    for (const target of ['tlsroute/a', 'tlsroute/b', 'tlsroute/t']) {
+      const { code, report, run } = await explainJson(lab, target, ns);
+      expect(code, run.stdout).toBe(0);
+      expect(report.findings.map((f: { message: string }) => f.message)).toEqual(
+        expect.arrayContaining([
+          `accepted by Gateway ${ns}/gw`,
+          'backends resolved',
+          expect.stringMatching(/^in the proxy config of Gateway .*: a tcp_proxy listener to its backends/),
+        ]),
+      );
+    }
   });
 });
