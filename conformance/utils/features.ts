@@ -126,6 +126,7 @@ export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   'HTTPRouteRetry',
   'HTTPRouteCORS',
   'HTTPRouteBackendRequestHeaderModification',
+  'HTTPRouteBackendProtocolH2C',
   'TCPRoute',
   'UDPRoute',
   'TLSRoute',

@@ -22,6 +22,8 @@ export interface Request {
   headers?: Record<string, string>;
   unfollowRedirect?: boolean;
   body?: string;
+  /** roundtrip-h2.ts H2C_PRIOR_KNOWLEDGE or H2 (upstream's roundtripper protocols); HTTP/1.1 when absent. */
+  protocol?: string;
 }
 
 export interface ExpectedRequest extends Request {
@@ -90,6 +92,7 @@ export function makeRequest(e: ExpectedResponse, gwAddr: string, timeoutMs: numb
     headers,
     body: e.request.body,
     unfollowRedirect: e.request.unfollowRedirect,
+    ...(e.request.protocol ? { protocol: e.request.protocol } : {}),
     timeoutMs,
   };
 }

@@ -1,6 +1,7 @@
 // One HTTPRoute, resolved on its own (independent of the Gateways it attaches to): defaults applied, backends
 // resolved against Services and ReferenceGrants, filters turned into actions, regexes checked with the proxy's RE2
 // engine. A Gateway then only has to place the entries; a route edit recomputes this and the Gateways that use it.
+
 import { re2Error } from '../../shared/regex.ts';
 import {
   type BackendObjectRef,
@@ -13,6 +14,7 @@ import {
   type ReferenceGrant,
   type Service,
 } from '../model.ts';
+import { backendProtocol } from './backend-protocol.ts';
 import { toProtoDuration } from './duration.ts';
 import { corsSettings, headerOps } from './http-settings.ts';
 import { missingGrantMessage, referenceAllowed } from './refgrant.ts';
@@ -132,7 +134,8 @@ export function resolveServiceRef(
   if (ref.port === undefined) {
     return { error: { reason: 'BackendNotFound', message: `${field}.port: required for a Service backend` } };
   }
-  if (!(svc.spec?.ports ?? []).some((p) => p.port === ref.port)) {
+  const port = (svc.spec?.ports ?? []).find((p) => p.port === ref.port);
+  if (!port) {
     const have = (svc.spec?.ports ?? []).map((p) => p.port).join(', ') || 'none';
     return {
       error: {
@@ -141,7 +144,16 @@ export function resolveServiceRef(
       },
     };
   }
-  return { cluster: { name: clusterName(ns, ref.name, ref.port), namespace: ns, service: ref.name, port: ref.port } };
+  const protocol = backendProtocol(port.appProtocol);
+  return {
+    cluster: {
+      name: clusterName(ns, ref.name, ref.port),
+      namespace: ns,
+      service: ref.name,
+      port: ref.port,
+      ...(protocol ? { protocol } : {}),
+    },
+  };
 }
 
 function normalizeMatch(m: HTTPRouteMatch): MatchIR {

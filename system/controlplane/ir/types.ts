@@ -245,6 +245,8 @@ export interface ClusterIR {
    * endpoints are theirs, each weighted so that every Service gets its share whatever its number of endpoints.
    */
   members?: { namespace: string; service: string; port: number; weight: number }[];
+  /** What the proxy speaks to the endpoints (backend-protocol.ts, from the Service port's appProtocol); absent: HTTP/1.1. */
+  protocol?: 'http2' | 'websocket';
 }
 
 export interface GatewayIR {

@@ -7,6 +7,8 @@ export interface HcmStats {
   downstream_cx_active: Gauge;
   downstream_cx_http1_total: Counter;
   downstream_cx_http1_active: Gauge;
+  downstream_cx_http2_total: Counter;
+  downstream_cx_http2_active: Gauge;
   downstream_cx_destroy: Counter;
   downstream_cx_destroy_remote: Counter;
   downstream_cx_destroy_local: Counter;
@@ -14,6 +16,7 @@ export interface HcmStats {
   downstream_cx_protocol_error: Counter;
   downstream_rq_total: Counter;
   downstream_rq_http1_total: Counter;
+  downstream_rq_http2_total: Counter;
   downstream_rq_active: Gauge;
   downstream_rq_completed: Counter;
   downstream_rq_rx_reset: Counter;
@@ -35,6 +38,8 @@ export function makeHcmStats(store: StatsStore, prefix: string, listenerPrefix: 
     downstream_cx_active: store.gauge(p + 'downstream_cx_active'),
     downstream_cx_http1_total: store.counter(p + 'downstream_cx_http1_total'),
     downstream_cx_http1_active: store.gauge(p + 'downstream_cx_http1_active'),
+    downstream_cx_http2_total: store.counter(p + 'downstream_cx_http2_total'),
+    downstream_cx_http2_active: store.gauge(p + 'downstream_cx_http2_active'),
     downstream_cx_destroy: store.counter(p + 'downstream_cx_destroy'),
     downstream_cx_destroy_remote: store.counter(p + 'downstream_cx_destroy_remote'),
     downstream_cx_destroy_local: store.counter(p + 'downstream_cx_destroy_local'),
@@ -42,6 +47,7 @@ export function makeHcmStats(store: StatsStore, prefix: string, listenerPrefix: 
     downstream_cx_protocol_error: store.counter(p + 'downstream_cx_protocol_error'),
     downstream_rq_total: store.counter(p + 'downstream_rq_total'),
     downstream_rq_http1_total: store.counter(p + 'downstream_rq_http1_total'),
+    downstream_rq_http2_total: store.counter(p + 'downstream_rq_http2_total'),
     downstream_rq_active: store.gauge(p + 'downstream_rq_active'),
     downstream_rq_completed: store.counter(p + 'downstream_rq_completed'),
     downstream_rq_rx_reset: store.counter(p + 'downstream_rq_rx_reset'),

@@ -1,7 +1,10 @@
-// ClusterIR → Cluster (EDS over ADS, 5 s connect timeout), and a cluster's ready endpoints → ClusterLoadAssignment.
+// ClusterIR → Cluster (EDS over ADS, 5 s connect timeout; HTTP/2 backends with HttpProtocolOptions), and a cluster's
+// ready endpoints → ClusterLoadAssignment.
 import { TYPE_URL } from '../../../shared/envoy/protos.ts';
 import type { ClusterIR, EndpointAddress } from '../../ir/types.ts';
-import { ADS_SOURCE, type Json } from './envoy.ts';
+import { ADS_SOURCE, HTTP2_PROTOCOL_OPTIONS, type Json } from './envoy.ts';
+
+const HTTP_PROTOCOL_OPTIONS = 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions';
 
 export function translateCluster(c: ClusterIR): Json {
   return {
@@ -10,6 +13,20 @@ export function translateCluster(c: ClusterIR): Json {
     type: 'EDS',
     eds_cluster_config: { eds_config: ADS_SOURCE },
     connect_timeout: '5s',
+    ...(c.protocol === 'http2' ? { typed_extension_protocol_options: http2Options() } : {}),
+  };
+}
+
+/**
+ * An HTTP/2 backend (ClusterIR.protocol, from appProtocol kubernetes.io/h2c): HttpProtocolOptions with
+ * explicit_http_config.http2_protocol_options, as Envoy Gateway's buildTypedExtensionProtocolOptions writes it.
+ */
+function http2Options(): Json {
+  return {
+    [HTTP_PROTOCOL_OPTIONS]: {
+      '@type': `type.googleapis.com/${HTTP_PROTOCOL_OPTIONS}`,
+      explicit_http_config: { http2_protocol_options: HTTP2_PROTOCOL_OPTIONS },
+    },
   };
 }
 

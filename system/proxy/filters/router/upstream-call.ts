@@ -208,7 +208,7 @@ export class UpstreamCall implements AttemptOwner {
   }
 
   /** Called by an attempt when its response headers arrive. Returns false when the response is discarded. */
-  onResponseHeaders(attempt: Attempt, status: number, headers: HeaderMap): boolean {
+  onResponseHeaders(attempt: Attempt, status: number, headers: HeaderMap, endStream = false): boolean {
     if (attempt !== this.attempt || this.finished) return false;
     const s = this.s;
     if (this.tryTimer) clearTimeout(this.tryTimer);
@@ -232,15 +232,15 @@ export class UpstreamCall implements AttemptOwner {
     applyMutations(out, s.route!.responseMutations, s.info);
     if (this.weighted) applyMutations(out, [this.weighted.responseMutation], s.info);
     s.info.responseCodeDetails = 'via_upstream';
-    s.writeHeaders(status, out, true);
+    s.writeHeaders(status, out, true, endStream);
     return true;
   }
 
-  onResponseComplete(attempt: Attempt, status: number): void {
+  onResponseComplete(attempt: Attempt, status: number, trailers: HeaderMap | undefined): void {
     if (attempt !== this.attempt) return;
     this.chargeResponse(status, attempt);
     this.finish();
-    this.s.finishWith();
+    this.s.finishWith(undefined, trailers);
   }
 
   /** The attempt's upstream stream was reset (connection closed, protocol error). */
