@@ -95,7 +95,8 @@ export const PROFILES: Record<string, Profile> = {
 /**
  * What gwlab supports. Core: Gateway, HTTPRoute, ReferenceGrant (HTTPS listeners' statuses only: TLS termination in
  * the proxy is the issue "HTTPS, TLS passthrough, HTTP/2…"). Extended: the HTTPRoute filters and matches the control
- * plane translates (system/controlplane/ir/routes.ts) whose ported tests pass, request mirrors (one or more) among them.
+ * plane translates (system/controlplane/ir/routes.ts) whose ported tests pass, request mirrors (one or more) among them;
+ * ListenerSet (GEP-1713), its upstream tests passing but ListenerSetAllowedRoutesSupportedKinds, which needs TLSRoute.
  */
 export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   CORE.Gateway,
@@ -127,6 +128,7 @@ export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   'HTTPRouteCORS',
   'HTTPRouteBackendRequestHeaderModification',
   'HTTPRouteBackendProtocolH2C',
+  'ListenerSet',
   'TCPRoute',
   'UDPRoute',
   'TLSRoute',
