@@ -33,6 +33,7 @@ export interface StatusUpdate {
     | 'httproutes'
     | 'tcproutes'
     | 'udproutes'
+    | 'tlsroutes'
     | 'listenersets'
     | 'trafficpolicies'
     | 'gatewayextensions';
