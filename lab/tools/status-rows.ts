@@ -17,6 +17,7 @@ export type StatusKind =
   | 'GRPCRoute'
   | 'TCPRoute'
   | 'UDPRoute'
+  | 'TLSRoute'
   | 'TrafficPolicy'
   | 'GatewayExtension';
 
@@ -137,8 +138,11 @@ export function httpRouteRows(r: KObj): ConditionRow[] {
   return routeRows(r, 'HTTPRoute');
 }
 
-/** A route's parents' conditions (HTTPRoute, GRPCRoute, TCPRoute, UDPRoute: the same status.parents). */
-export function routeRows(r: KObj, kind: 'HTTPRoute' | 'GRPCRoute' | 'TCPRoute' | 'UDPRoute'): ConditionRow[] {
+/** A route's parents' conditions (HTTPRoute, GRPCRoute, TCPRoute, UDPRoute, TLSRoute: the same status.parents). */
+export function routeRows(
+  r: KObj,
+  kind: 'HTTPRoute' | 'GRPCRoute' | 'TCPRoute' | 'UDPRoute' | 'TLSRoute',
+): ConditionRow[] {
   const ns = r.metadata?.namespace ?? '';
   const parents: any[] = r.status?.parents ?? [];
   if (!parents.length) {
@@ -220,6 +224,7 @@ export interface StatusObjects {
   grpcRoutes?: KObj[];
   tcpRoutes?: KObj[];
   udpRoutes?: KObj[];
+  tlsRoutes?: KObj[];
   trafficPolicies: KObj[];
   gatewayExtensions: KObj[];
 }
@@ -241,6 +246,7 @@ export function conditionRows(o: StatusObjects, opts: { verbose?: boolean } = {}
     ...[...(o.grpcRoutes ?? [])].sort(byNsName).flatMap((r) => routeRows(r, 'GRPCRoute')),
     ...[...(o.tcpRoutes ?? [])].sort(byNsName).flatMap((r) => routeRows(r, 'TCPRoute')),
     ...[...(o.udpRoutes ?? [])].sort(byNsName).flatMap((r) => routeRows(r, 'UDPRoute')),
+    ...[...(o.tlsRoutes ?? [])].sort(byNsName).flatMap((r) => routeRows(r, 'TLSRoute')),
     ...[...o.trafficPolicies].sort(byNsName).flatMap(trafficPolicyRows),
     ...[...o.gatewayExtensions].sort(byNsName).flatMap(gatewayExtensionRows),
   ];

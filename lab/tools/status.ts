@@ -235,11 +235,17 @@ type XdsSnapshots = { data?: Record<string, any>; reason?: string };
 /** The objects lab:status judges, read in parallel; a list that cannot be read is empty, with its error. */
 async function readObjects(kube: Kube, ns: string | undefined) {
   const list = (apiVersion: string, kind: string) => settle(kube.list(apiVersion, kind, ns));
-  // Kinds a cluster may not serve yet (Gateway API v1.6.1's GRPCRoute, TCPRoute, UDPRoute, ListenerSet): none, not an
-  // error.
+  // Kinds a cluster may not serve yet (Gateway API v1.6.1's GRPCRoute, TCPRoute, UDPRoute, TLSRoute, ListenerSet): none,
+  // not an error.
   const optional = (kind: string) =>
     settle(kube.list(GW_API, kind, ns).catch((e) => (kindMissing(e) ? [] : Promise.reject(e))));
-  const l4 = Promise.all([optional('ListenerSet'), optional('TCPRoute'), optional('UDPRoute'), optional('GRPCRoute')]);
+  const l4 = Promise.all([
+    optional('ListenerSet'),
+    optional('TCPRoute'),
+    optional('UDPRoute'),
+    optional('TLSRoute'),
+    optional('GRPCRoute'),
+  ]);
   const [controlPlane, classes, gateways, routes, policies, extensions, services, pods, xds, unread] =
     await Promise.all([
       controlPlaneSection(kube),
@@ -253,7 +259,7 @@ async function readObjects(kube: Kube, ns: string | undefined) {
       settle(withControlPlaneAdmin(kube, (a) => a.json<XdsSnapshots>('/snapshots/xds'))),
       readUnread(kube, ns),
     ]);
-  const [listenerSets, tcpRoutes, udpRoutes, grpcRoutes] = await l4;
+  const [listenerSets, tcpRoutes, udpRoutes, tlsRoutes, grpcRoutes] = await l4;
   const errors: string[] = [];
   const got = <T>(what: string, s: Settled<T[]>): T[] => {
     if (s.ok) return s.value;
@@ -275,6 +281,7 @@ async function readObjects(kube: Kube, ns: string | undefined) {
     listenerSets: got('ListenerSets', listenerSets),
     tcpRoutes: got('TCPRoutes', tcpRoutes),
     udpRoutes: got('UDPRoutes', udpRoutes),
+    tlsRoutes: got('TLSRoutes', tlsRoutes),
     trafficPolicies: got('TrafficPolicies', policies),
     gatewayExtensions: got('GatewayExtensions', extensions),
     unread,
@@ -331,6 +338,7 @@ export async function collectStatus(t: StatusTarget, opts: StatusOptions = {}): 
         listenerSets: o.listenerSets,
         tcpRoutes: o.tcpRoutes,
         udpRoutes: o.udpRoutes,
+        tlsRoutes: o.tlsRoutes,
         trafficPolicies: o.trafficPolicies,
         gatewayExtensions: o.gatewayExtensions,
       },

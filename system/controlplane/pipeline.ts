@@ -14,7 +14,7 @@ import { buildServiceEndpoints, SERVICE_NAME_LABEL, type ServiceEndpoints } from
 import { buildExtensionInfo, type ExtensionInfo } from './ir/extensions.ts';
 import { buildGateway, type GatewayResult, type GatewayWorld, isOurGateway } from './ir/gateway.ts';
 import { buildGrpcRouteInfo } from './ir/grpc-routes.ts';
-import { buildL4RouteInfo, type L4RouteInfo } from './ir/l4-routes.ts';
+import { buildL4RouteInfo, type L4Kind, type L4RouteInfo } from './ir/l4-routes.ts';
 import { buildPolicyInfo, type PolicyInfo, policyTargetKeys } from './ir/policies.ts';
 import { buildRouteInfo, type RouteInfo, type RouteWorld, routeGatewayKeys } from './ir/routes.ts';
 import type { ClusterIR, EndpointAddress, ValidationMode } from './ir/types.ts';
@@ -133,6 +133,7 @@ export class Pipeline {
   readonly grpcRoutes: InputCollection<GRPCRoute>;
   readonly tcpRoutes: InputCollection<L4Route>;
   readonly udpRoutes: InputCollection<L4Route>;
+  readonly tlsRoutes: InputCollection<L4Route>;
   readonly listenerSets: InputCollection<ListenerSet>;
   readonly referenceGrants: InputCollection<ReferenceGrant>;
   readonly namespaces: InputCollection<Namespace>;
@@ -149,6 +150,7 @@ export class Pipeline {
   readonly grpcRouteInfos: Collection<RouteInfo>;
   readonly tcpRouteInfos: Collection<L4RouteInfo>;
   readonly udpRouteInfos: Collection<L4RouteInfo>;
+  readonly tlsRouteInfos: Collection<L4RouteInfo>;
   readonly extensions: Collection<ExtensionInfo>;
   readonly policies: Collection<PolicyInfo>;
   readonly serviceEndpoints: Collection<ServiceEndpoints>;
@@ -162,6 +164,7 @@ export class Pipeline {
   readonly grpcRouteStatuses: Collection<StatusUpdate>;
   readonly tcpRouteStatuses: Collection<StatusUpdate>;
   readonly udpRouteStatuses: Collection<StatusUpdate>;
+  readonly tlsRouteStatuses: Collection<StatusUpdate>;
   readonly listenerSetStatuses: Collection<StatusUpdate>;
   readonly policyStatuses: Collection<StatusUpdate>;
   readonly extensionStatuses: Collection<StatusUpdate>;
@@ -186,6 +189,7 @@ export class Pipeline {
     this.grpcRoutes = input<GRPCRoute>('GRPCRoute');
     this.tcpRoutes = input<L4Route>('TCPRoute');
     this.udpRoutes = input<L4Route>('UDPRoute');
+    this.tlsRoutes = input<L4Route>('TLSRoute');
     this.listenerSets = input<ListenerSet>('ListenerSet');
     this.referenceGrants = input<ReferenceGrant>('ReferenceGrant');
     this.namespaces = input<Namespace>('Namespace');
@@ -203,6 +207,7 @@ export class Pipeline {
     this.grpcRouteInfos = resources.grpcRoutes;
     this.tcpRouteInfos = resources.tcpRoutes;
     this.udpRouteInfos = resources.udpRoutes;
+    this.tlsRouteInfos = resources.tlsRoutes;
     this.extensions = resources.extensions;
     this.policies = resources.policies;
     this.serviceEndpoints = resources.serviceEndpoints;
@@ -219,6 +224,7 @@ export class Pipeline {
     this.grpcRouteStatuses = statuses.grpcRouteStatuses;
     this.tcpRouteStatuses = statuses.tcpRouteStatuses;
     this.udpRouteStatuses = statuses.udpRouteStatuses;
+    this.tlsRouteStatuses = statuses.tlsRouteStatuses;
     this.listenerSetStatuses = statuses.listenerSetStatuses;
     this.policyStatuses = statuses.policyStatuses;
     this.extensionStatuses = statuses.extensionStatuses;
@@ -243,6 +249,7 @@ export class Pipeline {
       this.grpcRouteStatuses,
       this.tcpRouteStatuses,
       this.udpRouteStatuses,
+      this.tlsRouteStatuses,
       this.listenerSetStatuses,
       this.policyStatuses,
       this.extensionStatuses,
@@ -276,8 +283,12 @@ function deriveResources(p: Pipeline, mode: ValidationMode) {
   const udpRoutes = derive(rt, 'UDPRouteInfos', p.udpRoutes, (ctx, r) =>
     buildL4RouteInfo('UDPRoute', r, routeWorld(ctx)),
   );
+  const tlsRoutes = derive(rt, 'TLSRouteInfos', p.tlsRoutes, (ctx, r) =>
+    buildL4RouteInfo('TLSRoute', r, routeWorld(ctx)),
+  );
   const tcpByGateway = p.tcpRoutes.index('parentGateway', routeGatewayKeys);
   const udpByGateway = p.udpRoutes.index('parentGateway', routeGatewayKeys);
+  const tlsByGateway = p.tlsRoutes.index('parentGateway', routeGatewayKeys);
   const listenerSetsByGateway = p.listenerSets.index('parentGateway', (ls) => {
     const ref = ls.spec?.parentRef;
     if (!ref || (ref.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP || (ref.kind ?? 'Gateway') !== 'Gateway') return [];
@@ -298,8 +309,10 @@ function deriveResources(p: Pipeline, mode: ValidationMode) {
     grpcByGateway,
     tcpRoutes,
     udpRoutes,
+    tlsRoutes,
     tcpByGateway,
     udpByGateway,
+    tlsByGateway,
     listenerSetsByGateway,
     extensions,
     policies,
@@ -343,6 +356,7 @@ function deriveGateways(
           [
             ...ctx.fetchIndex(r.tcpByGateway, key).map((x) => ctx.fetch(r.tcpRoutes, keyOf(x))),
             ...ctx.fetchIndex(r.udpByGateway, key).map((x) => ctx.fetch(r.udpRoutes, keyOf(x))),
+            ...ctx.fetchIndex(r.tlsByGateway, key).map((x) => ctx.fetch(r.tlsRoutes, keyOf(x))),
           ].filter((x): x is L4RouteInfo => !!x),
         listenerSets: (gwKey) => ctx.fetchIndex(r.listenerSetsByGateway, gwKey),
         namespace: (name) => ctx.fetch(p.namespaces, name),
@@ -531,7 +545,7 @@ function deriveStatuses(p: Pipeline, g: ReturnType<typeof deriveGateways>, contr
   };
 }
 
-/** TCPRoute and UDPRoute parents (as an HTTPRoute's), and each ListenerSet's status from its Gateway's report. */
+/** TCPRoute, UDPRoute and TLSRoute parents (as an HTTPRoute's), and each ListenerSet's status from its Gateway's report. */
 function deriveL4AndListenerSetStatuses(
   p: Pipeline,
   g: ReturnType<typeof deriveGateways>,
@@ -539,8 +553,8 @@ function deriveL4AndListenerSetStatuses(
 ) {
   const rt = p.rt;
   const byKey = (a: { key: string }, b: { key: string }) => (a.key < b.key ? -1 : 1);
-  const l4 = (kind: 'TCPRoute' | 'UDPRoute', input: InputCollection<L4Route>) => {
-    const resource = kind === 'TCPRoute' ? ('tcproutes' as const) : ('udproutes' as const);
+  const l4 = (kind: L4Kind, input: InputCollection<L4Route>) => {
+    const resource = `${kind.toLowerCase()}s` as 'tcproutes' | 'udproutes' | 'tlsroutes';
     return derive(rt, `${kind}Statuses`, input, (ctx, r, key) => {
       const reports = ctx.fetchIndex(g.l4ReportsByRoute, `${kind}/${key}`).sort(byKey);
       const rejections = ctx.fetch(p.rejections, `${kind}/${key}`)?.rejections ?? [];
@@ -570,6 +584,7 @@ function deriveL4AndListenerSetStatuses(
   return {
     tcpRouteStatuses: l4('TCPRoute', p.tcpRoutes),
     udpRouteStatuses: l4('UDPRoute', p.udpRoutes),
+    tlsRouteStatuses: l4('TLSRoute', p.tlsRoutes),
     listenerSetStatuses,
   };
 }

@@ -10,6 +10,7 @@ export const KINDS = [
   'GRPCRoute',
   'TCPRoute',
   'UDPRoute',
+  'TLSRoute',
   'Gateway',
   'TrafficPolicy',
   'GatewayExtension',

@@ -46,7 +46,7 @@ export interface World {
   routes: KObj[];
   /** GRPCRoutes (none on a cluster without the CRD). */
   grpcRoutes?: KObj[];
-  /** TCPRoutes and UDPRoutes (none on a cluster without their CRDs). */
+  /** TCPRoutes, UDPRoutes and TLSRoutes (none on a cluster without their CRDs). */
   l4Routes?: KObj[];
   policies: KObj[];
   extensions: KObj[];
@@ -90,7 +90,7 @@ async function validationMode(kube: Kube): Promise<'strict' | 'off'> {
 
 /** Every object explain reasons about (all namespaces: policies and grants cross namespaces). */
 export async function gatherObjects(kube: Kube): Promise<Omit<World, 'services' | 'proxies' | 'xdsError'>> {
-  const [gatewayClasses, gateways, routes, grpcRoutes, tcp, udp, policies, extensions, grants, validation] =
+  const [gatewayClasses, gateways, routes, grpcRoutes, tcp, udp, tlsr, policies, extensions, grants, validation] =
     await Promise.all([
       listOrEmpty(kube, GW_API, 'GatewayClass'),
       listOrEmpty(kube, GW_API, 'Gateway'),
@@ -98,12 +98,13 @@ export async function gatherObjects(kube: Kube): Promise<Omit<World, 'services' 
       listOrEmpty(kube, GW_API, 'GRPCRoute'),
       listOrEmpty(kube, GW_API, 'TCPRoute'),
       listOrEmpty(kube, GW_API, 'UDPRoute'),
+      listOrEmpty(kube, GW_API, 'TLSRoute'),
       listOrEmpty(kube, VENDOR_API, 'TrafficPolicy'),
       listOrEmpty(kube, VENDOR_API, 'GatewayExtension'),
       listOrEmpty(kube, watchedKind('ReferenceGrant')!.apiVersion, 'ReferenceGrant'),
       validationMode(kube),
     ]);
-  const l4Routes = [...tcp, ...udp];
+  const l4Routes = [...tcp, ...udp, ...tlsr];
   return { gatewayClasses, gateways, routes, grpcRoutes, l4Routes, policies, extensions, grants, validation };
 }
 

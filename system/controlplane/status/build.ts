@@ -34,6 +34,7 @@ export interface StatusUpdate {
     | 'grpcroutes'
     | 'tcproutes'
     | 'udproutes'
+    | 'tlsroutes'
     | 'listenersets'
     | 'trafficpolicies'
     | 'gatewayextensions';

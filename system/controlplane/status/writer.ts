@@ -23,6 +23,7 @@ const KIND_OF: Record<StatusUpdate['resource'], string> = {
   grpcroutes: 'GRPCRoute',
   tcproutes: 'TCPRoute',
   udproutes: 'UDPRoute',
+  tlsroutes: 'TLSRoute',
   listenersets: 'ListenerSet',
   trafficpolicies: 'TrafficPolicy',
   gatewayextensions: 'GatewayExtension',
@@ -110,7 +111,8 @@ export function mergeStatus(
     case 'httproutes':
     case 'grpcroutes':
     case 'tcproutes':
-    case 'udproutes': {
+    case 'udproutes':
+    case 'tlsroutes': {
       const m = mergeControllerEntries(cur.parents, desired.parents, 'parentRef', now);
       if (!m.ours.length && m.others.length === m.existing.length) return undefined;
       return { ...cur, parents: [...m.others, ...m.ours] };
@@ -218,6 +220,7 @@ export class StatusWriter {
       grpcroutes: 'GRPCRouteStatuses',
       tcproutes: 'TCPRouteStatuses',
       udproutes: 'UDPRouteStatuses',
+      tlsroutes: 'TLSRouteStatuses',
       listenersets: 'ListenerSetStatuses',
       trafficpolicies: 'PolicyStatuses',
       gatewayextensions: 'ExtensionStatuses',

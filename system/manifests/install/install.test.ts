@@ -100,6 +100,7 @@ describe('install RBAC', () => {
       'grpcroutes/status',
       'tcproutes/status',
       'udproutes/status',
+      'tlsroutes/status',
       'listenersets/status',
     ]) {
       expect(allows('gateway.networking.k8s.io', r, 'patch'), r).toBe(true);

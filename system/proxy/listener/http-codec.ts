@@ -35,7 +35,8 @@ export interface CodecOwner {
   /** A request; `upgrade`: an HTTP/1.1 upgrade request's raw connection (filters/router/upgrade.ts tunnels it). */
   onRequest(req: http.IncomingMessage, res: http.ServerResponse, upgrade?: DownstreamUpgrade): void;
   onHandshake(c: tls.TLSSocket): void;
-  onTlsError(): void;
+  /** A failed handshake (ssl.connection_error, the [connection] debug line). */
+  onTlsError(c: net.Socket, err: Error): void;
   /** `http2.*` codec stats (Envoy's root-scope http2.header_overflow, http2.tx_reset). */
   http2Stat(name: 'header_overflow' | 'tx_reset'): Counter;
 }
@@ -106,8 +107,8 @@ export class HttpCodecServers {
       else if (c.alpnProtocol === 'http/1.1') this.toH1(c);
       else owner.whenActive(() => this.byConfig(c));
     });
-    front.on('tlsClientError', (_err: Error, c: tls.TLSSocket) => {
-      owner.onTlsError();
+    front.on('tlsClientError', (err: Error, c: tls.TLSSocket) => {
+      owner.onTlsError(c, err);
       c.destroy();
     });
     this.front = front;
