@@ -6,6 +6,7 @@
 // (Envoy's HTTP/2 codec maps one to the other), pseudo headers never go upstream, a body is what follows HEADERS
 // without END_STREAM, and connection-specific headers are not sent on it (RFC 9113 §8.2.2).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { PassThrough, type Readable } from 'node:stream';
 import { applyMutations } from '../config/headers.ts';
 import type { CompiledRoute } from '../config/route.ts';
 import { ENABLED, isDisabled } from '../filters/disabled.ts';
@@ -219,6 +220,24 @@ export class ActiveStream implements FilterStream {
       this.req.once('error', reject);
     });
     return this.bodyRead;
+  }
+
+  requestStream(): Readable | undefined {
+    if (this.bodyRead || !this.hasBody()) return undefined;
+    // Taken: a later readBody() has nothing to read.
+    this.bodyRead = Promise.resolve(undefined);
+    const info = this.info;
+    const counted = new PassThrough({
+      transform(chunk: Buffer, _enc, cb) {
+        info.bytesReceived += chunk.length;
+        cb(null, chunk);
+      },
+    } as ConstructorParameters<typeof PassThrough>[0]);
+    counted.once('end', () => {
+      info.lastDownstreamRxMono = performance.now();
+    });
+    this.req.pipe(counted);
+    return counted;
   }
 
   /**

@@ -290,6 +290,20 @@ describe('HTTP/2 through the proxy', () => {
     expect(echoed).toEqual([{ n: 10 }, { n: 20 }]);
   });
 
+  it('a bidirectional stream whose client waits for each answer before its next message: the body streams upstream', async () => {
+    const call = (client as any).bidi() as grpc.ClientDuplexStream<Msg, Msg>;
+    const done = new Promise<grpc.StatusObject>((resolve) => call.on('status', resolve));
+    call.on('error', () => {});
+    const answers: Msg[] = [];
+    for (const n of [1, 2, 3]) {
+      call.write({ n });
+      answers.push(await new Promise<Msg>((resolve) => call.once('data', resolve)));
+    }
+    call.end();
+    expect(answers).toEqual([{ n: 10 }, { n: 20 }, { n: 30 }]);
+    expect((await done).code).toBe(grpc.status.OK);
+  });
+
   it('HTTP/1.1 keeps working on the h2c port (codec AUTO), and trailers from an HTTP/2 upstream reach both', async () => {
     const port = fx.proxy.port('trailers');
     const r1 = await httpRequest(`http://127.0.0.1:${port}/x`);
