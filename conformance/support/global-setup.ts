@@ -4,6 +4,10 @@
 // (conformance/utils/suite.ts): GatewayClass, base manifests, generated certificates, namespaces ready. The tests get
 // the cluster and the controller name by `inject('conformance')`. Teardown deletes what the setup created and stops
 // the lab it started. GWLAB_CONFORMANCE_SETUP_LOG names a file for the setup's lines (default: stderr).
+// GWLAB_CONFORMANCE_CHANNEL (standard|experimental, default experimental) is the Gateway API channel the throw-away lab
+// installs: extended features such as HTTPRoute `retry` exist only in the experimental CRDs, and upstream's reports
+// name the channel they ran on. On an existing cluster the channel is read from its HTTPRoute CRD's annotation. Either
+// way it is left in GWLAB_CONFORMANCE_CHANNEL for the reporter (this same process).
 import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +15,7 @@ import type { TestProject } from 'vitest/node';
 import { labDown, labUp } from '../../lab/lifecycle.ts';
 import { Progress } from '../../lab/progress.ts';
 import { Kube } from '../../lab/toolkit/kube.ts';
+import { GATEWAY_API_CHANNELS, type GatewayApiChannel } from '../../system/manifests/gateway-api-channels.ts';
 import { DEFAULT_TIMEOUT_CONFIG } from '../utils/config.ts';
 import { DEFAULT_GATEWAY_CLASS, setupSuite } from '../utils/suite.ts';
 
@@ -43,7 +48,17 @@ export default async function setup(project: TestProject) {
     const home = mkdtempSync(join(tmpdir(), 'gwlab-conformance-'));
     const name = `conf-${process.pid}`;
     const t0 = performance.now();
-    const up = await labUp({ name, home, backend: 'embedded', progress: new Progress({ sink: { write: log } }) });
+    const channel = (process.env.GWLAB_CONFORMANCE_CHANNEL || 'experimental') as GatewayApiChannel;
+    if (!GATEWAY_API_CHANNELS.includes(channel))
+      throw new Error(`GWLAB_CONFORMANCE_CHANNEL=${channel}: use ${GATEWAY_API_CHANNELS.join(' or ')}`);
+    process.env.GWLAB_CONFORMANCE_CHANNEL = channel;
+    const up = await labUp({
+      name,
+      home,
+      backend: 'embedded',
+      gatewayApiChannel: channel,
+      progress: new Progress({ sink: { write: log } }),
+    });
     log(`lab ${name} up in ${Math.round(performance.now() - t0)} ms (GWLAB_HOME=${home})`);
     kubeconfig = up.kubeconfig;
     context = up.context;
@@ -54,6 +69,15 @@ export default async function setup(project: TestProject) {
   }
   const kube = Kube.fromFile(kubeconfig, context || undefined);
   try {
+    if (!down) {
+      const crd = await kube.get(
+        'apiextensions.k8s.io/v1',
+        'CustomResourceDefinition',
+        'httproutes.gateway.networking.k8s.io',
+      );
+      const installed = crd?.metadata?.annotations?.['gateway.networking.k8s.io/channel'];
+      if (installed) process.env.GWLAB_CONFORMANCE_CHANNEL = installed;
+    }
     const t0 = performance.now();
     const { controllerName, created } = await setupSuite(kube, DEFAULT_TIMEOUT_CONFIG, gatewayClassName, log);
     log(`suite setup done in ${Math.round(performance.now() - t0)} ms`);

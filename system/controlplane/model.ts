@@ -119,6 +119,14 @@ export interface HTTPRouteFilter {
   };
   urlRewrite?: { hostname?: string; path?: PathModifier };
   extensionRef?: { group: string; kind: string; name: string };
+  cors?: {
+    allowOrigins?: string[];
+    allowMethods?: string[];
+    allowHeaders?: string[];
+    exposeHeaders?: string[];
+    maxAge?: number;
+    allowCredentials?: boolean;
+  };
 }
 
 export interface HTTPRouteMatch {
@@ -139,6 +147,7 @@ export interface HTTPRouteRule {
   filters?: HTTPRouteFilter[];
   backendRefs?: HTTPBackendRef[];
   timeouts?: { request?: string; backendRequest?: string };
+  retry?: { codes?: number[]; attempts?: number; backoff?: string };
 }
 
 export interface RouteParentStatus {

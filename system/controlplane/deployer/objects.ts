@@ -219,7 +219,10 @@ export function proxyObjects(
   // A ListenerSet's ports go to the Service only: the pod template (container ports, informational) stays, so
   // attaching or detaching a set does not roll the proxies.
   const servicePorts = proxyPorts([...(gw.spec?.listeners ?? []), ...extraListeners]);
-  const podLabels = { ...selectorLabels(name), ...(kube.podTemplate?.extraLabels ?? {}) };
+  // Gateway API's infrastructure labels and annotations reach every generated object, the proxy Pods included
+  // (GEP-1867; conformance GatewayInfrastructure); the selector labels win a clash so the Deployment keeps its Pods.
+  const infra = gw.spec?.infrastructure;
+  const podLabels = { ...(infra?.labels ?? {}), ...selectorLabels(name), ...(kube.podTemplate?.extraLabels ?? {}) };
 
   const deployment = {
     apiVersion: 'apps/v1',
@@ -231,7 +234,11 @@ export function proxyObjects(
       template: {
         metadata: {
           labels: podLabels,
-          annotations: { ...(kube.podTemplate?.extraAnnotations ?? {}), [CHECKSUM_ANNOTATION]: checksum },
+          annotations: {
+            ...(infra?.annotations ?? {}),
+            ...(kube.podTemplate?.extraAnnotations ?? {}),
+            [CHECKSUM_ANNOTATION]: checksum,
+          },
         },
         spec: {
           serviceAccountName: name,
