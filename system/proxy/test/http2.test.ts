@@ -9,7 +9,9 @@
 // header_overflow, RST_STREAM INTERNAL_ERROR; test/integration/protocol_integration_test.cc "waitForReset" for
 // HTTP/2, 431 for HTTP/1) and the connection keeps serving.
 import http2 from 'node:http2';
+import https from 'node:https';
 import type net from 'node:net';
+import type tls from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rsaCert } from '../../../conformance/utils/certificates.ts';
@@ -226,6 +228,7 @@ describe('HTTP/2 through the proxy', () => {
         plainListener('mixed', 'h1', { common_http_protocol_options: { max_headers_count: 20 } }),
         plainListener('trailers', 'h2plain'),
         tlsListener('tls', 'h2plain', pem, ['h2', 'http/1.1']),
+        tlsListener('tls-noalpn', 'h2plain', pem, []),
       ],
     });
     expect(res.nacks).toEqual([]);
@@ -333,6 +336,34 @@ describe('HTTP/2 through the proxy', () => {
     expect(stats).toMatch(/^listener\.127\.0\.0\.1_\d+\.ssl\.handshake: [1-9]/m);
   });
 
+  it('a chain without alpn_protocols negotiates no ALPN: a client offering h2 and http/1.1 is served HTTP/1.1', async () => {
+    const port = fx.proxy.port('tls-noalpn');
+    const r = await new Promise<{ status: number; alpn: unknown; body: string }>((resolve, reject) => {
+      const req = https.request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/',
+          servername: 'h2.example.com',
+          ca: pem.cert,
+          headers: { host: 'h2.example.com' },
+          ALPNProtocols: ['h2', 'http/1.1'],
+          agent: false,
+        } as https.RequestOptions,
+        (res) => {
+          let body = '';
+          res.on('data', (d) => (body += d));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, alpn: (res.socket as tls.TLSSocket).alpnProtocol, body }),
+          );
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    expect(r).toEqual({ status: 200, alpn: false, body: 'h2 upstream saw h2.example.com https' });
+  });
+
   it('an h2 request over max_headers_count is reset (INTERNAL_ERROR, http2.header_overflow); the session keeps serving', async () => {
     const port = fx.proxy.port('mixed');
     const s = connect(`http://127.0.0.1:${port}`);
@@ -370,5 +401,15 @@ describe('HTTP/2 through the proxy', () => {
       expect.stringContaining('Proto constraint validation failed'),
     ]);
     expect(await unary(client, 'unary', { text: 'still' })).toEqual({ text: 'echo still via http' });
+    // Last: an LDS update naming only this listener removes the others (state of the world), as in Envoy.
+    const mixed = tlsListener('tls', 'h2plain', pem, ['h2', 'http/1.1']);
+    const second = structuredClone(mixed.filter_chains[0]);
+    second.filter_chain_match = { server_names: ['other.example.com'] };
+    second.transport_socket.typed_config.common_tls_context.alpn_protocols = ['http/1.1'];
+    mixed.filter_chains.push(second);
+    const badAlpn = await fx.apply({ listeners: [mixed] });
+    expect(badAlpn.nacks.map((n) => n.error_detail?.message)).toEqual([
+      expect.stringContaining('TLS filter chains with different alpn_protocols are not supported'),
+    ]);
   });
 });
