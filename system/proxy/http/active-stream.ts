@@ -13,6 +13,7 @@ import { ENABLED, isDisabled } from '../filters/disabled.ts';
 import type { FilterStream, HttpFilter, LocalReplyOptions } from '../filters/filter-api.ts';
 import type { Logger, Tags } from '../log.ts';
 import { type HeaderMap, headerLines, type ResponseFlag, StreamInfo } from '../stream-info.ts';
+import { grpcLocalReplyHeaders, isGrpcContentType } from './grpc-local-reply.ts';
 import type { HcmConfig } from './hcm-config.ts';
 import { parseRequestTarget, type TargetOptions } from './request-target.ts';
 
@@ -275,6 +276,15 @@ export class ActiveStream implements FilterStream {
       return;
     }
     const buf = typeof body === 'string' ? Buffer.from(body) : body;
+    if (isGrpcContentType(this.headers['content-type'])) {
+      // A gRPC request: Envoy answers 200 with grpc-status and grpc-message, trailers-only (grpc-local-reply.ts).
+      const headers = grpcLocalReplyHeaders(status, buf, opts.headers);
+      delete headers.connection;
+      if (opts.routeMutations && this.route) applyMutations(headers, this.route.responseMutations, this.info);
+      this.writeHeaders(200, headers, false, this.http2, opts.fromFilter ?? this.hcm.filters.length);
+      this.finishWith();
+      return;
+    }
     const headers: HeaderMap = { ...(opts.headers ?? {}) };
     if (buf.length > 0) headers['content-type'] ??= 'text/plain';
     headers['content-length'] = String(buf.length);

@@ -24,7 +24,7 @@ import {
   staticCluster,
   type XdsFixture,
 } from '../testing/harness.ts';
-import { startTestUpstream, type TestUpstream } from '../testing/upstream.ts';
+import { closedPort, startTestUpstream, type TestUpstream } from '../testing/upstream.ts';
 
 type J = Record<string, any>;
 
@@ -190,6 +190,7 @@ describe('HTTP/2 through the proxy', () => {
   let upstream: TestUpstream;
   let h2Upstream: http2.Http2Server;
   let client: grpc.Client;
+  let grpcPort: number;
   const sessions: http2.ClientHttp2Session[] = [];
   const pem = rsaCert(['h2.example.com'], 'server');
   const connect = (url: string, opts: http2.SecureClientSessionOptions = {}) => {
@@ -202,6 +203,7 @@ describe('HTTP/2 through the proxy', () => {
   beforeAll(async () => {
     const g = await startGrpcServer();
     grpcServer = g.server;
+    grpcPort = g.port;
     upstream = await startTestUpstream('h1');
     // A plain h2c server with trailers, to see them on an HTTP/1.1 downstream too.
     h2Upstream = http2.createServer((req, res) => {
@@ -264,6 +266,31 @@ describe('HTTP/2 through the proxy', () => {
     expect(stats).toMatch(/^cluster\.grpc\.upstream_rq_200: [3-9]/m);
     // HTTP/2 in the access log's %PROTOCOL%.
     expect(fx.proxy.access.some((l) => l.includes('"POST /test.Echo/Unary HTTP/2"'))).toBe(true);
+  });
+
+  it("the proxy's own replies to a gRPC request are gRPC statuses, as Envoy sends them (200, grpc-status, grpc-message)", async () => {
+    // A connection failure (503 UF → UNAVAILABLE) with Envoy's message; HTTP 200 in the access log.
+    const res = await fx.apply({
+      clusters: [
+        h2Cluster('grpc', (await closedPort()) as number),
+        h2Cluster('h2plain', (h2Upstream.address() as net.AddressInfo).port),
+        staticCluster('h1', [['127.0.0.1', upstream.port]]),
+      ],
+    });
+    expect(res.nacks).toEqual([]);
+    const e2: grpc.ServiceError = await unary(client, 'unary', { text: 'x' }).catch((e) => e);
+    expect(e2.code).toBe(grpc.status.UNAVAILABLE);
+    expect(e2.details).toMatch(/^upstream connect error or disconnect\/reset before headers\. reset reason: /);
+    const last = fx.proxy.access.filter((l) => l.includes('/test.Echo/Unary')).at(-1)!;
+    expect(last.split('"')[2]?.trim().split(' ').slice(0, 2)).toEqual(['200', 'UF']);
+    await fx.apply({
+      clusters: [
+        h2Cluster('grpc', grpcPort, { max_concurrent_streams: 100, initial_stream_window_size: 65536 }),
+        h2Cluster('h2plain', (h2Upstream.address() as net.AddressInfo).port),
+        staticCluster('h1', [['127.0.0.1', upstream.port]]),
+      ],
+    });
+    expect(await unary(client, 'unary', { text: 'back' })).toEqual({ text: 'echo back via http' });
   });
 
   it('server, client and bidi streaming calls pass through with their messages and grpc-status', async () => {
