@@ -8,7 +8,8 @@
 // initial_window_size, the connection window by WINDOW_UPDATE, the HPACK table size). A request whose header block
 // is over max_request_headers_kb or common_http_protocol_options.max_headers_count is refused as Envoy's HTTP/2 codec
 // refuses it (source/common/http/http2/codec_impl.cc saveHeader: stat http2.header_overflow, the stream reset with
-// INTERNAL_ERROR, the connection kept); HTTP/1.1 gets 431 from node:http as from Envoy's HTTP/1 codec.
+// INTERNAL_ERROR, the connection kept). HTTP/1.1 keeps node:http's own limit (431 over 16 KiB of headers, where
+// Envoy's HTTP/1 codec answers 431 over max_request_headers_kb).
 import http from 'node:http';
 import http2 from 'node:http2';
 import net from 'node:net';
