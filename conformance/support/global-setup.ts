@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { labDown, labUp } from '../../lab/lifecycle.ts';
 import { Progress } from '../../lab/progress.ts';
+import { addressPlan } from '../../lab/state.ts';
 import { Kube } from '../../lab/toolkit/kube.ts';
 import { GATEWAY_API_CHANNELS, type GatewayApiChannel } from '../../system/manifests/gateway-api-channels.ts';
 import { DEFAULT_TIMEOUT_CONFIG } from '../utils/config.ts';
@@ -26,6 +27,25 @@ export interface ProvidedConformance {
   controllerName: string;
   /** Where the suite ran: embedded (a throw-away lab) or existing. */
   backend: string;
+  /** Upstream's UsableNetworkAddresses / UnusableNetworkAddresses (GatewayStaticAddresses). */
+  usableAddresses: { type?: string; value: string }[];
+  unusableAddresses: { type?: string; value: string }[];
+}
+
+/**
+ * The address pools of GatewayStaticAddresses: on the throw-away lab, an address of its LoadBalancer range (usable)
+ * and one of TEST-NET-1 (RFC 5737: never the lab's, so unusable); on an existing cluster,
+ * GWLAB_CONFORMANCE_USABLE_ADDRESS / GWLAB_CONFORMANCE_UNUSABLE_ADDRESS (upstream's --usable-address and
+ * --unusable-address), none when unset.
+ */
+function addressPools(lbOctet: number | undefined): Pick<ProvidedConformance, 'usableAddresses' | 'unusableAddresses'> {
+  const pool = (v: string | undefined) => (v ? [{ type: 'IPAddress', value: v }] : []);
+  if (lbOctet !== undefined)
+    return { usableAddresses: pool(`127.${lbOctet}.250.250`), unusableAddresses: pool('192.0.2.1') };
+  return {
+    usableAddresses: pool(process.env.GWLAB_CONFORMANCE_USABLE_ADDRESS),
+    unusableAddresses: pool(process.env.GWLAB_CONFORMANCE_UNUSABLE_ADDRESS),
+  };
 }
 
 declare module 'vitest' {
@@ -44,6 +64,7 @@ export default async function setup(project: TestProject) {
   let kubeconfig = process.env.GWLAB_CONFORMANCE_KUBECONFIG ?? '';
   let context = process.env.GWLAB_CONFORMANCE_CONTEXT ?? '';
   let down: (() => Promise<void>) | undefined;
+  let lbOctet: number | undefined;
   if (!kubeconfig) {
     const home = mkdtempSync(join(tmpdir(), 'gwlab-conformance-'));
     const name = `conf-${process.pid}`;
@@ -61,6 +82,7 @@ export default async function setup(project: TestProject) {
     });
     log(`lab ${name} up in ${Math.round(performance.now() - t0)} ms (GWLAB_HOME=${home})`);
     kubeconfig = up.kubeconfig;
+    lbOctet = addressPlan(up.record.index).lbOctet;
     context = up.context;
     down = async () => {
       await labDown({ name, home, progress: new Progress({ quiet: true }) }).catch(() => {});
@@ -87,6 +109,7 @@ export default async function setup(project: TestProject) {
       gatewayClassName,
       controllerName,
       backend: down ? 'embedded' : 'existing',
+      ...addressPools(lbOctet),
     });
     return async () => {
       if (!down) await kube.delete(created).catch(() => {});

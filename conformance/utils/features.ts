@@ -59,6 +59,8 @@ export const BACKENDTLSPOLICY = ['BackendTLSPolicy', 'BackendTLSPolicySANValidat
 /** TCPRoute and UDPRoute (pkg/features/tcproute.go, udproute.go): each profile's route kind, also its extended set. */
 export const TCPROUTE = ['TCPRoute'] as const;
 export const UDPROUTE = ['UDPRoute'] as const;
+/** TLSRoute's extended features (pkg/features/tlsroute.go TLSRouteExtendedFeatures). */
+export const TLSROUTE_EXTENDED = ['TLSRouteModeTerminate', 'TLSRouteModeMixed'] as const;
 
 export interface Profile {
   name: string;
@@ -78,6 +80,11 @@ export const PROFILES: Record<string, Profile> = {
     core: [CORE.Gateway, 'TCPRoute', CORE.ReferenceGrant],
     extended: [...GATEWAY_EXTENDED, ...TCPROUTE],
   },
+  'GATEWAY-TLS': {
+    name: 'GATEWAY-TLS',
+    core: [CORE.Gateway, CORE.ReferenceGrant, 'TLSRoute'],
+    extended: [...GATEWAY_EXTENDED, ...TLSROUTE_EXTENDED],
+  },
   'GATEWAY-UDP': {
     name: 'GATEWAY-UDP',
     core: [CORE.Gateway, 'UDPRoute', CORE.ReferenceGrant],
@@ -88,7 +95,8 @@ export const PROFILES: Record<string, Profile> = {
 /**
  * What gwlab supports. Core: Gateway, HTTPRoute, ReferenceGrant (HTTPS listeners' statuses only: TLS termination in
  * the proxy is the issue "HTTPS, TLS passthrough, HTTP/2…"). Extended: the HTTPRoute filters and matches the control
- * plane translates (system/controlplane/ir/routes.ts) whose ported tests pass, request mirrors (one or more) among them.
+ * plane translates (system/controlplane/ir/routes.ts) whose ported tests pass, request mirrors (one or more) among them;
+ * ListenerSet (GEP-1713), its upstream tests passing but ListenerSetAllowedRoutesSupportedKinds, which needs TLSRoute.
  */
 export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   CORE.Gateway,
@@ -116,12 +124,18 @@ export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   'HTTPRouteDestinationPortMatching',
   'GatewayHTTPListenerIsolation',
   'GatewayInfrastructurePropagation',
+  'GatewayStaticAddresses',
+  'GatewayAddressEmpty',
   'HTTPRouteRetry',
   'HTTPRouteCORS',
   'HTTPRouteBackendRequestHeaderModification',
   'HTTPRouteBackendProtocolH2C',
+  'ListenerSet',
+  'HTTPRouteBackendProtocolWebSocket',
   'TCPRoute',
   'UDPRoute',
+  'TLSRoute',
+  'TLSRouteModeTerminate',
 ]);
 
 /** A test runs when gwlab supports all its features (upstream: SupportedFeatures.HasAll). */

@@ -16,6 +16,7 @@ export type StatusKind =
   | 'HTTPRoute'
   | 'TCPRoute'
   | 'UDPRoute'
+  | 'TLSRoute'
   | 'TrafficPolicy'
   | 'GatewayExtension';
 
@@ -136,8 +137,8 @@ export function httpRouteRows(r: KObj): ConditionRow[] {
   return routeRows(r, 'HTTPRoute');
 }
 
-/** A route's parents' conditions (HTTPRoute, TCPRoute, UDPRoute: the same status.parents). */
-export function routeRows(r: KObj, kind: 'HTTPRoute' | 'TCPRoute' | 'UDPRoute'): ConditionRow[] {
+/** A route's parents' conditions (HTTPRoute, TCPRoute, UDPRoute, TLSRoute: the same status.parents). */
+export function routeRows(r: KObj, kind: 'HTTPRoute' | 'TCPRoute' | 'UDPRoute' | 'TLSRoute'): ConditionRow[] {
   const ns = r.metadata?.namespace ?? '';
   const parents: any[] = r.status?.parents ?? [];
   if (!parents.length) {
@@ -218,6 +219,7 @@ export interface StatusObjects {
   httpRoutes: KObj[];
   tcpRoutes?: KObj[];
   udpRoutes?: KObj[];
+  tlsRoutes?: KObj[];
   trafficPolicies: KObj[];
   gatewayExtensions: KObj[];
 }
@@ -238,6 +240,7 @@ export function conditionRows(o: StatusObjects, opts: { verbose?: boolean } = {}
     ...[...o.httpRoutes].sort(byNsName).flatMap(httpRouteRows),
     ...[...(o.tcpRoutes ?? [])].sort(byNsName).flatMap((r) => routeRows(r, 'TCPRoute')),
     ...[...(o.udpRoutes ?? [])].sort(byNsName).flatMap((r) => routeRows(r, 'UDPRoute')),
+    ...[...(o.tlsRoutes ?? [])].sort(byNsName).flatMap((r) => routeRows(r, 'TLSRoute')),
     ...[...o.trafficPolicies].sort(byNsName).flatMap(trafficPolicyRows),
     ...[...o.gatewayExtensions].sort(byNsName).flatMap(gatewayExtensionRows),
   ];
@@ -309,11 +312,27 @@ export function rowSubject(r: { kind: string; namespace: string; name: string })
   return `${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name}`;
 }
 
-/** One line per row that is not ok, for the summary and for `problems`/`warnings` in the JSON. */
+/** A listener's ResolvedRefs reasons that mean its TLS certificate is not resolved (Gateway API's listener reasons). */
+const CERTIFICATE_REASONS = new Set(['InvalidCertificateRef', 'RefNotPermitted']);
+
+/**
+ * One line per row that is not ok, for the summary and for `problems`/`warnings` in the JSON. A Gateway listener whose
+ * certificate does not resolve says so, with the explain command that prints its fix (a missing ReferenceGrant).
+ */
 export function describeRow(r: ConditionRow): string {
   if (r.reason === 'NoStatus') return `${rowSubject(r)}: ${r.message}`;
   const gen = r.stale ? ` (status of generation ${r.observedGeneration}, object at ${r.generation})` : '';
-  return `${rowSubject(r)} ${r.target ? `[${r.target}] ` : ''}${r.type}=${r.status} ${r.reason}${gen}: ${r.message}`;
+  const line = `${rowSubject(r)} ${r.target ? `[${r.target}] ` : ''}${r.type}=${r.status} ${r.reason}${gen}: ${r.message}`;
+  if (
+    r.kind === 'Gateway' &&
+    r.target.startsWith('listener/') &&
+    r.type === 'ResolvedRefs' &&
+    CERTIFICATE_REASONS.has(r.reason)
+  ) {
+    const listener = r.target.slice('listener/'.length);
+    return `certificate not resolved: ${line} (npm run explain -- gateway/${r.name}/${listener} -n ${r.namespace})`;
+  }
+  return line;
 }
 
 export function describeProxy(r: ProxyRow): string {

@@ -13,7 +13,7 @@ import { redactSecrets } from '../shared/envoy/redact.ts';
 import { buildServiceEndpoints, SERVICE_NAME_LABEL, type ServiceEndpoints } from './ir/endpoints.ts';
 import { buildExtensionInfo, type ExtensionInfo } from './ir/extensions.ts';
 import { buildGateway, type GatewayResult, type GatewayWorld, isOurGateway } from './ir/gateway.ts';
-import { buildL4RouteInfo, type L4RouteInfo } from './ir/l4-routes.ts';
+import { buildL4RouteInfo, type L4Kind, type L4RouteInfo } from './ir/l4-routes.ts';
 import { buildPolicyInfo, type PolicyInfo, policyTargetKeys } from './ir/policies.ts';
 import { buildRouteInfo, type RouteInfo, type RouteWorld, routeGatewayKeys } from './ir/routes.ts';
 import type { ClusterIR, EndpointAddress, ValidationMode } from './ir/types.ts';
@@ -130,6 +130,7 @@ export class Pipeline {
   readonly httpRoutes: InputCollection<HTTPRoute>;
   readonly tcpRoutes: InputCollection<L4Route>;
   readonly udpRoutes: InputCollection<L4Route>;
+  readonly tlsRoutes: InputCollection<L4Route>;
   readonly listenerSets: InputCollection<ListenerSet>;
   readonly referenceGrants: InputCollection<ReferenceGrant>;
   readonly namespaces: InputCollection<Namespace>;
@@ -145,6 +146,7 @@ export class Pipeline {
   readonly routes: Collection<RouteInfo>;
   readonly tcpRouteInfos: Collection<L4RouteInfo>;
   readonly udpRouteInfos: Collection<L4RouteInfo>;
+  readonly tlsRouteInfos: Collection<L4RouteInfo>;
   readonly extensions: Collection<ExtensionInfo>;
   readonly policies: Collection<PolicyInfo>;
   readonly serviceEndpoints: Collection<ServiceEndpoints>;
@@ -157,6 +159,7 @@ export class Pipeline {
   readonly routeStatuses: Collection<StatusUpdate>;
   readonly tcpRouteStatuses: Collection<StatusUpdate>;
   readonly udpRouteStatuses: Collection<StatusUpdate>;
+  readonly tlsRouteStatuses: Collection<StatusUpdate>;
   readonly listenerSetStatuses: Collection<StatusUpdate>;
   readonly policyStatuses: Collection<StatusUpdate>;
   readonly extensionStatuses: Collection<StatusUpdate>;
@@ -180,6 +183,7 @@ export class Pipeline {
     this.httpRoutes = input<HTTPRoute>('HTTPRoute');
     this.tcpRoutes = input<L4Route>('TCPRoute');
     this.udpRoutes = input<L4Route>('UDPRoute');
+    this.tlsRoutes = input<L4Route>('TLSRoute');
     this.listenerSets = input<ListenerSet>('ListenerSet');
     this.referenceGrants = input<ReferenceGrant>('ReferenceGrant');
     this.namespaces = input<Namespace>('Namespace');
@@ -196,6 +200,7 @@ export class Pipeline {
     this.routes = resources.routes;
     this.tcpRouteInfos = resources.tcpRoutes;
     this.udpRouteInfos = resources.udpRoutes;
+    this.tlsRouteInfos = resources.tlsRoutes;
     this.extensions = resources.extensions;
     this.policies = resources.policies;
     this.serviceEndpoints = resources.serviceEndpoints;
@@ -211,6 +216,7 @@ export class Pipeline {
     this.routeStatuses = statuses.routeStatuses;
     this.tcpRouteStatuses = statuses.tcpRouteStatuses;
     this.udpRouteStatuses = statuses.udpRouteStatuses;
+    this.tlsRouteStatuses = statuses.tlsRouteStatuses;
     this.listenerSetStatuses = statuses.listenerSetStatuses;
     this.policyStatuses = statuses.policyStatuses;
     this.extensionStatuses = statuses.extensionStatuses;
@@ -234,6 +240,7 @@ export class Pipeline {
       this.routeStatuses,
       this.tcpRouteStatuses,
       this.udpRouteStatuses,
+      this.tlsRouteStatuses,
       this.listenerSetStatuses,
       this.policyStatuses,
       this.extensionStatuses,
@@ -263,8 +270,12 @@ function deriveResources(p: Pipeline, mode: ValidationMode) {
   const udpRoutes = derive(rt, 'UDPRouteInfos', p.udpRoutes, (ctx, r) =>
     buildL4RouteInfo('UDPRoute', r, routeWorld(ctx)),
   );
+  const tlsRoutes = derive(rt, 'TLSRouteInfos', p.tlsRoutes, (ctx, r) =>
+    buildL4RouteInfo('TLSRoute', r, routeWorld(ctx)),
+  );
   const tcpByGateway = p.tcpRoutes.index('parentGateway', routeGatewayKeys);
   const udpByGateway = p.udpRoutes.index('parentGateway', routeGatewayKeys);
+  const tlsByGateway = p.tlsRoutes.index('parentGateway', routeGatewayKeys);
   const listenerSetsByGateway = p.listenerSets.index('parentGateway', (ls) => {
     const ref = ls.spec?.parentRef;
     if (!ref || (ref.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP || (ref.kind ?? 'Gateway') !== 'Gateway') return [];
@@ -283,8 +294,10 @@ function deriveResources(p: Pipeline, mode: ValidationMode) {
     routesByGateway,
     tcpRoutes,
     udpRoutes,
+    tlsRoutes,
     tcpByGateway,
     udpByGateway,
+    tlsByGateway,
     listenerSetsByGateway,
     extensions,
     policies,
@@ -328,6 +341,7 @@ function deriveGateways(
           [
             ...ctx.fetchIndex(r.tcpByGateway, key).map((x) => ctx.fetch(r.tcpRoutes, keyOf(x))),
             ...ctx.fetchIndex(r.udpByGateway, key).map((x) => ctx.fetch(r.udpRoutes, keyOf(x))),
+            ...ctx.fetchIndex(r.tlsByGateway, key).map((x) => ctx.fetch(r.tlsRoutes, keyOf(x))),
           ].filter((x): x is L4RouteInfo => !!x),
         listenerSets: (gwKey) => ctx.fetchIndex(r.listenerSetsByGateway, gwKey),
         namespace: (name) => ctx.fetch(p.namespaces, name),
@@ -503,7 +517,7 @@ function deriveStatuses(p: Pipeline, g: ReturnType<typeof deriveGateways>, contr
   };
 }
 
-/** TCPRoute and UDPRoute parents (as an HTTPRoute's), and each ListenerSet's status from its Gateway's report. */
+/** TCPRoute, UDPRoute and TLSRoute parents (as an HTTPRoute's), and each ListenerSet's status from its Gateway's report. */
 function deriveL4AndListenerSetStatuses(
   p: Pipeline,
   g: ReturnType<typeof deriveGateways>,
@@ -511,8 +525,8 @@ function deriveL4AndListenerSetStatuses(
 ) {
   const rt = p.rt;
   const byKey = (a: { key: string }, b: { key: string }) => (a.key < b.key ? -1 : 1);
-  const l4 = (kind: 'TCPRoute' | 'UDPRoute', input: InputCollection<L4Route>) => {
-    const resource = kind === 'TCPRoute' ? ('tcproutes' as const) : ('udproutes' as const);
+  const l4 = (kind: L4Kind, input: InputCollection<L4Route>) => {
+    const resource = `${kind.toLowerCase()}s` as 'tcproutes' | 'udproutes' | 'tlsroutes';
     return derive(rt, `${kind}Statuses`, input, (ctx, r, key) => {
       const reports = ctx.fetchIndex(g.l4ReportsByRoute, `${kind}/${key}`).sort(byKey);
       const rejections = ctx.fetch(p.rejections, `${kind}/${key}`)?.rejections ?? [];
@@ -542,6 +556,7 @@ function deriveL4AndListenerSetStatuses(
   return {
     tcpRouteStatuses: l4('TCPRoute', p.tcpRoutes),
     udpRouteStatuses: l4('UDPRoute', p.udpRoutes),
+    tlsRouteStatuses: l4('TLSRoute', p.tlsRoutes),
     listenerSetStatuses,
   };
 }

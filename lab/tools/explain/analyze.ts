@@ -39,7 +39,7 @@ export function gatewaysNeeded(world: Omit<World, 'proxies' | 'services' | 'xdsE
   if (t.kind === 'HTTPRoute') {
     const r = find(world.routes, t.namespace, t.name);
     if (r) addRoute(r);
-  } else if (t.kind === 'TCPRoute' || t.kind === 'UDPRoute') {
+  } else if (t.kind === 'TCPRoute' || t.kind === 'UDPRoute' || t.kind === 'TLSRoute') {
     const r = findL4(world, t);
     if (r) addRoute(r);
   } else if (t.kind === 'Gateway') {
@@ -124,6 +124,7 @@ function notFound(t: Target, world: World): Report {
     HTTPRoute: world.routes,
     TCPRoute: (world.l4Routes ?? []).filter((r) => r.kind === 'TCPRoute'),
     UDPRoute: (world.l4Routes ?? []).filter((r) => r.kind === 'UDPRoute'),
+    TLSRoute: (world.l4Routes ?? []).filter((r) => r.kind === 'TLSRoute'),
     Gateway: world.gateways,
     TrafficPolicy: world.policies,
     GatewayExtension: world.extensions,
@@ -161,7 +162,7 @@ export function explainRoute(world: World, t: Target): Report {
   const route = find(world.routes, t.namespace, t.name);
   if (!route) return notFound(t, world);
   const findings = routeFindings(world, route);
-  for (const g of routeParents(route)) findings.push(...gatewayFindings(world, g));
+  for (const g of routeParents(route, { withListener: true })) findings.push(...gatewayFindings(world, g));
   const policies: PolicyReport[] = [];
   const scope = routeParents(route).map((g) => ({ gateway: g, route }));
   for (const a of policiesForRoute(world, route)) {
@@ -209,7 +210,7 @@ export function explainRoute(world: World, t: Target): Report {
 export function explainGateway(world: World, t: Target): Report {
   const gw = find(world.gateways, t.namespace, t.name);
   if (!gw) return notFound(t, world);
-  const findings = gatewayFindings(world, t);
+  const findings = gatewayFindings(world, t, { explained: true });
   const routes = world.routes.filter((r) =>
     routeParents(r).some((g) => g.namespace === t.namespace && g.name === t.name),
   );
@@ -278,7 +279,7 @@ export function explainPolicy(world: World, t: Target): Report {
     findings.push(...routeFindings(world, route).filter((f) => f.level === 'problem'));
   }
   for (const s of new Map(scope.map((x) => [`${x.gateway.namespace}/${x.gateway.name}`, x.gateway])).values()) {
-    findings.push(...gatewayFindings(world, s).filter((f) => f.level === 'problem'));
+    findings.push(...gatewayFindings(world, s, { listeners: false }).filter((f) => f.level === 'problem'));
   }
   return finish(world, t, findings, [r.report]);
 }
@@ -317,19 +318,19 @@ export function explainExtension(world: World, t: Target): Report {
   return finish(world, t, findings, policies);
 }
 
-/** A TCPRoute or UDPRoute of the world, by kind, namespace and name. */
+/** A TCPRoute, UDPRoute or TLSRoute of the world, by kind, namespace and name. */
 function findL4(world: Pick<World, 'l4Routes'>, t: Target): KObj | undefined {
   return (world.l4Routes ?? []).find(
     (r) => r.kind === t.kind && r.metadata?.namespace === t.namespace && r.metadata?.name === t.name,
   );
 }
 
-/** A TCPRoute or UDPRoute: its parents and backends, whether its Gateways' proxies hold it, and those Gateways. */
+/** A TCPRoute, UDPRoute or TLSRoute: its parents and backends, whether its Gateways' proxies hold it, and those Gateways. */
 function explainL4Route(world: World, t: Target): Report {
   const route = findL4(world, t);
   if (!route) return notFound(t, world);
   const findings = l4RouteFindings(world, route);
-  for (const g of routeParents(route)) findings.push(...gatewayFindings(world, g));
+  for (const g of routeParents(route, { withListener: true })) findings.push(...gatewayFindings(world, g));
   return finish(world, t, findings, []);
 }
 
@@ -339,6 +340,7 @@ export function explain(world: World, t: Target): Report {
       return explainRoute(world, t);
     case 'TCPRoute':
     case 'UDPRoute':
+    case 'TLSRoute':
       return explainL4Route(world, t);
     case 'Gateway':
       return explainGateway(world, t);

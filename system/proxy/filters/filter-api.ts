@@ -4,6 +4,7 @@
 // (request) path and may edit response headers on the encode path; and FilterStream, the request as every filter
 // sees it, which http/active-stream.ts implements. A filter stops the chain by answering (sendLocalReply); the
 // terminal filter, the router (filters/router/), answers every request that reaches it.
+import type { Duplex } from 'node:stream';
 import type { CompiledRoute } from '../config/route.ts';
 import type { Logger, LogRegistry, Tags } from '../log.ts';
 import type { StatsStore } from '../stats.ts';
@@ -11,6 +12,14 @@ import type { HeaderMap, ResponseFlag, StreamInfo } from '../stream-info.ts';
 import type { ClusterManagerView } from '../upstream/cluster-manager-view.ts';
 
 export type J = Record<string, any>;
+
+/** The raw connection of an upgrade request (Node's 'upgrade' event), and the bytes read after its headers. */
+export interface DownstreamUpgrade {
+  socket: Duplex;
+  head: Buffer;
+  /** The HCM's stream_idle_timeout (the connection manager sets it). */
+  streamIdleTimeoutMs?: number;
+}
 
 export interface LocalReplyOptions {
   flag?: ResponseFlag;
@@ -47,6 +56,8 @@ export interface FilterStream {
   readonly done: boolean;
   /** The response headers went downstream. */
   readonly responseStarted: boolean;
+  /** An upgrade request's raw connection and first bytes (http/upgrade.ts); undefined for other requests. */
+  readonly upgrade: DownstreamUpgrade | undefined;
   /** The buffered request body, once readBody() resolved. */
   readonly body: Buffer | undefined;
   /** Response headers filters want added (cors, ext_authz allowed_client_headers_on_success, local_ratelimit). */

@@ -10,12 +10,13 @@ import { PassThrough, type Readable } from 'node:stream';
 import { applyMutations } from '../config/headers.ts';
 import type { CompiledRoute } from '../config/route.ts';
 import { ENABLED, isDisabled } from '../filters/disabled.ts';
-import type { FilterStream, HttpFilter, LocalReplyOptions } from '../filters/filter-api.ts';
+import type { DownstreamUpgrade, FilterStream, HttpFilter, LocalReplyOptions } from '../filters/filter-api.ts';
 import type { Logger, Tags } from '../log.ts';
 import { type HeaderMap, headerLines, type ResponseFlag, StreamInfo } from '../stream-info.ts';
 import { grpcLocalReplyHeaders, isGrpcContentType } from './grpc-local-reply.ts';
 import type { HcmConfig } from './hcm-config.ts';
 import { parseRequestTarget, type TargetOptions } from './request-target.ts';
+import { upgradeTypeOf } from './upgrade.ts';
 
 /** What a stream needs from its connection manager (hcm.ts's HcmRuntime). */
 export interface StreamOwner {
@@ -87,13 +88,25 @@ export class ActiveStream implements FilterStream {
   private readonly onGone: Array<() => void> = [];
   private tags_: Tags | undefined;
   filterIndex = -1;
+  /** An upgrade request's raw connection (the router tunnels it after a 101: http/upgrade.ts). */
+  readonly upgrade: DownstreamUpgrade | undefined;
+  /** The upgrade asked for (lower-cased `Upgrade` token, `connect`), on an upgrade connection only. */
+  readonly upgradeType: string | undefined;
 
-  constructor(hcm: StreamOwner, req: IncomingMessage, res: ServerResponse, connectionId: number) {
+  constructor(
+    hcm: StreamOwner,
+    req: IncomingMessage,
+    res: ServerResponse,
+    connectionId: number,
+    upgrade?: DownstreamUpgrade,
+  ) {
     this.hcm = hcm;
     this.req = req;
     this.res = res;
     this.connectionId = connectionId;
     this.method = req.method ?? 'GET';
+    this.upgradeType = upgrade || this.method === 'CONNECT' ? upgradeTypeOf(this.method, req.headers) : undefined;
+    this.upgrade = this.upgradeType === undefined ? undefined : upgrade;
     this.path = req.url ?? '/';
     /** HTTP/2: the request arrived on a stream of a multiplexed session (node:http2 compat objects). */
     this.http2 = req.httpVersion === '2.0';

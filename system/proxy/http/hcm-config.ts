@@ -4,6 +4,7 @@
 // (max_request_headers_kb, common_http_protocol_options.max_headers_count) listener/http-codec.ts applies. Routes, filters and access logs are compiled by hcm.ts with their own modules.
 import { ConfigError, durationMs } from '../config/errors.ts';
 import { compileHttp2Options, type Http2Options, u32 } from '../config/http2-options.ts';
+import { compileUpgradeConfigs, type UpgradeMap } from '../config/upgrade-config.ts';
 import type { TargetOptions } from './request-target.ts';
 
 type J = Record<string, any>;
@@ -23,6 +24,10 @@ export interface HcmConfig {
   requestTimeoutMs: number;
   via: string | undefined;
   mergeSlashes: boolean;
+  /** upgrade_configs: upgrade type → enabled (http/upgrade.ts). */
+  upgrades: UpgradeMap;
+  /** stream_idle_timeout (Envoy's default 5 min; 0 disables): what idles out an upgraded stream. */
+  streamIdleTimeoutMs: number;
   /** codec_type: AUTO picks HTTP/2 by ALPN `h2` or the connection preface, else HTTP/1.1. */
   codec: 'AUTO' | 'HTTP1' | 'HTTP2';
   /** http2_protocol_options, Envoy's defaults where unset. */
@@ -54,6 +59,8 @@ export function compileHcmConfig(cfg: J): { config: HcmConfig; targetOptions: Ta
     requestTimeoutMs: durationMs(cfg.request_timeout) ?? 0,
     via: cfg.via || undefined,
     mergeSlashes: cfg.merge_slashes === true,
+    upgrades: compileUpgradeConfigs(cfg.upgrade_configs, 'HttpConnectionManager'),
+    streamIdleTimeoutMs: durationMs(cfg.stream_idle_timeout) ?? 300_000,
     codec,
     http2: compileHttp2Options(cfg.http2_protocol_options, 'http2_protocol_options'),
     maxRequestHeadersKb: u32(cfg.max_request_headers_kb) ?? 60,

@@ -24,6 +24,9 @@ export interface HcmStats {
   downstream_rq_timeout: Counter;
   downstream_rq_non_relative_path: Counter;
   downstream_rq_ws_on_non_ws_route: Counter;
+  downstream_rq_idle_timeout: Counter;
+  downstream_cx_upgrades_total: Counter;
+  downstream_cx_upgrades_active: Gauge;
   downstream_rq_time: Histogram;
   downstream_rq_xx: Counter[];
   listener_rq_xx: Counter[];
@@ -55,6 +58,9 @@ export function makeHcmStats(store: StatsStore, prefix: string, listenerPrefix: 
     downstream_rq_timeout: store.counter(p + 'downstream_rq_timeout'),
     downstream_rq_non_relative_path: store.counter(p + 'downstream_rq_non_relative_path'),
     downstream_rq_ws_on_non_ws_route: store.counter(p + 'downstream_rq_ws_on_non_ws_route'),
+    downstream_rq_idle_timeout: store.counter(p + 'downstream_rq_idle_timeout'),
+    downstream_cx_upgrades_total: store.counter(p + 'downstream_cx_upgrades_total'),
+    downstream_cx_upgrades_active: store.gauge(p + 'downstream_cx_upgrades_active'),
     downstream_rq_time: store.histogram(p + 'downstream_rq_time'),
     downstream_rq_xx: [1, 2, 3, 4, 5].map((c) => store.counter(`${p}downstream_rq_${c}xx`)),
     listener_rq_xx: [1, 2, 3, 4, 5].map((c) => store.counter(`${lp}downstream_rq_${c}xx`)),

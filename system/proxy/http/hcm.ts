@@ -11,7 +11,8 @@ import { ConfigError } from '../config/errors.ts';
 import { stripPort } from '../config/host-port.ts';
 import type { RdsProvider } from '../config/route-manager.ts';
 import { compileRouteConfiguration, type RouteTable } from '../config/route-table.ts';
-import type { FilterContext, HttpFilter } from '../filters/filter-api.ts';
+import { upgradeAllowed } from '../config/upgrade-config.ts';
+import type { DownstreamUpgrade, FilterContext, HttpFilter } from '../filters/filter-api.ts';
 import { buildFilterChain } from '../filters/filter-chain.ts';
 import type { Logger, LogRegistry } from '../log.ts';
 import type { StatsStore } from '../stats.ts';
@@ -117,8 +118,10 @@ export class HcmRuntime implements StreamOwner {
     this.stats.downstream_cx_length_ms.record(lengthMs);
   }
 
-  handle(req: IncomingMessage, res: ServerResponse, connectionId: number): void {
-    const s = new ActiveStream(this, req, res, connectionId);
+  /** A request; `upgrade` when it came as an upgrade (Node's 'upgrade' event: the raw connection is the stream's). */
+  handle(req: IncomingMessage, res: ServerResponse, connectionId: number, upgrade?: DownstreamUpgrade): void {
+    if (upgrade) upgrade.streamIdleTimeoutMs = this.config.streamIdleTimeoutMs;
+    const s = new ActiveStream(this, req, res, connectionId, upgrade);
     this.stats.downstream_rq_total.inc();
     (s.http2 ? this.stats.downstream_rq_http2_total : this.stats.downstream_rq_http1_total).inc();
     this.stats.downstream_rq_active.add(1);
@@ -151,11 +154,15 @@ export class HcmRuntime implements StreamOwner {
         s.info.virtualHostName = s.route.vhost.name;
       }
     }
-    if (s.method === 'CONNECT') {
-      // CONNECT is an upgrade in Envoy; with no upgrade_configs allowing it the filter chain refuses it.
-      this.stats.downstream_rq_ws_on_non_ws_route.inc();
-      s.sendLocalReply(403, '', { details: 'upgrade_failed' });
-      return;
+    if (s.upgradeType !== undefined) {
+      // Envoy's createUpgradeFilterChain: an upgrade (CONNECT included) neither the route nor the HCM allows is
+      // refused before the filters run (http/upgrade.ts).
+      const route = s.route?.action.kind === 'route' ? s.route.action.upgrades : undefined;
+      if (s.method === 'CONNECT' || !upgradeAllowed(this.config.upgrades, route, s.upgradeType)) {
+        this.stats.downstream_rq_ws_on_non_ws_route.inc();
+        s.sendLocalReply(403, '', { details: 'upgrade_failed' });
+        return;
+      }
     }
     this.runFilters(s, 0);
   }

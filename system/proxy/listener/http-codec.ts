@@ -14,6 +14,7 @@ import http from 'node:http';
 import http2 from 'node:http2';
 import net from 'node:net';
 import tls from 'node:tls';
+import type { DownstreamUpgrade } from '../filters/filter-api.ts';
 import type { HcmConfig } from '../http/hcm-config.ts';
 import type { Counter } from '../stats.ts';
 import type { TlsChain } from './tls-config.ts';
@@ -32,9 +33,11 @@ export interface CodecOwner {
   onConnection(c: net.Socket): void;
   /** Its codec is known: the HCM's downstream_cx_http1_* or downstream_cx_http2_*. */
   onCodec(c: net.Socket, protocol: HttpProtocol): void;
-  onRequest(req: http.IncomingMessage, res: http.ServerResponse): void;
+  /** A request; `upgrade`: an HTTP/1.1 upgrade request's raw connection (filters/router/upgrade.ts tunnels it). */
+  onRequest(req: http.IncomingMessage, res: http.ServerResponse, upgrade?: DownstreamUpgrade): void;
   onHandshake(c: tls.TLSSocket): void;
-  onTlsError(): void;
+  /** A failed handshake (ssl.connection_error, the [connection] debug line). */
+  onTlsError(c: net.Socket, err: Error): void;
   /** `http2.*` codec stats (Envoy's root-scope http2.header_overflow, http2.tx_reset). */
   http2Stat(name: 'header_overflow' | 'tx_reset'): Counter;
 }
@@ -55,14 +58,19 @@ export class HttpCodecServers {
     // Host is checked by the connection manager, as in Envoy (an absolute-form URI supplies it).
     const opts = { keepAliveTimeout: 0, requestTimeout: 0, headersTimeout: 60_000, requireHostHeader: false };
     this.h1 = http.createServer(opts, (req, res) => owner.onRequest(req, res));
-    // CONNECT: Node hands over the socket; the connection manager answers on it and the connection closes after.
-    this.h1.on('connect', (req: http.IncomingMessage, socket: net.Socket) => {
+    // CONNECT and upgrades (WebSocket): Node hands over the socket; the connection manager answers on it and the
+    // connection closes after, unless the answer is a 101 and the router tunnels it (filters/router/upgrade.ts).
+    const onRaw = (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => {
       const res = new http.ServerResponse(req);
       res.shouldKeepAlive = false;
       res.assignSocket(socket);
-      res.once('finish', () => socket.end());
-      owner.onRequest(req, res);
-    });
+      res.once('finish', () => {
+        if (res.statusCode !== 101) socket.end();
+      });
+      owner.onRequest(req, res, req.method === 'CONNECT' ? undefined : { socket, head });
+    };
+    this.h1.on('connect', onRaw);
+    this.h1.on('upgrade', onRaw);
     // node:http2's own header limits sit above Envoy's (checked per request below), so Envoy's answer is the one given.
     this.h2 = http2.createServer({ maxHeaderListPairs: 65_536, settings: { maxHeaderListSize: 16 * 1024 * 1024 } });
     this.h2.on('session', (session: http2.ServerHttp2Session) => this.onSession(session));
@@ -95,8 +103,8 @@ export class HttpCodecServers {
       else if (c.alpnProtocol === 'http/1.1') this.toH1(c);
       else owner.whenActive(() => this.byConfig(c));
     });
-    front.on('tlsClientError', (_err: Error, c: tls.TLSSocket) => {
-      owner.onTlsError();
+    front.on('tlsClientError', (err: Error, c: tls.TLSSocket) => {
+      owner.onTlsError(c, err);
       c.destroy();
     });
     this.front = front;

@@ -2,7 +2,8 @@
 // configuration of the same name) and whose chain is the policy filters the listener's routes use, then the router;
 // HTTP/1.1 and HTTP/2 (Envoy Gateway's http2_protocol_options).
 // An HTTPS port (ListenerIR.tls) has the `tls_inspector` listener filter and a TLS filter chain per Gateway listener
-// (tls.ts), all with that same connection manager and route configuration.
+// (tls.ts), all with that same connection manager and route configuration. Every connection manager allows WebSocket
+// upgrades (`upgrade_configs`).
 import { TYPE_URL } from '../../../shared/envoy/protos.ts';
 import type { ListenerIR } from '../../ir/types.ts';
 import { ADS_SOURCE, HCM, HTTP2_PROTOCOL_OPTIONS, type Json, ROUTER } from './envoy.ts';
@@ -19,6 +20,9 @@ export function translateListener(l: ListenerIR, filters: Json[]): Json {
         http_filters: [...filters, { name: ROUTER.name, typed_config: { '@type': ROUTER.type } }],
         // codec_type AUTO (the default): HTTP/2 by ALPN h2 over TLS, h2c with prior knowledge in the clear.
         http2_protocol_options: HTTP2_PROTOCOL_OPTIONS,
+        // WebSocket upgrades on every connection manager, as Envoy Gateway and kgateway configure theirs (Gateway
+        // API's HTTPRouteBackendProtocolWebSocket: a `kubernetes.io/ws` backend needs nothing more).
+        upgrade_configs: [{ upgrade_type: 'websocket' }],
         // A Host header with ":<port>" still matches: the route configuration ignores the port in host matching.
       },
     },

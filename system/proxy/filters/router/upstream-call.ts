@@ -19,6 +19,7 @@ import type { FilterStream } from '../filter-api.ts';
 import { Attempt, type AttemptOwner } from './attempt.ts';
 import { backoffMs, retriableStatus, retryOnReset } from './retry-state.ts';
 import { pathOnly, rewritePath, shadowHost } from './rewrites.ts';
+import type { UpgradeContext } from './upgrade.ts';
 
 const CONNECT_ERROR = 'upstream connect error or disconnect/reset before headers. reset reason: ';
 
@@ -43,6 +44,8 @@ export interface RouterContext {
   readonly stats: RouterStats;
   /** Router.suppress_envoy_headers: no x-envoy-expected-rq-timeout-ms, x-envoy-upstream-service-time. */
   readonly suppressEnvoyHeaders: boolean;
+  /** What an upgrade request needs (http/upgrade.ts). */
+  readonly upgrade: UpgradeContext;
 }
 
 /** One routed request to a cluster: attempts, retries, timeouts and the response stream. */
