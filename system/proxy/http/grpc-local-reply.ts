@@ -1,56 +1,41 @@
-// Envoy's local reply to a gRPC request (source/common/http/utility.cc, Utility::sendLocalReply with is_grpc): a request
-// whose content-type is application/grpc (or application/grpc+<codec>, application/grpc;<params>; not grpc-web) gets a
-// trailers-only gRPC response instead of an HTTP error: `:status 200`, `content-type: application/grpc`,
-// `grpc-status` mapped from the HTTP status as gRPC's HTTP-to-gRPC mapping (source/common/grpc/status.cc,
-// Utility::httpToGrpcStatus; doc/http-grpc-status-mapping.md: 400 INTERNAL, 401 UNAUTHENTICATED, 403
-// PERMISSION_DENIED, 404 UNIMPLEMENTED, 429/502/503/504 UNAVAILABLE, anything else UNKNOWN) and the body, if any, as
-// `grpc-message`, percent-encoded as gRPC asks (bytes outside 0x20-0x7E, and `%`); no body. So no route is
-// grpc-status 12, a rule with no valid backend (503) 14, an ExtensionRef filter nothing resolves (500) 2.
+// Local replies to gRPC requests as Envoy sends them (source/common/http/utility.cc sendLocalReply with
+// is_grpc_request; source/common/grpc/common.cc isGrpcRequestHeaders, utility httpToGrpcStatus): a request whose
+// content-type is application/grpc (or application/grpc+<codec>) gets HTTP 200 with content-type application/grpc,
+// grpc-status mapped from the reply's HTTP status and grpc-message the reply's body (percent-encoded as the gRPC
+// spec asks), no body: a trailers-only response, so a gRPC client reads Envoy's status and message.
 import type { HeaderMap } from '../stream-info.ts';
 
-/** Envoy's Grpc::Common::hasGrpcContentType. */
-export function isGrpcRequest(headers: HeaderMap): boolean {
-  const ct = headers['content-type'];
-  const v = Array.isArray(ct) ? ct[0] : ct;
-  if (typeof v !== 'string' || !v.startsWith('application/grpc')) return false;
-  const rest = v.slice('application/grpc'.length);
-  return rest === '' || rest[0] === '+' || rest[0] === ';';
+/** Grpc::Common::isGrpcRequestHeaders' content-type rule. */
+export function isGrpcContentType(ct: unknown): boolean {
+  if (typeof ct !== 'string') return false;
+  return ct === 'application/grpc' || ct.startsWith('application/grpc+') || ct.startsWith('application/grpc;');
 }
 
-/** gRPC status codes (grpc/include/grpcpp/impl/codegen/status_code_enum.h). */
-export const GRPC_STATUS = {
-  UNKNOWN: 2,
-  PERMISSION_DENIED: 7,
-  UNIMPLEMENTED: 12,
-  INTERNAL: 13,
-  UNAVAILABLE: 14,
-  UNAUTHENTICATED: 16,
-} as const;
-
+/** Grpc::Utility::httpToGrpcStatus. */
 export function httpToGrpcStatus(status: number): number {
   switch (status) {
     case 400:
-      return GRPC_STATUS.INTERNAL;
+      return 13; // INTERNAL
     case 401:
-      return GRPC_STATUS.UNAUTHENTICATED;
+      return 16; // UNAUTHENTICATED
     case 403:
-      return GRPC_STATUS.PERMISSION_DENIED;
+      return 7; // PERMISSION_DENIED
     case 404:
-      return GRPC_STATUS.UNIMPLEMENTED;
+      return 12; // UNIMPLEMENTED
     case 429:
     case 502:
     case 503:
     case 504:
-      return GRPC_STATUS.UNAVAILABLE;
+      return 14; // UNAVAILABLE
     default:
-      return GRPC_STATUS.UNKNOWN;
+      return 2; // UNKNOWN
   }
 }
 
-/** gRPC's percent-encoding of grpc-message (PROTOCOL-HTTP2.md: "Percent-Encoded"). */
-export function percentEncodeGrpcMessage(s: string): string {
+/** gRPC's Percent-Encoded grpc-message: bytes outside 0x20-0x7E, and '%', as %XX. */
+function percentEncode(text: string): string {
   let out = '';
-  for (const b of Buffer.from(s, 'utf8')) {
+  for (const b of Buffer.from(text)) {
     out +=
       b >= 0x20 && b <= 0x7e && b !== 0x25
         ? String.fromCharCode(b)
@@ -59,11 +44,13 @@ export function percentEncodeGrpcMessage(s: string): string {
   return out;
 }
 
-/** The headers of Envoy's trailers-only local reply to a gRPC request that would have been answered `status`. */
-export function grpcLocalReplyHeaders(status: number, body: Buffer, headers: HeaderMap): HeaderMap {
-  const out: HeaderMap = { ...headers, 'content-type': 'application/grpc' };
-  delete out['content-length'];
-  out['grpc-status'] = String(httpToGrpcStatus(status));
-  if (body.length > 0) out['grpc-message'] = percentEncodeGrpcMessage(body.toString('utf8'));
-  return out;
+/** The headers of a gRPC local reply (status 200, no body) for an HTTP local reply of `status` with `body`. */
+export function grpcLocalReplyHeaders(status: number, body: Buffer, extra: HeaderMap = {}): HeaderMap {
+  const headers: HeaderMap = {
+    ...extra,
+    'content-type': 'application/grpc',
+    'grpc-status': String(httpToGrpcStatus(status)),
+  };
+  if (body.length > 0) headers['grpc-message'] = percentEncode(body.toString());
+  return headers;
 }

@@ -126,7 +126,7 @@ export class ListenerSocket {
       const fallback = pickTlsChain(l.spec.tls ?? [], undefined);
       this.server.setSecureContext(fallback ? fallback.options : {});
     }
-    this.codecs?.configure(l.hcm?.config);
+    this.codecs?.configure(l.hcm?.config, l.spec.tls?.[0]?.alpn);
     for (const f of this.queued.splice(0)) f();
   }
 

@@ -149,6 +149,10 @@ function compileTlsChains(l: J, name: string): TlsChain[] | undefined {
       );
     checkTlsChainMatch(c, name, i);
     const compiled = compileTlsChain(c, name, i);
+    if (out.length && compiled.alpn.join(',') !== out[0]!.alpn.join(','))
+      throw new ConfigError(
+        `listener ${name}: filter_chains[${i}]: TLS filter chains with different alpn_protocols are not supported`,
+      );
     for (const n of compiled.serverNames.length ? compiled.serverNames.map((x) => x.toLowerCase()) : ['']) {
       if (seen.has(n))
         throw new ConfigError(

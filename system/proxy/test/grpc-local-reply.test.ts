@@ -7,7 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GRPC_ECHO_SERVICE, grpcEchoService } from '../../echo/grpc.ts';
-import { httpToGrpcStatus, percentEncodeGrpcMessage } from '../http/grpc-local-reply.ts';
+import { grpcLocalReplyHeaders, httpToGrpcStatus } from '../http/grpc-local-reply.ts';
 import { cla, edsCluster, listener, routeConfig, startXdsFixture, vhost, type XdsFixture } from '../testing/harness.ts';
 
 const LISTENER = 'listener~8080';
@@ -122,6 +122,6 @@ describe('gRPC local replies (Envoy sendLocalReply, is_grpc)', () => {
     expect([400, 401, 403, 404, 429, 502, 503, 504, 500, 418].map(httpToGrpcStatus)).toEqual([
       13, 16, 7, 12, 14, 14, 14, 14, 2, 2,
     ]);
-    expect(percentEncodeGrpcMessage('é ok')).toBe('%C3%A9 ok');
+    expect(grpcLocalReplyHeaders(500, Buffer.from('é ok'))['grpc-message']).toBe('%C3%A9 ok');
   });
 });
