@@ -170,7 +170,15 @@ describe('TCPRoute, UDPRoute and a ListenerSet through the proxy', () => {
       reason: 'Accepted',
     });
     expect(ls.status.listeners).toMatchObject([
-      { name: 'http', attachedRoutes: 1, supportedKinds: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute' }] },
+      {
+        name: 'http',
+        attachedRoutes: 1,
+        // An HTTP listener carries HTTPRoute and GRPCRoute (issue 12).
+        supportedKinds: [
+          { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute' },
+          { group: 'gateway.networking.k8s.io', kind: 'GRPCRoute' },
+        ],
+      },
     ]);
     const gw = await lab.kube.get(GW_API, 'Gateway', 'gw', ns);
     expect(gw?.status.attachedListenerSets).toBe(1);

@@ -8,6 +8,11 @@ import { type KObj, Kube } from '../../lab/toolkit/kube.ts';
 import { DEFAULT_TIMEOUT_CONFIG } from '../utils/config.ts';
 import { isSupported } from '../utils/features.ts';
 import {
+  type GrpcExpectedResponse,
+  grpcTestCaseName,
+  makeGrpcRequestAndExpectEventuallyConsistentResponse,
+} from '../utils/grpc.ts';
+import {
   type ExpectedResponse,
   makeRequestAndExpectEventuallyConsistentResponse,
   testCaseName,
@@ -82,6 +87,20 @@ export function httpCases(s: Suite, addr: () => string | undefined, cases: Expec
 }
 
 /**
+ * The RPC cases of upstream's GRPCRoute tests (`t.Run(tc.GetTestCaseName(i), ...)` with
+ * grpc.MakeRequestAndExpectEventuallyConsistentResponse), side by side as upstream's parallel subtests.
+ */
+export function grpcCases(s: Suite, addr: () => string | undefined, cases: GrpcExpectedResponse[]): void {
+  cases.forEach((tc, i) => {
+    it.concurrent(grpcTestCaseName(tc, i), async () => {
+      const a = addr();
+      if (!a) throw new Error('no gateway address: the status case of this test failed');
+      await makeGrpcRequestAndExpectEventuallyConsistentResponse(s.timeoutConfig, a, tc);
+    });
+  });
+}
+
+/**
  * The request cases of upstream's mirror tests: each with a request id query parameter of its own, the mirror
  * backends' logs watched before the request is sent, the response checked, then every mirror's log line awaited.
  */
@@ -116,7 +135,7 @@ export function routesAccepted(
   s: Suite,
   gw: GatewayRef,
   routes: NN[],
-  opts: { resolvedRefs?: boolean; kind?: 'HTTPRoute' | 'TCPRoute' | 'UDPRoute' } = {},
+  opts: { resolvedRefs?: boolean; kind?: 'HTTPRoute' | 'GRPCRoute' | 'TCPRoute' | 'UDPRoute' } = {},
 ): () => string | undefined {
   let addr: string | undefined;
   const kind = opts.kind ?? 'HTTPRoute';

@@ -62,6 +62,10 @@ export const UDPROUTE = ['UDPRoute'] as const;
 /** TLSRoute's extended features (pkg/features/tlsroute.go TLSRouteExtendedFeatures). */
 export const TLSROUTE_EXTENDED = ['TLSRouteModeTerminate', 'TLSRouteModeMixed'] as const;
 
+/** GRPCRoute core and extended features (pkg/features/grpcroute.go). */
+export const GRPCROUTE = ['GRPCRoute'] as const;
+export const GRPCROUTE_EXTENDED = ['GRPCRouteNamedRouteRule'] as const;
+
 export interface Profile {
   name: string;
   core: readonly string[];
@@ -90,6 +94,12 @@ export const PROFILES: Record<string, Profile> = {
     core: [CORE.Gateway, 'UDPRoute', CORE.ReferenceGrant],
     extended: [...GATEWAY_EXTENDED, ...UDPROUTE],
   },
+  // As profiles.go has it: GatewayExtendedFeatures only, so GRPCRouteNamedRule (GRPCRouteNamedRouteRule) is in no profile.
+  'GATEWAY-GRPC': {
+    name: 'GATEWAY-GRPC',
+    core: [CORE.Gateway, CORE.ReferenceGrant, 'GRPCRoute'],
+    extended: [...GATEWAY_EXTENDED],
+  },
 };
 
 /**
@@ -97,6 +107,8 @@ export const PROFILES: Record<string, Profile> = {
  * the proxy is the issue "HTTPS, TLS passthrough, HTTP/2…"). Extended: the HTTPRoute filters and matches the control
  * plane translates (system/controlplane/ir/routes.ts) whose ported tests pass, request mirrors (one or more) among them;
  * ListenerSet (GEP-1713), its upstream tests passing but ListenerSetAllowedRoutesSupportedKinds, which needs TLSRoute.
+ * GRPCRoute (issue 12): its four GATEWAY-GRPC tests pass (GRPCRouteNamedRouteRule is in no upstream profile, so it
+ * stays undeclared: features.test.ts).
  */
 export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   CORE.Gateway,
@@ -136,6 +148,7 @@ export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   'UDPRoute',
   'TLSRoute',
   'TLSRouteModeTerminate',
+  'GRPCRoute',
 ]);
 
 /** A test runs when gwlab supports all its features (upstream: SupportedFeatures.HasAll). */

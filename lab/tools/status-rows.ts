@@ -14,6 +14,7 @@ export type StatusKind =
   | 'Gateway'
   | 'ListenerSet'
   | 'HTTPRoute'
+  | 'GRPCRoute'
   | 'TCPRoute'
   | 'UDPRoute'
   | 'TLSRoute'
@@ -137,8 +138,11 @@ export function httpRouteRows(r: KObj): ConditionRow[] {
   return routeRows(r, 'HTTPRoute');
 }
 
-/** A route's parents' conditions (HTTPRoute, TCPRoute, UDPRoute, TLSRoute: the same status.parents). */
-export function routeRows(r: KObj, kind: 'HTTPRoute' | 'TCPRoute' | 'UDPRoute' | 'TLSRoute'): ConditionRow[] {
+/** A route's parents' conditions (HTTPRoute, GRPCRoute, TCPRoute, UDPRoute, TLSRoute: the same status.parents). */
+export function routeRows(
+  r: KObj,
+  kind: 'HTTPRoute' | 'GRPCRoute' | 'TCPRoute' | 'UDPRoute' | 'TLSRoute',
+): ConditionRow[] {
   const ns = r.metadata?.namespace ?? '';
   const parents: any[] = r.status?.parents ?? [];
   if (!parents.length) {
@@ -217,6 +221,7 @@ export interface StatusObjects {
   /** Gateway API v1.6.1 kinds: absent (or empty) on a cluster without their CRDs. */
   listenerSets?: KObj[];
   httpRoutes: KObj[];
+  grpcRoutes?: KObj[];
   tcpRoutes?: KObj[];
   udpRoutes?: KObj[];
   tlsRoutes?: KObj[];
@@ -238,6 +243,7 @@ export function conditionRows(o: StatusObjects, opts: { verbose?: boolean } = {}
     ...[...o.gateways].sort(byNsName).flatMap((g) => gatewayRows(g, opts)),
     ...[...(o.listenerSets ?? [])].sort(byNsName).flatMap((l) => listenerSetRows(l, opts)),
     ...[...o.httpRoutes].sort(byNsName).flatMap(httpRouteRows),
+    ...[...(o.grpcRoutes ?? [])].sort(byNsName).flatMap((r) => routeRows(r, 'GRPCRoute')),
     ...[...(o.tcpRoutes ?? [])].sort(byNsName).flatMap((r) => routeRows(r, 'TCPRoute')),
     ...[...(o.udpRoutes ?? [])].sort(byNsName).flatMap((r) => routeRows(r, 'UDPRoute')),
     ...[...(o.tlsRoutes ?? [])].sort(byNsName).flatMap((r) => routeRows(r, 'TLSRoute')),

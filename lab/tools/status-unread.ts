@@ -1,5 +1,5 @@
 // lab:status: Gateway API objects of the kinds users can write (the upstream v1.6.1 CRDs serve them) but the control
-// plane does not read: GRPCRoute, TLSRoute, TCPRoute, UDPRoute, ListenerSet... (the Gateway API kinds lab:bundle
+// plane does not read: TLSRoute, BackendTLSPolicy... (the Gateway API kinds lab:bundle
 // collects, collect/resources.ts, minus system/controlplane/kube/watched.ts, so a kind drops out of this list the
 // day the control plane reads it). One attached to a Gateway of one of our classes never gets a status from us and
 // carries no traffic: without a word here, a user would meet that as silence. A warning each, naming the Gateway.

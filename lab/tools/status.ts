@@ -235,11 +235,17 @@ type XdsSnapshots = { data?: Record<string, any>; reason?: string };
 /** The objects lab:status judges, read in parallel; a list that cannot be read is empty, with its error. */
 async function readObjects(kube: Kube, ns: string | undefined) {
   const list = (apiVersion: string, kind: string) => settle(kube.list(apiVersion, kind, ns));
-  // Kinds a cluster may not serve yet (Gateway API v1.6.1's TCPRoute, UDPRoute, TLSRoute, ListenerSet): none, not an
-  // error.
+  // Kinds a cluster may not serve yet (Gateway API v1.6.1's GRPCRoute, TCPRoute, UDPRoute, TLSRoute, ListenerSet): none,
+  // not an error.
   const optional = (kind: string) =>
     settle(kube.list(GW_API, kind, ns).catch((e) => (kindMissing(e) ? [] : Promise.reject(e))));
-  const l4 = Promise.all([optional('ListenerSet'), optional('TCPRoute'), optional('UDPRoute'), optional('TLSRoute')]);
+  const l4 = Promise.all([
+    optional('ListenerSet'),
+    optional('TCPRoute'),
+    optional('UDPRoute'),
+    optional('TLSRoute'),
+    optional('GRPCRoute'),
+  ]);
   const [controlPlane, classes, gateways, routes, policies, extensions, services, pods, xds, unread] =
     await Promise.all([
       controlPlaneSection(kube),
@@ -253,7 +259,7 @@ async function readObjects(kube: Kube, ns: string | undefined) {
       settle(withControlPlaneAdmin(kube, (a) => a.json<XdsSnapshots>('/snapshots/xds'))),
       readUnread(kube, ns),
     ]);
-  const [listenerSets, tcpRoutes, udpRoutes, tlsRoutes] = await l4;
+  const [listenerSets, tcpRoutes, udpRoutes, tlsRoutes, grpcRoutes] = await l4;
   const errors: string[] = [];
   const got = <T>(what: string, s: Settled<T[]>): T[] => {
     if (s.ok) return s.value;
@@ -271,6 +277,7 @@ async function readObjects(kube: Kube, ns: string | undefined) {
     services: got('Services', services),
     proxyPods: got('proxy pods', pods),
     httpRoutes: got('HTTPRoutes', routes),
+    grpcRoutes: got('GRPCRoutes', grpcRoutes),
     listenerSets: got('ListenerSets', listenerSets),
     tcpRoutes: got('TCPRoutes', tcpRoutes),
     udpRoutes: got('UDPRoutes', udpRoutes),
@@ -327,6 +334,7 @@ export async function collectStatus(t: StatusTarget, opts: StatusOptions = {}): 
         gatewayClasses: o.classes,
         gateways: o.gateways,
         httpRoutes: o.httpRoutes,
+        grpcRoutes: o.grpcRoutes,
         listenerSets: o.listenerSets,
         tcpRoutes: o.tcpRoutes,
         udpRoutes: o.udpRoutes,

@@ -161,6 +161,25 @@ export type HTTPRoute = KObject<
   { parents?: RouteParentStatus[] }
 >;
 
+/** GRPCRoute (v1 in Gateway API v1.6.1, apis/v1/grpcroute_types.go). */
+export interface GRPCRouteMatch {
+  method?: { type?: 'Exact' | 'RegularExpression'; service?: string; method?: string };
+  headers?: { type?: 'Exact' | 'RegularExpression'; name: string; value: string }[];
+}
+
+export interface GRPCRouteRule {
+  name?: string;
+  matches?: GRPCRouteMatch[];
+  /** RequestHeaderModifier, ResponseHeaderModifier, RequestMirror, ExtensionRef (the HTTPRoute filter shapes). */
+  filters?: HTTPRouteFilter[];
+  backendRefs?: HTTPBackendRef[];
+}
+
+export type GRPCRoute = KObject<
+  { parentRefs?: ParentRef[]; hostnames?: string[]; rules?: GRPCRouteRule[] },
+  { parents?: RouteParentStatus[] }
+>;
+
 /**
  * TCPRoute, UDPRoute and TLSRoute (v1 in Gateway API v1.6.1): parentRefs and one rule of weighted backendRefs; a
  * TLSRoute also has hostnames (the SNI names it serves).

@@ -2,7 +2,7 @@
 // (kube/watched.ts; fed by informers, or by YAML in tests and the translate tool) and the collections derived from
 // them by the stages (ir/, xds/translator/, status/build.ts), in order: deriveResources → deriveGateways →
 // deriveSnapshots → deriveStatuses:
-//   HTTPRoutes → Routes (resolved) ─┐
+//   HTTPRoutes, GRPCRoutes → Routes ┐
 //   TrafficPolicies → Policies ─────┼→ Gateways (IR + reports) → Xds (Listeners, Routes, Clusters) ─┐
 //   GatewayExtensions → Extensions ─┘        │                    ServiceEndpoints → Endpoints ──────┴→ Snapshots
 //                                            └→ GatewayStatuses, RouteStatuses, PolicyStatuses, ...
@@ -13,6 +13,7 @@ import { redactSecrets } from '../shared/envoy/redact.ts';
 import { buildServiceEndpoints, SERVICE_NAME_LABEL, type ServiceEndpoints } from './ir/endpoints.ts';
 import { buildExtensionInfo, type ExtensionInfo } from './ir/extensions.ts';
 import { buildGateway, type GatewayResult, type GatewayWorld, isOurGateway } from './ir/gateway.ts';
+import { buildGrpcRouteInfo } from './ir/grpc-routes.ts';
 import { buildL4RouteInfo, type L4Kind, type L4RouteInfo } from './ir/l4-routes.ts';
 import { buildPolicyInfo, type PolicyInfo, policyTargetKeys } from './ir/policies.ts';
 import { buildRouteInfo, type RouteInfo, type RouteWorld, routeGatewayKeys } from './ir/routes.ts';
@@ -28,6 +29,7 @@ import {
   type GatewayClass,
   type GatewayExtension,
   type GatewayParameters,
+  type GRPCRoute,
   type HTTPRoute,
   type KObject,
   keyOf,
@@ -128,6 +130,7 @@ export class Pipeline {
   readonly gatewayClasses: InputCollection<GatewayClass>;
   readonly gatewaysIn: InputCollection<Gateway>;
   readonly httpRoutes: InputCollection<HTTPRoute>;
+  readonly grpcRoutes: InputCollection<GRPCRoute>;
   readonly tcpRoutes: InputCollection<L4Route>;
   readonly udpRoutes: InputCollection<L4Route>;
   readonly tlsRoutes: InputCollection<L4Route>;
@@ -144,6 +147,7 @@ export class Pipeline {
   readonly rejections: InputCollection<RejectionRecord>;
 
   readonly routes: Collection<RouteInfo>;
+  readonly grpcRouteInfos: Collection<RouteInfo>;
   readonly tcpRouteInfos: Collection<L4RouteInfo>;
   readonly udpRouteInfos: Collection<L4RouteInfo>;
   readonly tlsRouteInfos: Collection<L4RouteInfo>;
@@ -157,6 +161,7 @@ export class Pipeline {
   readonly gatewayClassStatuses: Collection<StatusUpdate>;
   readonly gatewayStatuses: Collection<StatusUpdate>;
   readonly routeStatuses: Collection<StatusUpdate>;
+  readonly grpcRouteStatuses: Collection<StatusUpdate>;
   readonly tcpRouteStatuses: Collection<StatusUpdate>;
   readonly udpRouteStatuses: Collection<StatusUpdate>;
   readonly tlsRouteStatuses: Collection<StatusUpdate>;
@@ -181,6 +186,7 @@ export class Pipeline {
     this.gatewayClasses = input<GatewayClass>('GatewayClass');
     this.gatewaysIn = input<Gateway>('Gateway');
     this.httpRoutes = input<HTTPRoute>('HTTPRoute');
+    this.grpcRoutes = input<GRPCRoute>('GRPCRoute');
     this.tcpRoutes = input<L4Route>('TCPRoute');
     this.udpRoutes = input<L4Route>('UDPRoute');
     this.tlsRoutes = input<L4Route>('TLSRoute');
@@ -198,6 +204,7 @@ export class Pipeline {
 
     const resources = deriveResources(this, mode);
     this.routes = resources.routes;
+    this.grpcRouteInfos = resources.grpcRoutes;
     this.tcpRouteInfos = resources.tcpRoutes;
     this.udpRouteInfos = resources.udpRoutes;
     this.tlsRouteInfos = resources.tlsRoutes;
@@ -214,6 +221,7 @@ export class Pipeline {
     this.gatewayClassStatuses = statuses.gatewayClassStatuses;
     this.gatewayStatuses = statuses.gatewayStatuses;
     this.routeStatuses = statuses.routeStatuses;
+    this.grpcRouteStatuses = statuses.grpcRouteStatuses;
     this.tcpRouteStatuses = statuses.tcpRouteStatuses;
     this.udpRouteStatuses = statuses.udpRouteStatuses;
     this.tlsRouteStatuses = statuses.tlsRouteStatuses;
@@ -238,6 +246,7 @@ export class Pipeline {
       this.gatewayClassStatuses,
       this.gatewayStatuses,
       this.routeStatuses,
+      this.grpcRouteStatuses,
       this.tcpRouteStatuses,
       this.udpRouteStatuses,
       this.tlsRouteStatuses,
@@ -264,6 +273,10 @@ function deriveResources(p: Pipeline, mode: ValidationMode) {
   });
   const routes = derive(rt, 'Routes', p.httpRoutes, (ctx, r) => buildRouteInfo(r, routeWorld(ctx), mode));
   const routesByGateway = p.httpRoutes.index('parentGateway', routeGatewayKeys);
+  const grpcRoutes = derive(rt, 'GRPCRouteInfos', p.grpcRoutes, (ctx, r) =>
+    buildGrpcRouteInfo(r, routeWorld(ctx), mode),
+  );
+  const grpcByGateway = p.grpcRoutes.index('parentGateway', routeGatewayKeys);
   const tcpRoutes = derive(rt, 'TCPRouteInfos', p.tcpRoutes, (ctx, r) =>
     buildL4RouteInfo('TCPRoute', r, routeWorld(ctx)),
   );
@@ -292,6 +305,8 @@ function deriveResources(p: Pipeline, mode: ValidationMode) {
   return {
     routes,
     routesByGateway,
+    grpcRoutes,
+    grpcByGateway,
     tcpRoutes,
     udpRoutes,
     tlsRoutes,
@@ -333,10 +348,10 @@ function deriveGateways(
         gatewayClass: (name) => ctx.fetch(p.gatewayClasses, name),
         gatewayParameters: (ns, name) => ctx.fetch(p.gatewayParameters, `${ns}/${name}`),
         routes: (gwKey) =>
-          ctx
-            .fetchIndex(r.routesByGateway, gwKey)
-            .map((route) => ctx.fetch(r.routes, keyOf(route)))
-            .filter((route): route is RouteInfo => !!route),
+          [
+            ...ctx.fetchIndex(r.routesByGateway, gwKey).map((route) => ctx.fetch(r.routes, keyOf(route))),
+            ...ctx.fetchIndex(r.grpcByGateway, gwKey).map((route) => ctx.fetch(r.grpcRoutes, keyOf(route))),
+          ].filter((route): route is RouteInfo => !!route),
         l4Routes: (key) =>
           [
             ...ctx.fetchIndex(r.tcpByGateway, key).map((x) => ctx.fetch(r.tcpRoutes, keyOf(x))),
@@ -507,10 +522,23 @@ function deriveStatuses(p: Pipeline, g: ReturnType<typeof deriveGateways>, contr
     name: e.ref.name,
     status: extensionStatus(e),
   }));
+  const grpcRouteStatuses = derive(rt, 'GRPCRouteStatuses', p.grpcRoutes, (ctx, r, key) => {
+    const reports = ctx.fetchIndex(g.routeReportsByRoute, `GRPCRoute/${key}`).sort(byKey);
+    return {
+      key: `grpcroutes/${key}`,
+      resource: 'grpcroutes' as const,
+      namespace: r.metadata.namespace,
+      name: r.metadata.name,
+      status: {
+        parents: routeParents(r.metadata.generation ?? 1, reports, rejectionsOf(ctx, `GRPCRoute/${key}`)),
+      },
+    };
+  });
   return {
     gatewayClassStatuses,
     gatewayStatuses,
     routeStatuses,
+    grpcRouteStatuses,
     policyStatuses,
     extensionStatuses,
     ...deriveL4AndListenerSetStatuses(p, g, gatewayStatuses),

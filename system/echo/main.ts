@@ -5,23 +5,23 @@
 // (lab/embedded/node/kubelet/system-images.ts), so conformance/base/manifests.yaml applies verbatim.
 // TCP_ECHO_SERVER (TCP_PORT, 3000; over TLS on TLS_PORT, 8443, with TLS_SERVER_CERT/TLS_SERVER_PRIV_KEY) and
 // UDP_ECHO_SERVER (UDP_PORT, 8080) serve upstream's TCP and UDP echo (l4.ts).
-// GRPC_ECHO_SERVER (the GATEWAY-GRPC profile's backend) is not implemented: the process says so and stays up without
-// serving, so the pods of the base manifests run; the tests that would use it are skipped (their features are not
-// supported: conformance/utils/features.ts). GWLAB_ECHO_STANDIN=coredns (the catalog's entry for the base manifests'
+// GRPC_ECHO_SERVER serves upstream's GrpcEcho service (grpc.ts: HTTP_PORT 3000, HTTPS_PORT 8443 with TLS_SERVER_CERT
+// and TLS_SERVER_PRIV_KEY), the GATEWAY-GRPC profile's backend. GWLAB_ECHO_STANDIN=coredns (the catalog's entry for the base manifests'
 // coredns, whose args it ignores) answers DNS on UDP 53 as that Corefile's whoami zone does (dns.ts).
 import { readFileSync } from 'node:fs';
 import { stopOnSignals } from '../shared/sample-service.ts';
 import { startDnsStandin } from './dns.ts';
+import { startGrpcEcho } from './grpc.ts';
 import { podContextFromEnv, startTcpEcho, startUdpEcho } from './l4.ts';
 import { startEcho } from './server.ts';
 
 const USAGE = `usage: echo   (configured by the environment, as upstream's echo-basic image)
   HTTP_PORT (3000), H2C_PORT (3001), HTTPS_PORT (8443) with TLS_SERVER_CERT and TLS_SERVER_PRIVKEY (TLS_CLIENT_CACERTS)
+  GRPC_ECHO_SERVER=1: upstream's GrpcEcho service on HTTP_PORT (3000), over TLS on HTTPS_PORT (8443) with
+  TLS_SERVER_CERT and TLS_SERVER_PRIV_KEY
   TCP_ECHO_SERVER=1: upstream's TCP echo on TCP_PORT (3000), and over TLS on TLS_PORT (8443) with TLS_SERVER_CERT and
     TLS_SERVER_PRIV_KEY; UDP_ECHO_SERVER=1: its UDP echo on UDP_PORT (8080)
   POD_NAME, NAMESPACE, SERVICE_NAME, INGRESS_NAME: reported in every echoed body`;
-
-const UNIMPLEMENTED = ['GRPC_ECHO_SERVER'];
 
 function port(name: string, dflt: number): number {
   const v = process.env[name];
@@ -43,12 +43,9 @@ export async function main(args: string[]): Promise<void> {
     stopOnSignals(dns.close);
     return;
   }
-  const mode = standin
-    ? `a stand-in for ${standin} (args ${JSON.stringify(args)})`
-    : UNIMPLEMENTED.find((m) => process.env[m]);
-  if (mode) {
+  if (standin) {
     process.stdout.write(
-      `echo: ${mode} is not implemented by gwlab's echo (its conformance tests are skipped); idle\n`,
+      `echo: a stand-in for ${standin} (args ${JSON.stringify(args)}) is not implemented by gwlab's echo; idle\n`,
     );
     const idle = setInterval(() => {}, 1 << 30);
     stopOnSignals(async () => clearInterval(idle));
@@ -57,6 +54,19 @@ export async function main(args: string[]): Promise<void> {
   const env = process.env;
   const log = (l: string) => process.stdout.write(`${l}\n`);
   // Upstream's order: GRPC_ECHO_SERVER, then TCP_ECHO_SERVER, then UDP_ECHO_SERVER (echo-basic.go main).
+  if (env.GRPC_ECHO_SERVER) {
+    const grpc = await startGrpcEcho({
+      port: port('HTTP_PORT', 3000),
+      httpsPort: port('HTTPS_PORT', 8443),
+      tlsCert: env.TLS_SERVER_CERT || undefined,
+      tlsKey: env.TLS_SERVER_PRIV_KEY || undefined,
+      context: podContextFromEnv(env),
+      log,
+    });
+    log(`Starting server (grpc), port ${grpc.port}${grpc.https ? `, ${grpc.https} (tls)` : ''}`);
+    stopOnSignals(grpc.close);
+    return;
+  }
   if (env.TCP_ECHO_SERVER || env.UDP_ECHO_SERVER) {
     const context = podContextFromEnv(env);
     const l4 = env.TCP_ECHO_SERVER

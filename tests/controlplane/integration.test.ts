@@ -176,7 +176,11 @@ describe('control plane with the embedded API server', () => {
     expect(cond(gw, 'Programmed')).toMatchObject({ status: 'False' });
     expect(gw.status.listeners[0]).toMatchObject({
       name: 'http',
-      supportedKinds: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute' }],
+      // An HTTP listener carries HTTPRoute and GRPCRoute (issue 12).
+      supportedKinds: [
+        { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute' },
+        { group: 'gateway.networking.k8s.io', kind: 'GRPCRoute' },
+      ],
     });
     expect(cond(gw, 'Accepted').lastTransitionTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     // The Service and the HTTPRoute come through separate watches: the first status written may still say

@@ -135,6 +135,7 @@ function world(
       },
     ],
     routes: o.routes ?? [route('web', { labels: { app: 'web' } })],
+    ...(o.grpcRoutes ? { grpcRoutes: o.grpcRoutes } : {}),
     l4Routes: o.l4Routes ?? [],
     policies: o.policies ?? [],
     extensions: o.extensions ?? [],
@@ -613,5 +614,53 @@ describe('explain renders the control plane attachment decision', () => {
         "the control plane's rules give it timeouts, but config_dump of its targets (1 route(s) checked) does not have it",
       ],
     ]);
+  });
+});
+
+describe('explain analysis: GRPCRoute (issue 12)', () => {
+  const grpcRoute = (conditions: any[], backends?: any[]): KObj => ({
+    ...route('rpc', { conditions, backends }),
+    kind: 'GRPCRoute',
+  });
+  const target = { kind: 'GRPCRoute' as const, namespace: 'app', name: 'rpc' };
+  const withProxy = (r: KObj, entries: string[]) =>
+    world({ grpcRoutes: [r], pods: [pod('gw-1', { dump: dump(entries.map((name) => ({ name }))) })] });
+
+  it('a healthy GRPCRoute: accepted, resolved, its grpcroute/ entries in the proxy config', () => {
+    const r = explain(
+      withProxy(grpcRoute([ok('Accepted'), ok('ResolvedRefs')]), ['grpcroute/app/rpc/rule/0/match/0']),
+      target,
+    );
+    expect(problems(r)).toEqual([]);
+    expect(r.findings.map((f) => [f.subject, f.message])).toEqual(
+      expect.arrayContaining([
+        ['GRPCRoute app/rpc', 'accepted by Gateway app/gw'],
+        ['GRPCRoute app/rpc', 'backends resolved'],
+        ['GRPCRoute app/rpc', 'in the proxy config of Gateway app/gw: 1 route(s) in config_dump of gw-1'],
+      ]),
+    );
+    expect(gatewaysNeeded(withProxy(grpcRoute([]), []), target)).toEqual([{ namespace: 'app', name: 'gw' }]);
+    // An HTTPRoute of the same name in config_dump is not this route's.
+    const other = explain(withProxy(grpcRoute([ok('Accepted')]), ['httproute/app/rpc/rule/0/match/0']), target);
+    expect(problems(other).map((f) => f.disagreement)).toEqual([true]);
+  });
+
+  it('a cross-namespace backend without a grant: UNAVAILABLE, and the ReferenceGrant from GRPCRoute', () => {
+    const r = grpcRoute(
+      [ok('Accepted'), bad('ResolvedRefs', 'RefNotPermitted', 'no grant')],
+      [{ name: 'svc', namespace: 'other', port: 8080 }],
+    );
+    const f = problems(explain(withProxy(r, ['grpcroute/app/rpc/rule/0/match/0']), target));
+    expect(f[0].details).toEqual(['an RPC matching such a rule gets gRPC status UNAVAILABLE (14) from the proxy']);
+    expect(parse(f[0].yaml!).spec.from).toEqual([
+      { group: 'gateway.networking.k8s.io', kind: 'GRPCRoute', namespace: 'app' },
+    ]);
+  });
+
+  it('parses grpcroute targets; an unknown one says which exist', () => {
+    expect(parseTarget('grpcroutes/rpc', 'ns')).toEqual({ kind: 'GRPCRoute', namespace: 'ns', name: 'rpc' });
+    const r = explain(world({ grpcRoutes: [grpcRoute([])] }), { ...target, name: 'nope' });
+    expect(r.found).toBe(false);
+    expect(r.findings[0].details).toEqual(['GRPCRoutes in app: rpc']);
   });
 });

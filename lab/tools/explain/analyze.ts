@@ -36,8 +36,8 @@ export function gatewaysNeeded(world: Omit<World, 'proxies' | 'services' | 'xdsE
     for (const g of routeParents(r)) addGw(g);
   };
   const w = world as World;
-  if (t.kind === 'HTTPRoute') {
-    const r = find(world.routes, t.namespace, t.name);
+  if (t.kind === 'HTTPRoute' || t.kind === 'GRPCRoute') {
+    const r = find(t.kind === 'HTTPRoute' ? world.routes : (world.grpcRoutes ?? []), t.namespace, t.name);
     if (r) addRoute(r);
   } else if (t.kind === 'TCPRoute' || t.kind === 'UDPRoute' || t.kind === 'TLSRoute') {
     const r = findL4(world, t);
@@ -122,6 +122,7 @@ function finish(world: World, t: Target, findings: Finding[], policies: PolicyRe
 function notFound(t: Target, world: World): Report {
   const lists: Record<Target['kind'], KObj[]> = {
     HTTPRoute: world.routes,
+    GRPCRoute: world.grpcRoutes ?? [],
     TCPRoute: (world.l4Routes ?? []).filter((r) => r.kind === 'TCPRoute'),
     UDPRoute: (world.l4Routes ?? []).filter((r) => r.kind === 'UDPRoute'),
     TLSRoute: (world.l4Routes ?? []).filter((r) => r.kind === 'TLSRoute'),
@@ -334,10 +335,21 @@ function explainL4Route(world: World, t: Target): Report {
   return finish(world, t, findings, []);
 }
 
+/** A GRPCRoute: its parents and backends and whether its Gateways' proxies hold it (TrafficPolicies target HTTPRoutes). */
+function explainGrpcRoute(world: World, t: Target): Report {
+  const route = find(world.grpcRoutes ?? [], t.namespace, t.name);
+  if (!route) return notFound(t, world);
+  const findings = routeFindings(world, route);
+  for (const g of routeParents(route)) findings.push(...gatewayFindings(world, g));
+  return finish(world, t, findings, []);
+}
+
 export function explain(world: World, t: Target): Report {
   switch (t.kind) {
     case 'HTTPRoute':
       return explainRoute(world, t);
+    case 'GRPCRoute':
+      return explainGrpcRoute(world, t);
     case 'TCPRoute':
     case 'UDPRoute':
     case 'TLSRoute':

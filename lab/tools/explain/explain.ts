@@ -16,6 +16,8 @@ const ALIASES: Record<string, ExplainKind> = {
   httproute: 'HTTPRoute',
   httproutes: 'HTTPRoute',
   route: 'HTTPRoute',
+  grpcroute: 'GRPCRoute',
+  grpcroutes: 'GRPCRoute',
   tcproute: 'TCPRoute',
   tcproutes: 'TCPRoute',
   udproute: 'UDPRoute',

@@ -52,7 +52,8 @@ export function dumpsRead(world: World, g: GatewayKey): number {
   return (world.proxies[`${g.namespace}/${g.name}`]?.pods ?? []).filter((p) => p.dump).length;
 }
 
-export const routePrefix = (ns: string, name: string) => `httproute/${ns}/${name}/`;
+/** The names of a route's entries in the proxies' route configuration start with this (`httproute/`, `grpcroute/`). */
+export const routePrefix = (ns: string, name: string, kind = 'HTTPRoute') => `${kind.toLowerCase()}/${ns}/${name}/`;
 
 /**
  * What is wrong with a Gateway and its proxies: status, its listeners' (all, or `g.listener`; none with

@@ -7,6 +7,7 @@ import { VENDOR_API } from '../proxies.ts';
 
 export const KINDS = [
   'HTTPRoute',
+  'GRPCRoute',
   'TCPRoute',
   'UDPRoute',
   'TLSRoute',

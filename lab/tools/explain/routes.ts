@@ -1,4 +1,4 @@
-// An HTTPRoute seen by explain: its parent statuses, whether its backends resolve (with the grant that would allow a
+// An HTTPRoute or GRPCRoute seen by explain: its parent statuses, whether its backends resolve (with the grant that would allow a
 // cross-namespace one), and whether the proxies of its Gateways really hold it.
 import { referenceAllowed } from '../../../system/controlplane/ir/refgrant.ts';
 import type { ReferenceGrant } from '../../../system/controlplane/model.ts';
@@ -12,7 +12,8 @@ import type { World } from './world.ts';
 export function routeFindings(world: World, route: KObj): Finding[] {
   const ns = route.metadata!.namespace!;
   const name = route.metadata!.name!;
-  const subject = subjectOf('HTTPRoute', { namespace: ns, name });
+  const kind: 'HTTPRoute' | 'GRPCRoute' = route.kind === 'GRPCRoute' ? 'GRPCRoute' : 'HTTPRoute';
+  const subject = subjectOf(kind, { namespace: ns, name });
   const out: Finding[] = [];
   const statuses: any[] = route.status?.parents ?? [];
   for (const parent of routeParents(route)) {
@@ -52,8 +53,12 @@ export function routeFindings(world: World, route: KObj): Finding[] {
         level: 'problem',
         subject,
         message: `backends do not resolve: ${condText(resolved)}: ${resolved.message ?? ''}`.trim(),
-        details: ['a request matching such a rule gets HTTP 500 from the proxy'],
-        ...(resolved.reason === 'RefNotPermitted' ? backendGrantFix(world, route) : {}),
+        details: [
+          kind === 'GRPCRoute'
+            ? 'an RPC matching such a rule gets gRPC status UNAVAILABLE (14) from the proxy'
+            : 'a request matching such a rule gets HTTP 500 from the proxy',
+        ],
+        ...(resolved.reason === 'RefNotPermitted' ? backendGrantFix(world, route, kind) : {}),
       });
     } else if (resolved?.status === 'True') {
       out.push({ level: 'ok', subject, message: `backends resolved` });
@@ -72,7 +77,7 @@ export function routeFindings(world: World, route: KObj): Finding[] {
     }
     // What the proxies actually hold of this route.
     if (gw && isOurs(world, gw) && dumpsRead(world, parent)) {
-      const inConfig = configRoutes(world, parent).filter((r) => r.name.startsWith(routePrefix(ns, name)));
+      const inConfig = configRoutes(world, parent).filter((r) => r.name.startsWith(routePrefix(ns, name, kind)));
       const pods = [...new Set(inConfig.map((r) => r.pod))];
       if (inConfig.length && accepted?.status === 'True') {
         out.push({
@@ -122,7 +127,7 @@ export function routeFindings(world: World, route: KObj): Finding[] {
 export function backendGrantFix(
   world: World,
   route: KObj,
-  kind: 'HTTPRoute' | 'TCPRoute' | 'UDPRoute' | 'TLSRoute' = 'HTTPRoute',
+  kind: 'HTTPRoute' | 'GRPCRoute' | 'TCPRoute' | 'UDPRoute' | 'TLSRoute' = 'HTTPRoute',
 ): Pick<Finding, 'yaml'> {
   const ns = route.metadata!.namespace!;
   const grants = world.grants as unknown as ReferenceGrant[];

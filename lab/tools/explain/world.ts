@@ -44,6 +44,8 @@ export interface World {
   gatewayClasses: KObj[];
   gateways: KObj[];
   routes: KObj[];
+  /** GRPCRoutes (none on a cluster without the CRD). */
+  grpcRoutes?: KObj[];
   /** TCPRoutes, UDPRoutes and TLSRoutes (none on a cluster without their CRDs). */
   l4Routes?: KObj[];
   policies: KObj[];
@@ -88,11 +90,12 @@ async function validationMode(kube: Kube): Promise<'strict' | 'off'> {
 
 /** Every object explain reasons about (all namespaces: policies and grants cross namespaces). */
 export async function gatherObjects(kube: Kube): Promise<Omit<World, 'services' | 'proxies' | 'xdsError'>> {
-  const [gatewayClasses, gateways, routes, tcp, udp, tlsr, policies, extensions, grants, validation] =
+  const [gatewayClasses, gateways, routes, grpcRoutes, tcp, udp, tlsr, policies, extensions, grants, validation] =
     await Promise.all([
       listOrEmpty(kube, GW_API, 'GatewayClass'),
       listOrEmpty(kube, GW_API, 'Gateway'),
       listOrEmpty(kube, GW_API, 'HTTPRoute'),
+      listOrEmpty(kube, GW_API, 'GRPCRoute'),
       listOrEmpty(kube, GW_API, 'TCPRoute'),
       listOrEmpty(kube, GW_API, 'UDPRoute'),
       listOrEmpty(kube, GW_API, 'TLSRoute'),
@@ -102,7 +105,7 @@ export async function gatherObjects(kube: Kube): Promise<Omit<World, 'services' 
       validationMode(kube),
     ]);
   const l4Routes = [...tcp, ...udp, ...tlsr];
-  return { gatewayClasses, gateways, routes, l4Routes, policies, extensions, grants, validation };
+  return { gatewayClasses, gateways, routes, grpcRoutes, l4Routes, policies, extensions, grants, validation };
 }
 
 /** Reads the proxies of `gateways`: pods (with events for those not running), config_dumps, and the xDS view. */

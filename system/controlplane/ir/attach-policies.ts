@@ -192,7 +192,7 @@ export class GatewayPolicies<P extends AttachablePolicy> {
   readonly tallies = new Map<string, PolicyTally<P>>();
   private readonly gateway: NonNullable<AttachPoint['gateway']>;
   private readonly gatewayReach: readonly P[];
-  private readonly routeReach: (route: { namespace: string; name: string }) => readonly P[];
+  private readonly routeReach: (route: { namespace: string; name: string; kind?: string }) => readonly P[];
   private readonly atListenerCache = new Map<string, Candidate<P>[]>();
   private readonly atRuleCache = new Map<string, Candidate<P>[]>();
 
@@ -203,7 +203,7 @@ export class GatewayPolicies<P extends AttachablePolicy> {
   constructor(
     gateway: NonNullable<AttachPoint['gateway']>,
     gatewayReach: readonly P[],
-    routeReach: (route: { namespace: string; name: string }) => readonly P[],
+    routeReach: (route: { namespace: string; name: string; kind?: string }) => readonly P[],
   ) {
     this.gateway = gateway;
     this.gatewayReach = gatewayReach;
@@ -219,7 +219,7 @@ export class GatewayPolicies<P extends AttachablePolicy> {
   /** Merges the policies that reach one route entry (its listener, route and rule name) and tallies the outcome. */
   mergeAt(
     listener: string,
-    route: NonNullable<AttachPoint['route']>,
+    route: NonNullable<AttachPoint['route']> & { kind?: string },
     rule: string | undefined,
   ): { merged: MergeResult; candidates: Candidate<P>[] } {
     const candidates = [...this.atListener(listener), ...this.atRule(route, rule)];
@@ -257,11 +257,15 @@ export class GatewayPolicies<P extends AttachablePolicy> {
     return c;
   }
 
-  private atRule(route: NonNullable<AttachPoint['route']>, rule: string | undefined): Candidate<P>[] {
-    const k = `${route.namespace}/${route.name}|${rule ?? ''}`;
+  private atRule(
+    route: NonNullable<AttachPoint['route']> & { kind?: string },
+    rule: string | undefined,
+  ): Candidate<P>[] {
+    const k = `${route.kind ?? 'HTTPRoute'}/${route.namespace}/${route.name}|${rule ?? ''}`;
     let c = this.atRuleCache.get(k);
     if (!c) {
-      c = candidatesAt({ route, ...(rule !== undefined ? { rule } : {}) }, this.routeReach(route));
+      const { kind: _kind, ...at } = route;
+      c = candidatesAt({ route: at, ...(rule !== undefined ? { rule } : {}) }, this.routeReach(route));
       this.atRuleCache.set(k, c);
     }
     return c;

@@ -4,8 +4,9 @@
 // admit the route or not, and the hostname intersection decides the hostnames it is served under. Each such parentRef
 // gets the report its status entry is made from; each admitted (listener, route) pair is a placement.
 import { GATEWAY_GROUP, type Gateway, matchesLabels, type Namespace, type ParentRef } from '../model.ts';
+import { withoutCrossServing } from './cross-serving.ts';
 import { intersectHostnames } from './hostnames.ts';
-import type { ListenerState } from './listeners.ts';
+import { type ListenerState, routeKindsOf } from './listeners.ts';
 import type { NormalizedParentRef, RouteInfo } from './routes.ts';
 import { bad, compareStrings, type ObjRef, type Outcome, ok } from './types.ts';
 
@@ -33,6 +34,8 @@ export interface Placement<R extends AttachableRoute = RouteInfo> {
   s: ListenerState;
   r: R;
   hosts: string[];
+  /** The report of the parentRef that placed it. */
+  parent?: RouteParentReport;
 }
 
 export interface RouteAttachment<R extends AttachableRoute> {
@@ -42,9 +45,16 @@ export interface RouteAttachment<R extends AttachableRoute> {
   reports: Record<string, { generation: number; parents: RouteParentReport[] }>;
 }
 
+/** The key a route's reports go under: `<ns>/<name>` for an HTTPRoute, `<Kind>/<ns>/<name>` for the other kinds. */
+export function routeReportKey(r: { ref: ObjRef }): string {
+  const k = `${r.ref.namespace}/${r.ref.name}`;
+  return r.ref.kind === 'HTTPRoute' ? k : `${r.ref.kind}/${k}`;
+}
+
 /**
  * Places `routes` (those whose parentRefs name the Gateway or its ListenerSets) on its listeners and counts each
- * listener's attached routes; reports are keyed by `reportKey` (HTTPRoutes: `<ns>/<name>`). With the Gateway not accepted, every parentRef reads NoMatchingParent and nothing is placed.
+ * listener's attached routes; reports are keyed by `reportKey` (routeReportKey). With the Gateway not accepted, every
+ * parentRef reads NoMatchingParent and nothing is placed.
  */
 export function attachRoutes<R extends AttachableRoute>(
   gw: Gateway,
@@ -52,7 +62,7 @@ export function attachRoutes<R extends AttachableRoute>(
   listeners: ListenerState[],
   routes: R[],
   namespace: (name: string) => Namespace | undefined,
-  reportKey: (r: R) => string = (r) => `${r.ref.namespace}/${r.ref.name}`,
+  reportKey: (r: R) => string = routeReportKey,
 ): RouteAttachment<R> {
   const out: RouteAttachment<R> = { placements: [], reports: {} };
   const sorted = [...routes].sort((a, b) =>
@@ -69,11 +79,12 @@ export function attachRoutes<R extends AttachableRoute>(
       for (const m of matching) {
         if (attachedTo.has(m.s.id)) continue;
         attachedTo.add(m.s.id);
-        out.placements.push({ s: m.s, r, hosts: m.hosts });
+        out.placements.push({ s: m.s, r, hosts: m.hosts, parent: report });
       }
     }
     if (parents.length) out.reports[reportKey(r)] = { generation: r.generation, parents };
   }
+  out.placements = withoutCrossServing(out.placements);
   for (const pl of out.placements) pl.s.report.attachedRoutes++;
   return out;
 }
@@ -155,6 +166,7 @@ function whyNotAllowed(s: ListenerState, r: AttachableRoute): string {
   if (!s.report.conflicted.ok) return `is in conflict (${s.report.conflicted.message})`;
   if (!s.kindsOk) return `does not admit ${r.ref.kind} (allowedRoutes.kinds)`;
   if (!s.report.supportedKinds.some((k) => k.kind === r.ref.kind)) {
+    if (routeKindsOf(s.l.protocol).includes(r.ref.kind)) return `does not admit ${r.ref.kind} (allowedRoutes.kinds)`;
     return `does not admit ${r.ref.kind} (protocol ${s.l.protocol} carries ${s.report.supportedKinds.map((k) => k.kind).join(', ')})`;
   }
   return `does not allow routes from namespace ${r.ref.namespace} (allowedRoutes.namespaces)`;

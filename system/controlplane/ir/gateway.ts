@@ -16,7 +16,7 @@ import {
   VENDOR_GROUP,
 } from '../model.ts';
 import { GatewayPolicies } from './attach-policies.ts';
-import { attachRoutes, type RouteParentReport } from './attach-routes.ts';
+import { attachRoutes, type RouteParentReport, routeReportKey } from './attach-routes.ts';
 import { buildL4Listeners } from './l4-listeners.ts';
 import type { L4RouteInfo } from './l4-routes.ts';
 import { admitListenerSets, type ListenerSetReport, listenerSetReports } from './listener-sets.ts';
@@ -31,7 +31,10 @@ import { buildVirtualHosts } from './virtual-hosts.ts';
 export interface GatewayWorld {
   gatewayClass(name: string): GatewayClass | undefined;
   gatewayParameters(namespace: string, name: string): GatewayParameters | undefined;
-  /** HTTPRoutes whose parentRefs name this Gateway (`<ns>/<name>`) or a ListenerSet (`ListenerSet/<ns>/<name>`). */
+  /**
+   * HTTPRoutes and GRPCRoutes whose parentRefs name this Gateway (`<ns>/<name>`) or a ListenerSet
+   * (`ListenerSet/<ns>/<name>`).
+   */
   routes(parentKey: string): RouteInfo[];
   /** TCPRoutes and UDPRoutes, looked up the same way. */
   l4Routes(parentKey: string): L4RouteInfo[];
@@ -53,7 +56,7 @@ export interface GatewayReports {
   generation: number;
   accepted: Outcome;
   listeners: ListenerReport[];
-  /** route key → one entry per parentRef that names this Gateway */
+  /** route key (routeReportKey: HTTPRoute `<ns>/<name>`, `GRPCRoute/<ns>/<name>`) → one entry per parentRef naming it */
   routes: Record<string, { generation: number; parents: RouteParentReport[] }>;
   /** `<TCPRoute|UDPRoute>/<ns>/<name>` → one entry per parentRef that names this Gateway or one of its ListenerSets */
   l4Routes: Record<string, { generation: number; parents: RouteParentReport[] }>;
@@ -98,14 +101,7 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
     ...new Map(list.map((r) => [`${r.ref.kind}/${r.ref.namespace}/${r.ref.name}`, r])).values(),
   ];
   const routes = attachRoutes(gw, accepted, listeners, unique(parentKeys.flatMap(world.routes)), nsOf);
-  const l4 = attachRoutes(
-    gw,
-    accepted,
-    listeners,
-    unique(parentKeys.flatMap(world.l4Routes)),
-    nsOf,
-    (r) => `${r.ref.kind}/${r.ref.namespace}/${r.ref.name}`,
-  );
+  const l4 = attachRoutes(gw, accepted, listeners, unique(parentKeys.flatMap(world.l4Routes)), nsOf);
   const setReports = listenerSetReports(gw, accepted, sets, listeners);
   reportRefusedSetParents(sets.refused, setReports, world, routes.reports, l4.reports);
   const reports: GatewayReports = {
@@ -127,10 +123,14 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
   const policies = new GatewayPolicies<PolicyInfo>(
     { namespace: ns, name, labels: gw.metadata.labels },
     [...world.policiesTargeting('Gateway', ns, name), ...world.policiesSelecting('Gateway', ns)],
-    (r) => [
-      ...world.policiesTargeting('HTTPRoute', r.namespace, r.name),
-      ...world.policiesSelecting('HTTPRoute', r.namespace),
-    ],
+    // TrafficPolicies target HTTPRoutes; a GRPCRoute's entries get the Gateway's and listeners' policies only.
+    (r) =>
+      r.kind === 'GRPCRoute'
+        ? []
+        : [
+            ...world.policiesTargeting('HTTPRoute', r.namespace, r.name),
+            ...world.policiesSelecting('HTTPRoute', r.namespace),
+          ],
   );
   policies.noteAttached(listeners.filter((s) => s.usable && s.owner.kind === 'Gateway').map((s) => s.l.name));
   const hosts = buildVirtualHosts(listeners, routes.placements, policies);
@@ -176,8 +176,8 @@ function reportRefusedSetParents(
         });
       }
     };
-    for (const r of world.routes(key)) add(r, httpReports, `${r.ref.namespace}/${r.ref.name}`);
-    for (const r of world.l4Routes(key)) add(r, l4Reports, `${r.ref.kind}/${r.ref.namespace}/${r.ref.name}`);
+    for (const r of world.routes(key)) add(r, httpReports, routeReportKey(r));
+    for (const r of world.l4Routes(key)) add(r, l4Reports, routeReportKey(r));
   }
 }
 

@@ -34,6 +34,11 @@ function intersectOne(l: string, r: string): string | undefined {
   return r.endsWith(l.slice(1)) ? r : undefined;
 }
 
+/** Do two sets of served hostnames (as intersectHostnames gives them; `*`: any) share a name? */
+export function hostsOverlap(a: string[], b: string[]): boolean {
+  return a.some((x) => b.some((y) => x === '*' || y === '*' || intersectOne(x, y) !== undefined));
+}
+
 /** `listener~<port>~<host with dots as underscores>`: the virtual host's name. */
 export function virtualHostName(port: number, host: string): string {
   return `listener~${port}~${host.replace(/\./g, '_')}`;

@@ -68,14 +68,20 @@ export interface ListenerOwner {
   name: string;
 }
 
-/** The route kind each supported listener protocol carries. */
-const ROUTE_KIND_OF: Record<string, string> = {
-  HTTP: 'HTTPRoute',
-  HTTPS: 'HTTPRoute',
-  TLS: 'TLSRoute',
-  TCP: 'TCPRoute',
-  UDP: 'UDPRoute',
+/**
+ * The route kinds each supported listener protocol carries, in the order status.supportedKinds lists them: HTTP and
+ * HTTPS carry GRPCRoute too (gRPC over h2c and over TLS with ALPN h2), as Envoy Gateway's listeners report.
+ */
+const ROUTE_KINDS_OF: Record<string, string[]> = {
+  HTTP: ['HTTPRoute', 'GRPCRoute'],
+  HTTPS: ['HTTPRoute', 'GRPCRoute'],
+  TLS: ['TLSRoute'],
+  TCP: ['TCPRoute'],
+  UDP: ['UDPRoute'],
 };
+
+/** The route kinds a listener protocol carries (none for a protocol the control plane does not serve). */
+export const routeKindsOf = (protocol: string): readonly string[] => ROUTE_KINDS_OF[protocol] ?? [];
 
 /** UDP listeners take their own port space; HTTP and TCP share the TCP one. */
 export const transportOf = (protocol: string) => (protocol === 'UDP' ? 'udp' : 'tcp');
@@ -191,21 +197,22 @@ function certificateRefsOutcome(
 
 /** One listener on its own: protocol, route kinds, certificate references. */
 function validateListener(l: Listener, owner: ListenerOwner, id: string, refs: ListenerRefs): ListenerState {
-  const routeKind = ROUTE_KIND_OF[l.protocol];
-  const kind = routeKind ? { group: GATEWAY_GROUP, kind: routeKind } : undefined;
-  let supportedKinds = kind ? [kind] : [];
+  const routeKinds = routeKindsOf(l.protocol);
+  const kind = routeKinds.length > 0;
+  let supportedKinds = routeKinds.map((k) => ({ group: GATEWAY_GROUP, kind: k }));
   let resolvedRefs = ok('ResolvedRefs', 'route kinds resolved');
-  let kindsOk = !!kind;
+  let kindsOk = kind;
   const kinds = l.allowedRoutes?.kinds;
   if (kind && kinds?.length) {
-    const valid = kinds.filter((k) => (k.group ?? GATEWAY_GROUP) === GATEWAY_GROUP && k.kind === kind.kind);
-    const invalid = kinds.filter((k) => !valid.includes(k));
-    supportedKinds = valid.length ? [kind] : [];
-    kindsOk = valid.length > 0;
+    const isValid = (k: { group?: string; kind: string }) =>
+      (k.group ?? GATEWAY_GROUP) === GATEWAY_GROUP && routeKinds.includes(k.kind);
+    const invalid = kinds.filter((k) => !isValid(k));
+    supportedKinds = supportedKinds.filter((s) => kinds.some((k) => isValid(k) && k.kind === s.kind));
+    kindsOk = supportedKinds.length > 0;
     if (invalid.length) {
       resolvedRefs = bad(
         'InvalidRouteKinds',
-        `unsupported route kinds: ${invalid.map((k) => `${k.group ?? GATEWAY_GROUP}/${k.kind}`).join(', ')} (supported: ${kind.kind})`,
+        `unsupported route kinds: ${invalid.map((k) => `${k.group ?? GATEWAY_GROUP}/${k.kind}`).join(', ')} (supported: ${routeKinds.join(', ')})`,
       );
     }
   }
@@ -223,7 +230,7 @@ function validateListener(l: Listener, owner: ListenerOwner, id: string, refs: L
     kindsOk,
     valid: false,
     attachable: false,
-    usable: !!kind && (!https || resolvedRefs.ok),
+    usable: kind && (!https || resolvedRefs.ok),
     ...(https && resolvedRefs.ok ? { certificates } : {}),
     report: {
       name: l.name,

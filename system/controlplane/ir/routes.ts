@@ -306,7 +306,7 @@ export function buildRouteInfo(route: HTTPRoute, world: RouteWorld, mode: Valida
   };
 }
 
-interface RuleFilters {
+export interface RuleFilters {
   requestHeaders?: HeaderOpsIR;
   responseHeaders?: HeaderOpsIR;
   redirect?: HTTPRouteFilter['requestRedirect'];
@@ -321,11 +321,15 @@ interface RuleFilters {
   unsupportedType?: { field: string; message: string };
 }
 
-/** A rule's filters; `mirrorTo` resolves a mirror's backendRef (and records its cluster or error). */
-function ruleFilters(
-  rule: HTTPRouteRule,
+/**
+ * A rule's filters; `mirrorTo` resolves a mirror's backendRef (and records its cluster or error). `supported`: the
+ * filter types of the route's kind (GRPCRoute has fewer: grpc-routes.ts).
+ */
+export function ruleFilters(
+  rule: { filters?: HTTPRouteFilter[] },
   rf: string,
   mirrorTo: (b: BackendObjectRef, field: string) => ClusterIR | undefined,
+  supported: ReadonlySet<string> = SUPPORTED_FILTERS,
 ): RuleFilters {
   const out: RuleFilters = { mirrors: [], problems: [] };
   (rule.filters ?? []).forEach((f, fi) => {
@@ -336,13 +340,13 @@ function ruleFilters(
       out.unsupported = `${ff}: filter type ExtensionRef${f.extensionRef ? ` (${f.extensionRef.group}/${f.extensionRef.kind} ${f.extensionRef.name})` : ''} is not supported`;
       return;
     }
-    if (!SUPPORTED_FILTERS.has(f.type)) {
+    if (!supported.has(f.type)) {
       // "Unknown values here must result in the implementation setting the Accepted Condition for the Route to
       // status: False, with a Reason of UnsupportedValue" (HTTPRouteFilter.Type): the rule is invalid, dropped in
       // strict mode like any other (PartiallyInvalid, or Accepted=False when no rule is left).
       out.unsupportedType ??= {
         field: `${ff}.type`,
-        message: `filter type ${f.type} is not supported (supported: ${[...SUPPORTED_FILTERS].join(', ')})`,
+        message: `filter type ${f.type} is not supported (supported: ${[...supported].join(', ')})`,
       };
       return;
     }
@@ -472,16 +476,21 @@ function mirrorFraction(m: NonNullable<HTTPRouteFilter['requestMirror']>): { per
   return {};
 }
 
-function forwardAction(
+/**
+ * The rule's weighted backends; with none resolved, a direct answer of `invalidStatus` (HTTPRoute: 500, as the spec
+ * asks; GRPCRoute: 503, which gRPC clients read as UNAVAILABLE).
+ */
+export function forwardAction(
   world: RouteWorld,
   from: { group: string; kind: string; namespace: string },
-  rule: HTTPRouteRule,
+  rule: { backendRefs?: HTTPRouteRule['backendRefs'] },
   rf: string,
   refErrors: { reason: string; message: string }[],
   clusters: Map<string, ClusterIR>,
+  invalidStatus = 500,
 ): ActionIR {
   const refs = rule.backendRefs ?? [];
-  if (!refs.length) return { type: 'direct', status: 500, reason: `${rf}: no backendRefs` };
+  if (!refs.length) return { type: 'direct', status: invalidStatus, reason: `${rf}: no backendRefs` };
   const backends: WeightedClusterIR[] = [];
   refs.forEach((b, bi) => {
     const weight = b.weight ?? 1;
@@ -504,7 +513,7 @@ function forwardAction(
   const live = backends.filter((b) => b.cluster !== BLACKHOLE_CLUSTER);
   if (!live.length) {
     const why = backends.length ? 'no backendRef resolved' : 'every backendRef has weight 0';
-    return { type: 'direct', status: 500, reason: `${rf}: ${why}` };
+    return { type: 'direct', status: invalidStatus, reason: `${rf}: ${why}` };
   }
   return { type: 'forward', backends };
 }

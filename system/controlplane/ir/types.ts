@@ -43,6 +43,11 @@ export interface MatchIR {
   headers: StringMatchIR[];
   queryParams: StringMatchIR[];
   method?: string;
+  /**
+   * A GRPCRoute match's method match as written (`path` is what it comes to: `/<service>/<method>`); absent: an
+   * HTTPRoute match, or a GRPCRoute match of every method. Precedence among GRPCRoute rules counts its characters.
+   */
+  grpc?: { type: 'Exact' | 'RegularExpression'; service?: string; method?: string };
 }
 
 export interface HeaderOpsIR {
@@ -96,6 +101,8 @@ export interface RouteEntryIR {
   /** The rule's `retry` (GEP-1731) and CORS filter (GEP-1767), read as a TrafficPolicy's are (http-settings.ts). */
   retry?: PolicySettings['retry'];
   cors?: PolicySettings['cors'];
+  /** A GRPCRoute's entry: an unresolved backend answers 503 (gRPC UNAVAILABLE), as GRPCRouteRule.backendRefs asks. */
+  grpc?: true;
 }
 
 export interface ExtAuthIR {
@@ -245,7 +252,10 @@ export interface ClusterIR {
    * endpoints are theirs, each weighted so that every Service gets its share whatever its number of endpoints.
    */
   members?: { namespace: string; service: string; port: number; weight: number }[];
-  /** What the proxy speaks to the endpoints (backend-protocol.ts, from the Service port's appProtocol); absent: HTTP/1.1. */
+  /**
+   * What the proxy speaks to the endpoints (backend-protocol.ts, from the Service port's appProtocol; `http2` for
+   * every GRPCRoute backend, grpc-routes.ts); absent: HTTP/1.1.
+   */
   protocol?: 'http2' | 'websocket';
 }
 

@@ -16,6 +16,7 @@ import {
   type ExtAuthIR,
   type Finding,
   type ListenerIR,
+  type MatchIR,
   type RouteEntryIR,
   type RouteIR,
   type TlsChainIR,
@@ -52,7 +53,10 @@ export function buildVirtualHosts(
   const findings = new Findings();
   const ports = groupByPortAndHost(listeners, placements, findings);
   const routeClusters = new Map<string, ClusterIR>();
-  for (const pl of placements) for (const c of pl.r.clusters) routeClusters.set(c.name, c);
+  for (const pl of placements) {
+    // A Service port a GRPCRoute uses is reached over HTTP/2, by its HTTPRoutes too (a port speaks one protocol).
+    for (const c of pl.r.clusters) if (!routeClusters.get(c.name)?.protocol) routeClusters.set(c.name, c);
+  }
   const clusters = new Map<string, ClusterIR>();
   const extAuth = new Map<string, ExtAuthIR>();
 
@@ -135,7 +139,7 @@ function inPrecedenceOrder(list: PlacedEntry[]): PlacedEntry[] {
 
 /** The entry with the settings of the policies that reach it merged, and where each came from. */
 function withPolicies({ e, r, listener }: PlacedEntry, policies: GatewayPolicies<PolicyInfo>, findings: Findings) {
-  const route = { namespace: r.ref.namespace, name: r.ref.name, labels: r.labels };
+  const route = { kind: r.ref.kind, namespace: r.ref.namespace, name: r.ref.name, labels: r.labels };
   const { merged, candidates } = policies.mergeAt(listener, route, e.ruleName || undefined);
   for (const c of candidates) findings.add(c.policy.findings);
   const out: RouteIR = { ...e, policy: merged.settings, provenance: merged.provenance };
@@ -151,22 +155,45 @@ function clustersOf(r: RouteIR, routeClusters: Map<string, ClusterIR>): ClusterI
   return names.flatMap((n) => (routeClusters.has(n) ? [routeClusters.get(n)!] : []));
 }
 
-/** Spec precedence (HTTPRoute "matches"): Exact > RegularExpression > PathPrefix, longer paths first, then method,
- * more headers, more query params, then the older route, then namespace/name, then rule and match order. */
+/**
+ * Spec precedence within a virtual host. HTTPRoute ("matches"): Exact > RegularExpression > PathPrefix, longer paths
+ * first, then method, more headers, more query params. GRPCRoute (GRPCRouteRule "matches"): more characters in the
+ * service, then in the method, then more header matches. Then, for both, the older route, namespace/name, rule and
+ * match order. The two kinds are not merged ("Merging MUST not be done between GRPCRoutes and HTTPRoutes"): where both
+ * share a hostname, GRPCRoute entries with a method match (which only gRPC paths `/<service>/<method>` meet) come
+ * first, then the HTTPRoute entries, then GRPCRoute entries matching every method.
+ */
 function comparePrecedence(a: PlacedEntry, b: PlacedEntry): number {
-  const rank = { Exact: 0, RegularExpression: 1, PathPrefix: 2 } as const;
+  const group = (x: PlacedEntry) => (!x.e.grpc ? 1 : x.e.matchIR.grpc ? 0 : 2);
+  const byKind = group(a) - group(b);
+  if (byKind) return byKind;
   const ma = a.e.matchIR;
   const mb = b.e.matchIR;
+  return (
+    (a.e.grpc ? compareGrpcMatches(ma, mb) : compareHttpMatches(ma, mb)) ||
+    compareStrings(a.r.creationTimestamp, b.r.creationTimestamp) ||
+    compareStrings(`${a.r.ref.namespace}/${a.r.ref.name}`, `${b.r.ref.namespace}/${b.r.ref.name}`) ||
+    a.e.rule - b.e.rule ||
+    a.e.match - b.e.match
+  );
+}
+
+function compareHttpMatches(ma: MatchIR, mb: MatchIR): number {
+  const rank = { Exact: 0, RegularExpression: 1, PathPrefix: 2 } as const;
   return (
     rank[ma.path.type] - rank[mb.path.type] ||
     mb.path.value.length - ma.path.value.length ||
     Number(!!mb.method) - Number(!!ma.method) ||
     mb.headers.length - ma.headers.length ||
-    mb.queryParams.length - ma.queryParams.length ||
-    compareStrings(a.r.creationTimestamp, b.r.creationTimestamp) ||
-    compareStrings(`${a.r.ref.namespace}/${a.r.ref.name}`, `${b.r.ref.namespace}/${b.r.ref.name}`) ||
-    a.e.rule - b.e.rule ||
-    a.e.match - b.e.match
+    mb.queryParams.length - ma.queryParams.length
+  );
+}
+
+function compareGrpcMatches(ma: MatchIR, mb: MatchIR): number {
+  return (
+    (mb.grpc?.service?.length ?? 0) - (ma.grpc?.service?.length ?? 0) ||
+    (mb.grpc?.method?.length ?? 0) - (ma.grpc?.method?.length ?? 0) ||
+    mb.headers.length - ma.headers.length
   );
 }
 

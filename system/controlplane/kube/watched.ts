@@ -51,6 +51,7 @@ export const WATCHED = [
   watched(GATEWAY_GROUP, 'v1', 'GatewayClass', 'gatewayclasses', { namespaced: false, collection: 'GatewayClasses' }),
   watched(GATEWAY_GROUP, 'v1', 'Gateway', 'gateways', { collection: 'Gateways' }),
   watched(GATEWAY_GROUP, 'v1', 'HTTPRoute', 'httproutes', { collection: 'HTTPRoutes' }),
+  watched(GATEWAY_GROUP, 'v1', 'GRPCRoute', 'grpcroutes', { collection: 'GRPCRoutes', optional: true }),
   // v1 as Gateway API v1.6.1 serves them (standard channel).
   watched(GATEWAY_GROUP, 'v1', 'TCPRoute', 'tcproutes', { collection: 'TCPRoutes', optional: true }),
   watched(GATEWAY_GROUP, 'v1', 'UDPRoute', 'udproutes', { collection: 'UDPRoutes', optional: true }),

@@ -31,6 +31,7 @@ export interface StatusUpdate {
     | 'gatewayclasses'
     | 'gateways'
     | 'httproutes'
+    | 'grpcroutes'
     | 'tcproutes'
     | 'udproutes'
     | 'tlsroutes'

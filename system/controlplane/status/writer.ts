@@ -20,6 +20,7 @@ const KIND_OF: Record<StatusUpdate['resource'], string> = {
   gatewayclasses: 'GatewayClass',
   gateways: 'Gateway',
   httproutes: 'HTTPRoute',
+  grpcroutes: 'GRPCRoute',
   tcproutes: 'TCPRoute',
   udproutes: 'UDPRoute',
   tlsroutes: 'TLSRoute',
@@ -108,6 +109,7 @@ export function mergeStatus(
       };
     }
     case 'httproutes':
+    case 'grpcroutes':
     case 'tcproutes':
     case 'udproutes':
     case 'tlsroutes': {
@@ -215,6 +217,7 @@ export class StatusWriter {
       gatewayclasses: 'GatewayClassStatuses',
       gateways: 'GatewayStatuses',
       httproutes: 'RouteStatuses',
+      grpcroutes: 'GRPCRouteStatuses',
       tcproutes: 'TCPRouteStatuses',
       udproutes: 'UDPRouteStatuses',
       tlsroutes: 'TLSRouteStatuses',

@@ -97,6 +97,7 @@ describe('install RBAC', () => {
       'gatewayclasses/status',
       'gateways/status',
       'httproutes/status',
+      'grpcroutes/status',
       'tcproutes/status',
       'udproutes/status',
       'tlsroutes/status',

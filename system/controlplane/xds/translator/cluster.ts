@@ -1,6 +1,6 @@
-// ClusterIR → Cluster (EDS over ADS, 5 s connect timeout; HTTP/2 backends with HttpProtocolOptions), and a cluster's
-// ready endpoints → ClusterLoadAssignment. A `websocket` cluster (appProtocol kubernetes.io/ws) is an HTTP/1.1 one:
-// the upgrade is the listener's upgrade_configs (listener.ts).
+// ClusterIR → Cluster (EDS over ADS, 5 s connect timeout; HTTP/2 backends, h2c Services and GRPCRoutes', with
+// HttpProtocolOptions), and a cluster's ready endpoints → ClusterLoadAssignment. A `websocket` cluster (appProtocol
+// kubernetes.io/ws) is an HTTP/1.1 one: the upgrade is the listener's upgrade_configs (listener.ts).
 import { TYPE_URL } from '../../../shared/envoy/protos.ts';
 import type { ClusterIR, EndpointAddress } from '../../ir/types.ts';
 import { ADS_SOURCE, HTTP2_PROTOCOL_OPTIONS, type Json } from './envoy.ts';

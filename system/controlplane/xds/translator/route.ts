@@ -26,6 +26,8 @@ function routeMatch(m: MatchIR): Json {
   const out: Json = {};
   if (m.path.type === 'Exact') out.path = m.path.value;
   else if (m.path.type === 'RegularExpression') out.safe_regex = { regex: m.path.value };
+  // A GRPCRoute's service match: `/<service>/` as a plain prefix (grpc-routes.ts), as Envoy Gateway writes it.
+  else if (m.grpc) out.prefix = m.path.value;
   else {
     const p = m.path.value.replace(/\/+$/, '');
     if (p === '') out.prefix = '/';
@@ -76,8 +78,9 @@ function routeAction(r: RouteIR): Json {
   if (backends.length === 1 && !ownHeaders) a.cluster = backends[0].cluster;
   else a.weighted_clusters = { clusters: backends.map(weightedCluster) };
   // A backend that did not resolve is weighted to `blackhole-cluster`, which is never defined: Envoy then answers
-  // with this code, and the Gateway API wants 500 for requests meant for an invalid backend.
-  if (backends.some((b) => b.cluster === BLACKHOLE_CLUSTER))
+  // with this code, and the Gateway API wants 500 for requests meant for an invalid backend. A GRPCRoute's keep
+  // Envoy's default, 503, which a gRPC client reads as UNAVAILABLE (what GRPCRouteRule.backendRefs asks).
+  if (backends.some((b) => b.cluster === BLACKHOLE_CLUSTER) && !r.grpc)
     a.cluster_not_found_response_code = 'INTERNAL_SERVER_ERROR';
 
   const pathRewrite = r.rewrite?.path;
