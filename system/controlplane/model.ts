@@ -346,3 +346,22 @@ export interface Secret extends KObject {
   /** base64 values */
   data?: Record<string, string>;
 }
+
+/** A ConfigMap as the control plane reads it: BackendTLSPolicies' caCertificateRefs (key `ca.crt`). */
+export interface ConfigMap extends KObject {
+  data?: Record<string, string>;
+}
+
+/** BackendTLSPolicy (v1 in Gateway API v1.6.1, GEP-1897): TLS from the Gateway to a Service's endpoints. */
+export interface BackendTLSPolicySpec {
+  targetRefs?: { group?: string; kind: string; name: string; sectionName?: string }[];
+  validation?: {
+    caCertificateRefs?: { group?: string; kind: string; name: string }[];
+    wellKnownCACertificates?: string;
+    hostname: string;
+    subjectAltNames?: { type: 'Hostname' | 'URI'; hostname?: string; uri?: string }[];
+  };
+  options?: Record<string, string>;
+}
+
+export type BackendTLSPolicy = KObject<BackendTLSPolicySpec, { ancestors?: PolicyAncestorStatus[] }>;

@@ -10,6 +10,7 @@
 // snapshots, and nothing else.
 
 import { redactSecrets } from '../shared/envoy/redact.ts';
+import { type BackendTlsInfo, backendTlsTargetKeys, buildBackendTlsInfo } from './ir/backend-tls.ts';
 import { buildServiceEndpoints, SERVICE_NAME_LABEL, type ServiceEndpoints } from './ir/endpoints.ts';
 import { buildExtensionInfo, type ExtensionInfo } from './ir/extensions.ts';
 import { buildGateway, type GatewayResult, type GatewayWorld, isOurGateway } from './ir/gateway.ts';
@@ -20,7 +21,9 @@ import type { ClusterIR, EndpointAddress, ValidationMode } from './ir/types.ts';
 import { type Collection, type Ctx, derive, InputCollection, Runtime } from './krt/collection.ts';
 import { WATCHED, type WatchedKindName } from './kube/watched.ts';
 import {
+  type BackendTLSPolicy,
   CONTROLLER_NAME,
+  type ConfigMap,
   type Deployment,
   type EndpointSlice,
   GATEWAY_GROUP,
@@ -40,6 +43,7 @@ import {
   type TrafficPolicy,
 } from './model.ts';
 import {
+  backendTlsPolicyStatus,
   extensionStatus,
   gatewayClassStatus,
   gatewayStatus,
@@ -140,6 +144,8 @@ export class Pipeline {
   readonly gatewayParameters: InputCollection<GatewayParameters>;
   readonly trafficPolicies: InputCollection<TrafficPolicy>;
   readonly gatewayExtensions: InputCollection<GatewayExtension>;
+  readonly backendTlsPoliciesIn: InputCollection<BackendTLSPolicy>;
+  readonly configMaps: InputCollection<ConfigMap>;
   readonly rejections: InputCollection<RejectionRecord>;
 
   readonly routes: Collection<RouteInfo>;
@@ -147,6 +153,7 @@ export class Pipeline {
   readonly udpRouteInfos: Collection<L4RouteInfo>;
   readonly extensions: Collection<ExtensionInfo>;
   readonly policies: Collection<PolicyInfo>;
+  readonly backendTlsPolicies: Collection<BackendTlsInfo>;
   readonly serviceEndpoints: Collection<ServiceEndpoints>;
   readonly gateways: Collection<GatewayResult>;
   readonly xds: Collection<XdsResources & { gateway: string; role: string }>;
@@ -160,6 +167,7 @@ export class Pipeline {
   readonly listenerSetStatuses: Collection<StatusUpdate>;
   readonly policyStatuses: Collection<StatusUpdate>;
   readonly extensionStatuses: Collection<StatusUpdate>;
+  readonly backendTlsPolicyStatuses: Collection<StatusUpdate>;
 
   constructor(opts: PipelineOptions) {
     this.rt = opts.runtime ?? new Runtime();
@@ -190,6 +198,8 @@ export class Pipeline {
     this.gatewayParameters = input<GatewayParameters>('GatewayParameters');
     this.trafficPolicies = input<TrafficPolicy>('TrafficPolicy');
     this.gatewayExtensions = input<GatewayExtension>('GatewayExtension');
+    this.backendTlsPoliciesIn = input<BackendTLSPolicy>('BackendTLSPolicy');
+    this.configMaps = input<ConfigMap>('ConfigMap');
     this.rejections = new InputCollection<RejectionRecord>(rt, 'ProxyRejections', (r) => r.key);
 
     const resources = deriveResources(this, mode);
@@ -198,6 +208,7 @@ export class Pipeline {
     this.udpRouteInfos = resources.udpRoutes;
     this.extensions = resources.extensions;
     this.policies = resources.policies;
+    this.backendTlsPolicies = resources.backendTlsPolicies;
     this.serviceEndpoints = resources.serviceEndpoints;
     const gateways = deriveGateways(this, resources, { controllerName, mode, observe: opts.observe });
     this.gateways = gateways.gateways;
@@ -214,6 +225,7 @@ export class Pipeline {
     this.listenerSetStatuses = statuses.listenerSetStatuses;
     this.policyStatuses = statuses.policyStatuses;
     this.extensionStatuses = statuses.extensionStatuses;
+    this.backendTlsPolicyStatuses = statuses.backendTlsPolicyStatuses;
   }
 
   /** The input collection of a watched kind (kube/watched.ts); undefined for a kind the control plane does not read. */
@@ -237,6 +249,7 @@ export class Pipeline {
       this.listenerSetStatuses,
       this.policyStatuses,
       this.extensionStatuses,
+      this.backendTlsPolicyStatuses,
     ];
   }
 }
@@ -275,6 +288,10 @@ function deriveResources(p: Pipeline, mode: ValidationMode) {
     buildPolicyInfo(tp, { extension: (ns, name) => ctx.fetch(extensions, `${ns}/${name}`) }, mode),
   );
   const policiesByTarget = p.trafficPolicies.index('target', policyTargetKeys);
+  const backendTlsPolicies = derive(rt, 'BackendTLSPolicyInfos', p.backendTlsPoliciesIn, (ctx, bp) =>
+    buildBackendTlsInfo(bp, { configMap: (ns, name) => ctx.fetch(p.configMaps, `${ns}/${name}`) }),
+  );
+  const backendTlsByService = p.backendTlsPoliciesIn.index('service', backendTlsTargetKeys);
   const serviceEndpoints = derive(rt, 'ServiceEndpoints', p.services, (ctx, s) =>
     buildServiceEndpoints(s, ctx.fetchIndex(slicesByService, keyOf(s))),
   );
@@ -289,6 +306,8 @@ function deriveResources(p: Pipeline, mode: ValidationMode) {
     extensions,
     policies,
     policiesByTarget,
+    backendTlsPolicies,
+    backendTlsByService,
     serviceEndpoints,
     grantsByNs,
   };
@@ -335,6 +354,12 @@ function deriveGateways(
         secret: (ns, name) => ctx.fetch(p.secrets, `${ns}/${name}`),
         policiesTargeting: (kind, ns, name) => policyInfos(ctx, `${kind}/${ns}/${name}`),
         policiesSelecting: (kind, ns) => policyInfos(ctx, `selector/${kind}/${ns}`),
+        backendTlsPolicies: (ns, svc) =>
+          ctx
+            .fetchIndex(r.backendTlsByService, `${ns}/${svc}`)
+            .map((bp) => ctx.fetch(r.backendTlsPolicies, keyOf(bp)))
+            .filter((bp): bp is BackendTlsInfo => !!bp),
+        service: (ns, name) => ctx.fetch(p.services, `${ns}/${name}`),
       };
       const t0 = performance.now();
       const result = buildGateway(gw, world, { mode: o.mode });
@@ -347,14 +372,22 @@ function deriveGateways(
   const l4ReportsByRoute = reportsByObject(rt, 'L4RouteReports', gateways, 'l4Routes', 'route');
   const policyReportsByPolicy = reportsByObject(rt, 'PolicyReports', gateways, 'policies', 'policy');
   const setReportsBySet = reportsByObject(rt, 'ListenerSetReports', gateways, 'listenerSets', 'listenerSet');
-  return { gateways, routeReportsByRoute, l4ReportsByRoute, policyReportsByPolicy, setReportsBySet };
+  const btlsReportsByPolicy = reportsByObject(rt, 'BackendTLSPolicyReports', gateways, 'backendTlsPolicies', 'policy');
+  return {
+    gateways,
+    routeReportsByRoute,
+    l4ReportsByRoute,
+    policyReportsByPolicy,
+    setReportsBySet,
+    btlsReportsByPolicy,
+  };
 }
 
 /**
  * One kind of the reports the Gateways make about other objects (their routes, the policies attached to them) as a
  * row per (Gateway, object), indexed (`index`) by the object's key: what that object's status is written from.
  */
-function reportsByObject<K extends 'routes' | 'l4Routes' | 'policies' | 'listenerSets'>(
+function reportsByObject<K extends 'routes' | 'l4Routes' | 'policies' | 'listenerSets' | 'backendTlsPolicies'>(
   rt: Runtime,
   name: string,
   gateways: Collection<GatewayResult>,
@@ -398,6 +431,8 @@ function deriveSnapshots(p: Pipeline, observe: PipelineOptions['observe']) {
     const list = g.ir.clusters.map((c) => {
       const of = (m: { namespace: string; service: string; port: number }) =>
         ctx.fetch(p.serviceEndpoints, `${m.namespace}/${m.service}`)?.ports[String(m.port)] ?? [];
+      // A cluster whose BackendTLSPolicy is not accepted gets no endpoints: its requests fail (GEP-1897).
+      if (c.tls?.invalid) return translateEndpoints(c.name, []);
       return translateEndpoints(c.name, c.members ? weightedMembers(c.members, of) : of(c));
     });
     return { gateway: g.key, endpoints: list };
@@ -486,6 +521,13 @@ function deriveStatuses(p: Pipeline, g: ReturnType<typeof deriveGateways>, contr
       status: policyStatus(info, reports, rejectionsOf(ctx, `TrafficPolicy/${key}`)),
     };
   });
+  const backendTlsPolicyStatuses = derive(rt, 'BackendTLSPolicyStatuses', p.backendTlsPoliciesIn, (ctx, bp, key) => ({
+    key: `backendtlspolicies/${key}`,
+    resource: 'backendtlspolicies' as const,
+    namespace: bp.metadata.namespace,
+    name: bp.metadata.name,
+    status: backendTlsPolicyStatus(ctx.fetchIndex(g.btlsReportsByPolicy, key).sort(byKey)),
+  }));
   const extensionStatuses = derive(rt, 'ExtensionStatuses', p.extensions, (_ctx, e, key) => ({
     key: `gatewayextensions/${key}`,
     resource: 'gatewayextensions' as const,
@@ -499,6 +541,7 @@ function deriveStatuses(p: Pipeline, g: ReturnType<typeof deriveGateways>, contr
     routeStatuses,
     policyStatuses,
     extensionStatuses,
+    backendTlsPolicyStatuses,
     ...deriveL4AndListenerSetStatuses(p, g, gatewayStatuses),
   };
 }

@@ -12,10 +12,12 @@ import {
   type ReferenceGrant,
   roleOf,
   type Secret,
+  type Service,
   VENDOR_GROUP,
 } from '../model.ts';
 import { GatewayPolicies } from './attach-policies.ts';
 import { attachRoutes, type RouteParentReport } from './attach-routes.ts';
+import { applyBackendTls, type BackendTlsInfo, type BackendTlsReport } from './backend-tls.ts';
 import { buildL4Listeners } from './l4-listeners.ts';
 import type { L4RouteInfo } from './l4-routes.ts';
 import { admitListenerSets, type ListenerSetReport, listenerSetReports } from './listener-sets.ts';
@@ -44,6 +46,10 @@ export interface GatewayWorld {
   policiesTargeting(kind: 'Gateway' | 'HTTPRoute', namespace: string, name: string): PolicyInfo[];
   /** Policies with a targetSelector for `kind` in `namespace`. */
   policiesSelecting(kind: 'Gateway' | 'HTTPRoute', namespace: string): PolicyInfo[];
+  /** BackendTLSPolicies with a targetRef to this Service (any section). */
+  backendTlsPolicies(namespace: string, service: string): BackendTlsInfo[];
+  /** A Service (the port names BackendTLSPolicies' sectionNames select). */
+  service(namespace: string, name: string): Service | undefined;
 }
 
 export interface GatewayReports {
@@ -61,6 +67,8 @@ export interface GatewayReports {
   attachedListenerSets: number;
   /** policy key → its ancestor status for this Gateway */
   policies: Record<string, { generation: number } & PolicyAncestorReport>;
+  /** BackendTLSPolicy key → its ancestor status for this Gateway (policies targeting a Service its routes use). */
+  backendTlsPolicies: Record<string, BackendTlsReport>;
   /** The GatewayParameters in use (namespace/name), when valid. */
   parameters?: string;
 }
@@ -114,6 +122,7 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
     listenerSets: setReports,
     attachedListenerSets: Object.values(setReports).filter((r) => r.accepted.ok).length,
     policies: {},
+    backendTlsPolicies: {},
     ...(params ? { parameters: params } : {}),
   };
   if (!accepted.ok) return { key, reports };
@@ -130,7 +139,9 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
   policies.noteAttached(listeners.filter((s) => s.usable && s.owner.kind === 'Gateway').map((s) => s.l.name));
   const hosts = buildVirtualHosts(listeners, routes.placements, policies);
   const l4Listeners = buildL4Listeners(listeners, l4.placements);
-  const clusters = new Map([...hosts.clusters, ...l4Listeners.clusters].map((c) => [c.name, c]));
+  const btls = applyBackendTls(hosts.clusters, world.backendTlsPolicies, world.service);
+  reports.backendTlsPolicies = btls.reports;
+  const clusters = new Map([...btls.clusters, ...l4Listeners.clusters].map((c) => [c.name, c]));
   reports.policies = policyReports(policies.tallies, opts.mode);
   const ir: GatewayIR = {
     gateway: gwRef,

@@ -219,6 +219,24 @@ export interface ClusterIR {
    * endpoints are theirs, each weighted so that every Service gets its share whatever its number of endpoints.
    */
   members?: { namespace: string; service: string; port: number; weight: number }[];
+  /** TLS to the endpoints, from the BackendTLSPolicy that applies to this Service port (ir/backend-tls.ts). */
+  tls?: UpstreamTlsIR;
+}
+
+/** What a BackendTLSPolicy makes a cluster speak: Envoy's UpstreamTlsContext (xds/translator/cluster.ts). */
+export interface UpstreamTlsIR {
+  /** `<ns>/<name>` of the BackendTLSPolicy. */
+  policy: string;
+  /** The SNI, and the name the certificate must match when `sans` is empty. */
+  sni: string;
+  /** PEM of the trusted CA certificates (caCertificateRefs). */
+  trustedCa?: string;
+  /** wellKnownCACertificates: System. */
+  systemCa?: boolean;
+  /** subjectAltNames: the certificate must carry one of these (then `sni` is not matched). */
+  sans: { type: 'DNS' | 'URI'; value: string }[];
+  /** The policy is not accepted (why): the cluster gets no endpoints, so its requests fail with a 5xx. */
+  invalid?: string;
 }
 
 export interface GatewayIR {

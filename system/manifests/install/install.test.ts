@@ -100,6 +100,7 @@ describe('install RBAC', () => {
       'tcproutes/status',
       'udproutes/status',
       'listenersets/status',
+      'backendtlspolicies/status',
     ]) {
       expect(allows('gateway.networking.k8s.io', r, 'patch'), r).toBe(true);
     }

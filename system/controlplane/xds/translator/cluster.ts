@@ -1,7 +1,15 @@
-// ClusterIR → Cluster (EDS over ADS, 5 s connect timeout), and a cluster's ready endpoints → ClusterLoadAssignment.
+// ClusterIR → Cluster (EDS over ADS, 5 s connect timeout; TLS to the endpoints when a BackendTLSPolicy applies: an
+// `envoy.transport_sockets.tls` UpstreamTlsContext with the policy's hostname as `sni`, its CA certificates inline in
+// `common_tls_context.validation_context.trusted_ca` (or the system bundle's file for wellKnownCACertificates:
+// System, as Envoy Gateway does) and `match_typed_subject_alt_names` from subjectAltNames, else the hostname as a DNS
+// SAN: GEP-1897's "Hostname MUST be used for authentication ... unless SubjectAltNames is specified"), and a
+// cluster's ready endpoints → ClusterLoadAssignment. Shapes: envoy/extensions/transport_sockets/tls/v3/{tls,common}.proto.
 import { TYPE_URL } from '../../../shared/envoy/protos.ts';
-import type { ClusterIR, EndpointAddress } from '../../ir/types.ts';
+import { SYSTEM_CA_FILE } from '../../ir/backend-tls.ts';
+import type { ClusterIR, EndpointAddress, UpstreamTlsIR } from '../../ir/types.ts';
 import { ADS_SOURCE, type Json } from './envoy.ts';
+
+export const UPSTREAM_TLS_CONTEXT = 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext';
 
 export function translateCluster(c: ClusterIR): Json {
   return {
@@ -10,6 +18,24 @@ export function translateCluster(c: ClusterIR): Json {
     type: 'EDS',
     eds_cluster_config: { eds_config: ADS_SOURCE },
     connect_timeout: '5s',
+    ...(c.tls && !c.tls.invalid ? { transport_socket: upstreamTls(c.tls) } : {}),
+  };
+}
+
+function upstreamTls(t: UpstreamTlsIR): Json {
+  const sans = t.sans.length ? t.sans : [{ type: 'DNS' as const, value: t.sni }];
+  return {
+    name: 'envoy.transport_sockets.tls',
+    typed_config: {
+      '@type': UPSTREAM_TLS_CONTEXT,
+      common_tls_context: {
+        validation_context: {
+          trusted_ca: t.systemCa ? { filename: SYSTEM_CA_FILE } : { inline_string: t.trustedCa ?? '' },
+          match_typed_subject_alt_names: sans.map((s) => ({ san_type: s.type, matcher: { exact: s.value } })),
+        },
+      },
+      sni: t.sni,
+    },
   };
 }
 
