@@ -70,7 +70,10 @@ export function buildDumps(srv: ServerInstance, match: (name: string) => boolean
   if (cm.cdsVersion) clusters.version_info = cm.cdsVersion;
   clusters.static_clusters = [...cm.static_.values()]
     .filter((e) => match(e.cluster.name))
-    .map((e) => ({ cluster: { '@type': TYPE_URL.cluster, ...e.cluster.spec.json }, last_updated: e.lastUpdated }));
+    .map((e) => ({
+      cluster: redactSecrets({ '@type': TYPE_URL.cluster, ...e.cluster.spec.json }),
+      last_updated: e.lastUpdated,
+    }));
   const activeNames = [...new Set([...cm.active.keys(), ...cm.errors.keys()])]
     .filter((n) => !cm.warming.has(n) || cm.active.has(n))
     .sort();
@@ -80,7 +83,7 @@ export function buildDumps(srv: ServerInstance, match: (name: string) => boolean
     const base: J = e
       ? {
           version_info: e.versionInfo,
-          cluster: { '@type': TYPE_URL.cluster, ...e.cluster.spec.json },
+          cluster: redactSecrets({ '@type': TYPE_URL.cluster, ...e.cluster.spec.json }),
           last_updated: e.lastUpdated,
         }
       : {};
@@ -91,7 +94,7 @@ export function buildDumps(srv: ServerInstance, match: (name: string) => boolean
     .sort(([a], [b]) => (a < b ? -1 : 1))
     .map(([, e]) => ({
       version_info: e.versionInfo,
-      cluster: { '@type': TYPE_URL.cluster, ...e.cluster.spec.json },
+      cluster: redactSecrets({ '@type': TYPE_URL.cluster, ...e.cluster.spec.json }),
       last_updated: e.lastUpdated,
       client_status: 'ACKED',
     }));

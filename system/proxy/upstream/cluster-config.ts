@@ -3,6 +3,7 @@
 // the ClusterLoadAssignment parsing EDS shares. Throws ConfigError with the reason a NACK carries.
 import net from 'node:net';
 import { ConfigError, durationMs } from '../config/errors.ts';
+import { compileUpstreamTls, type UpstreamTls } from './tls-transport.ts';
 
 type J = Record<string, any>;
 
@@ -46,6 +47,8 @@ export interface ClusterSpec {
   endpoints: EndpointSpec[];
   /** true when the cluster carries HTTP/2 protocol options (only the xDS client may use those). */
   http2: boolean;
+  /** TLS to the hosts (transport_socket UpstreamTlsContext); absent: plaintext. */
+  tls?: UpstreamTls;
   json: J;
 }
 
@@ -109,11 +112,7 @@ export function compileCluster(c: J): ClusterSpec {
   }
   if (c.load_balancing_policy)
     throw new ConfigError(`cluster ${name}: load_balancing_policy extensions are not supported`);
-  if (c.transport_socket && !String(c.transport_socket.typed_config?.['@type'] ?? '').endsWith('RawBuffer')) {
-    throw new ConfigError(
-      `cluster ${name}: transport_socket ${c.transport_socket.name ?? ''}: TLS upstreams are not supported`,
-    );
-  }
+  const tls = compileUpstreamTls(c.transport_socket, name);
   if (type === 'EDS' && c.load_assignment) {
     // Envoy ignores load_assignment for EDS clusters; keep it that way.
   }
@@ -174,6 +173,7 @@ export function compileCluster(c: J): ClusterSpec {
     dnsFamily: family === 'V4_ONLY' ? 4 : family === 'V6_ONLY' ? 6 : 0,
     endpoints,
     http2,
+    ...(tls ? { tls } : {}),
     json: c,
   };
 }
