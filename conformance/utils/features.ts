@@ -117,6 +117,8 @@ export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   'GatewayHTTPListenerIsolation',
   'TCPRoute',
   'UDPRoute',
+  'BackendTLSPolicy',
+  'BackendTLSPolicySANValidation',
 ]);
 
 /** A test runs when gwlab supports all its features (upstream: SupportedFeatures.HasAll). */

@@ -22,6 +22,8 @@ export interface Request {
   headers?: Record<string, string>;
   unfollowRedirect?: boolean;
   body?: string;
+  /** The SNI (a TLS request sends it; as an expectation, the SNI the backend must have seen). */
+  sni?: string;
 }
 
 export interface ExpectedRequest extends Request {
@@ -104,6 +106,8 @@ function compareRequest(cReq: CapturedRequest, e: ExpectedResponse): string | un
   if ((exp.path ?? '') !== cReq.path) return `expected path to be ${exp.path ?? ''}, got ${cReq.path}`;
   if (method !== cReq.method) return `expected method to be ${method}, got ${cReq.method}`;
   if ((e.namespace ?? '') !== cReq.namespace) return `expected namespace to be ${e.namespace}, got ${cReq.namespace}`;
+  if (exp.sni && exp.sni !== (cReq.tls?.serverName ?? ''))
+    return `expected SNI "${cReq.tls?.serverName ?? ''}" to be equal to "${exp.sni}"`;
   const got = lower(cReq.headers);
   if (exp.headers) {
     if (!cReq.headers) return `no headers captured, expected ${Object.keys(exp.headers).length}`;
