@@ -119,6 +119,7 @@ export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   'UDPRoute',
   'BackendTLSPolicy',
   'BackendTLSPolicySANValidation',
+  'GatewayBackendClientCertificate',
 ]);
 
 /** A test runs when gwlab supports all its features (upstream: SupportedFeatures.HasAll). */

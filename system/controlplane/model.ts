@@ -49,6 +49,10 @@ export interface GatewaySpec {
   /** Which ListenerSets may attach (v1.6.1: `from` None by default). */
   allowedListeners?: { namespaces?: { from?: 'All' | 'Same' | 'Selector' | 'None'; selector?: LabelSelector } };
   addresses?: { type?: string; value: string }[];
+  /** Gateway-wide TLS settings (v1.6.1 standard): the client certificate presented to TLS backends. */
+  tls?: {
+    backend?: { clientCertificateRef?: { group?: string; kind?: string; name: string; namespace?: string } };
+  };
   infrastructure?: {
     labels?: Record<string, string>;
     annotations?: Record<string, string>;

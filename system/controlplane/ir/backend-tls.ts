@@ -10,7 +10,16 @@
 // ancestors are the Gateways whose routes send to a Service it targets.
 import { X509Certificate } from 'node:crypto';
 import { type BackendTLSPolicy, type ConfigMap, olderFirst, type Service } from '../model.ts';
-import { bad, type ClusterIR, compareStrings, type ObjRef, type Outcome, ok, type UpstreamTlsIR } from './types.ts';
+import {
+  bad,
+  type CertificateIR,
+  type ClusterIR,
+  compareStrings,
+  type ObjRef,
+  type Outcome,
+  ok,
+  type UpstreamTlsIR,
+} from './types.ts';
 
 /** The CA bundle a `wellKnownCACertificates: System` policy trusts (Envoy Gateway's choice too). */
 export const SYSTEM_CA_FILE = '/etc/ssl/certs/ca-certificates.crt';
@@ -133,6 +142,7 @@ export function applyBackendTls(
   clusters: ClusterIR[],
   policiesFor: (namespace: string, service: string) => BackendTlsInfo[],
   service: (namespace: string, name: string) => Service | undefined,
+  clientCertificate?: CertificateIR,
 ): { clusters: ClusterIR[]; reports: Record<string, BackendTlsReport> } {
   const reports: Record<string, BackendTlsReport> = {};
   const conflicted = new Map<string, string>();
@@ -160,10 +170,9 @@ export function applyBackendTls(
     if (!winner) return c;
     // An accepted policy's TLS; an invalid one leaves the cluster without endpoints, so requests get a 5xx
     // (GEP-1897: "the request MUST fail ... HTTP 5xx") rather than plaintext or unverified TLS.
-    return {
-      ...c,
-      tls: winner.tls ?? { policy: keyOfInfo(winner), sni: '', sans: [], invalid: winner.accepted.message },
-    };
+    if (!winner.tls)
+      return { ...c, tls: { policy: keyOfInfo(winner), sni: '', sans: [], invalid: winner.accepted.message } };
+    return { ...c, tls: clientCertificate ? { ...winner.tls, clientCertificate } : winner.tls };
   });
   for (const [loser, winner] of conflicted) {
     const r = reports[loser];

@@ -4,6 +4,7 @@
 // per route entry while virtual hosts are built (attach-policies.ts, virtual-hosts.ts), TCP and UDP listeners
 // (l4-listeners.ts), and what each policy's attachment came to (policy-reports.ts).
 import {
+  GATEWAY_GROUP,
   type Gateway,
   type GatewayClass,
   type GatewayParameters,
@@ -21,7 +22,7 @@ import { applyBackendTls, type BackendTlsInfo, type BackendTlsReport } from './b
 import { buildL4Listeners } from './l4-listeners.ts';
 import type { L4RouteInfo } from './l4-routes.ts';
 import { admitListenerSets, type ListenerSetReport, listenerSetReports } from './listener-sets.ts';
-import { type ListenerReport, type ListenerState, validateListeners } from './listeners.ts';
+import { type ListenerReport, type ListenerState, resolveCertificateRef, validateListeners } from './listeners.ts';
 import type { PolicyInfo } from './policies.ts';
 import { type PolicyAncestorReport, policyReports } from './policy-reports.ts';
 import type { RouteInfo } from './routes.ts';
@@ -71,6 +72,8 @@ export interface GatewayReports {
   backendTlsPolicies: Record<string, BackendTlsReport>;
   /** The GatewayParameters in use (namespace/name), when valid. */
   parameters?: string;
+  /** The Gateway's ResolvedRefs, when it has references of its own (spec.tls.backend.clientCertificateRef). */
+  resolvedRefs?: Outcome;
 }
 
 export interface GatewayResult {
@@ -139,7 +142,9 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
   policies.noteAttached(listeners.filter((s) => s.usable && s.owner.kind === 'Gateway').map((s) => s.l.name));
   const hosts = buildVirtualHosts(listeners, routes.placements, policies);
   const l4Listeners = buildL4Listeners(listeners, l4.placements);
-  const btls = applyBackendTls(hosts.clusters, world.backendTlsPolicies, world.service);
+  const client = backendClientCertificate(gw, world);
+  if (client) reports.resolvedRefs = client.outcome;
+  const btls = applyBackendTls(hosts.clusters, world.backendTlsPolicies, world.service, client?.certificate);
   reports.backendTlsPolicies = btls.reports;
   const clusters = new Map([...btls.clusters, ...l4Listeners.clusters].map((c) => [c.name, c]));
   reports.policies = policyReports(policies.tallies, opts.mode);
@@ -154,6 +159,29 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
     findings: hosts.findings,
   };
   return { key, ir, reports };
+}
+
+/**
+ * The Gateway's `spec.tls.backend.clientCertificateRef` (GEP-3155, conformance GatewayTLSBackendClientCertificate,
+ * GatewayInvalidTLSBackendConfiguration): the certificate its proxies present to TLS backends, and the Gateway's
+ * ResolvedRefs (False/InvalidClientCertificateRef or RefNotPermitted; the Gateway stays Accepted). Undefined: none set.
+ */
+function backendClientCertificate(gw: Gateway, world: GatewayWorld) {
+  const ref = gw.spec?.tls?.backend?.clientCertificateRef;
+  if (!ref) return undefined;
+  const from = { group: GATEWAY_GROUP, kind: 'Gateway', namespace: gw.metadata.namespace ?? 'default' };
+  const r = resolveCertificateRef(
+    ref,
+    from,
+    'spec.tls.backend.clientCertificateRef',
+    {
+      grants: (n) => world.referenceGrants(n),
+      secret: (n, name) => world.secret(n, name),
+    },
+    'InvalidClientCertificateRef',
+  );
+  if ('problem' in r) return { outcome: r.problem };
+  return { outcome: ok('ResolvedRefs', 'references resolved'), certificate: r.certificate };
 }
 
 /**

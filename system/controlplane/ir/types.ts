@@ -237,6 +237,8 @@ export interface UpstreamTlsIR {
   sans: { type: 'DNS' | 'URI'; value: string }[];
   /** The policy is not accepted (why): the cluster gets no endpoints, so its requests fail with a 5xx. */
   invalid?: string;
+  /** The Gateway's spec.tls.backend.clientCertificateRef, presented to the backend. */
+  clientCertificate?: CertificateIR;
 }
 
 export interface GatewayIR {

@@ -134,7 +134,11 @@ export function gatewayStatus(
   }
   return {
     addresses,
-    conditions: [fromOutcome('Accepted', r.accepted, g), programmed],
+    conditions: [
+      fromOutcome('Accepted', r.accepted, g),
+      programmed,
+      ...(r.resolvedRefs ? [fromOutcome('ResolvedRefs', r.resolvedRefs, g)] : []),
+    ],
     listeners: r.listeners.map((l) => listenerStatus(l, g)),
     // Only with ListenerSets in play (v1.6.1: "the total number of ListenerSets ... successfully attached").
     ...(Object.keys(r.listenerSets).length ? { attachedListenerSets: r.attachedListenerSets } : {}),

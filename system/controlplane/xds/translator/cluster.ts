@@ -2,7 +2,8 @@
 // `envoy.transport_sockets.tls` UpstreamTlsContext with the policy's hostname as `sni`, its CA certificates inline in
 // `common_tls_context.validation_context.trusted_ca` (or the system bundle's file for wellKnownCACertificates:
 // System, as Envoy Gateway does) and `match_typed_subject_alt_names` from subjectAltNames, else the hostname as a DNS
-// SAN: GEP-1897's "Hostname MUST be used for authentication ... unless SubjectAltNames is specified"), and a
+// SAN: GEP-1897's "Hostname MUST be used for authentication ... unless SubjectAltNames is specified"; the Gateway's
+// backend client certificate inline in `tls_certificates`), and a
 // cluster's ready endpoints → ClusterLoadAssignment. Shapes: envoy/extensions/transport_sockets/tls/v3/{tls,common}.proto.
 import { TYPE_URL } from '../../../shared/envoy/protos.ts';
 import { SYSTEM_CA_FILE } from '../../ir/backend-tls.ts';
@@ -29,6 +30,16 @@ function upstreamTls(t: UpstreamTlsIR): Json {
     typed_config: {
       '@type': UPSTREAM_TLS_CONTEXT,
       common_tls_context: {
+        ...(t.clientCertificate
+          ? {
+              tls_certificates: [
+                {
+                  certificate_chain: { inline_bytes: t.clientCertificate.certificateChain },
+                  private_key: { inline_bytes: t.clientCertificate.privateKey },
+                },
+              ],
+            }
+          : {}),
         validation_context: {
           trusted_ca: t.systemCa ? { filename: SYSTEM_CA_FILE } : { inline_string: t.trustedCa ?? '' },
           match_typed_subject_alt_names: sans.map((s) => ({ san_type: s.type, matcher: { exact: s.value } })),
