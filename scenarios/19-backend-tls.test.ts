@@ -195,12 +195,16 @@ describe('BackendTLSPolicy with a wrong CA, then fixed (issue 12 item 3)', () =>
         sni: backendName,
         common_tls_context: {
           validation_context: {
-            trusted_ca: { inline_string: pem(wrongCa) },
             match_typed_subject_alt_names: [{ san_type: 'DNS', matcher: { exact: backendName } }],
           },
         },
       },
     });
+    // The ConfigMap's CA, inline (PEM line endings aside: the generator writes CRLF, the control plane keeps LF).
+    const lf = (x: string) => x.replace(/\r\n/g, '\n').trim();
+    expect(lf(c.transport_socket.typed_config.common_tls_context.validation_context.trusted_ca.inline_string)).toBe(
+      lf(pem(wrongCa)),
+    );
   });
 
   it('the ConfigMap with the right CA: 200 from the backend over TLS', async () => {
