@@ -17,16 +17,22 @@
 //     proxy/window.ts, proxy/stalls.ts);
 //   - a soak at that rate through a fresh proxy process: 10 s warm-up, then RSS (baseline, min, max, end, slope)
 //     over 60 s (proxy/soak.ts);
+//   - HTTPS/1.1, h2 over TLS and h2c (and HTTPS with a new connection per request: handshakes/s) through the proxy
+//     against bare node:tls/node:http2 pass-through proxies → throughput ratios (proxy/protocols.ts);
 //   - a 1,000-route RouteConfiguration pushed over ADS → time to ACK; route lookup cost against virtual hosts
 //     (proxy/route-config.ts).
 // Writes reports/bench/proxy.json and proxy.md (proxy/report.ts). BENCH_DURATION_S, BENCH_SOAK_S, BENCH_SOAK_WARMUP_S,
 // BENCH_FIXED_WARMUP_S, BENCH_FIXED_ROUNDS, BENCH_CONNECTIONS override (proxy/settings.ts).
 // Its parts also run by hand, for profiling one path: `--bootstrap <app port>` prints the proxy's bootstrap with the
-// bench's route table, `--bare <app port>` starts the bare proxy, and `--load <port> <path> <rate> <warm-up s> <s>
+// bench's route table, `--bare <app port>` starts the bare proxy, `--bare-protocols <app port> <cert> <key>` the bare
+// HTTPS/h2/h2c proxies, and `--load <port> <path> <rate> <warm-up s> <s>
 // [latencies file]` runs the open-loop generator and prints its result as JSON. Each mode loads only its own modules.
 
 const mode = process.argv[2];
-if (mode === '--bare') {
+if (mode === '--bare-protocols') {
+  const { bareProtocols } = await import('./proxy/bare-protocols.ts');
+  await bareProtocols(Number(process.argv[3]), process.argv[4]!, process.argv[5]!);
+} else if (mode === '--bare') {
   const { bareProxy } = await import('./proxy/bare-proxy.ts');
   await bareProxy(Number(process.argv[3]));
 } else if (mode === '--bootstrap') {

@@ -6,6 +6,7 @@ import type { PathThroughput } from './closed-loop.ts';
 import type { FixedRate } from './fixed-rate.ts';
 import type { SampledOpenLoop } from './open-loop-run.ts';
 import type { FixedRateChoice } from './probe.ts';
+import type { Protocols } from './protocols.ts';
 import type { ApplyTime, LookupCost } from './route-config.ts';
 import {
   APP_PATH,
@@ -31,6 +32,7 @@ export interface Measured {
   fixedRate: FixedRate;
   soak: SampledOpenLoop;
   soakRss: SoakRss;
+  protocols: Protocols;
   apply: ApplyTime;
   lookups: LookupCost[];
 }
@@ -99,6 +101,7 @@ export function proxyResult(m: Measured) {
       generator: soak.generator,
       window: soak.window,
     },
+    protocols: m.protocols,
     apply,
     lookups,
     targets: TARGETS,
@@ -111,7 +114,8 @@ export function proxyChecks(result: ProxyResult, m: Measured): Check[] {
   const errorsTotal =
     Object.values(throughput).reduce((n, t) => n + t.errors + t.non2xx, 0) +
     Object.values(fixed).reduce((n, f) => n + f.errors, 0) +
-    soak.errors;
+    soak.errors +
+    Object.values(m.protocols).reduce((n, p) => n + p.bare.errors + p.proxy.errors, 0);
   // What the generator and the machine themselves contributed during the fixed-rate windows (see generator.ts).
   const stall = Math.max(...Object.values(fixed).map((f) => f.generatorLoopDelayMaxMs));
   const idleStall = Math.max(...Object.values(fixed).map((f) => f.idleStallMaxMs));
@@ -131,6 +135,13 @@ export function proxyChecks(result: ProxyResult, m: Measured): Check[] {
       result.fixedRate.addedP99Ms < TARGETS.addedP99Ms,
       `${result.fixedRate.addedP99Ms} ms pooled over ${FIXED_ROUNDS} rounds (per round ${rounds.map((r) => r.addedP99Ms).join(', ')}; the bare Node proxy ${result.fixedRate.bareAddedP99Ms} ms pooled); during the windows the generator's event loop stalled up to ${stall} ms and an idle process's up to ${idleStall} ms`,
     ],
+    ...Object.entries(m.protocols).map(
+      ([p, r]): Check => [
+        `${p}: throughput ≥ 80% of the bare node:${p.startsWith('h2') ? 'http2' : 'tls + node:http'} proxy`,
+        r.ratio >= TARGETS.throughputVsBare,
+        `${r.ratio} (${r.proxy.rps} against ${r.bare.rps} req/s${p === 'https-handshake' ? ': handshakes/s' : ''})`,
+      ],
+    ),
     ['zero errors', errorsTotal === 0, String(errorsTotal)],
     [
       'RSS growth < 20% over the soak',
@@ -215,6 +226,22 @@ function fixedRateSection(result: ProxyResult, m: Measured): string[] {
   ];
 }
 
+function protocolsSection(m: Measured): string[] {
+  return [
+    `## HTTPS and HTTP/2: 2 rounds of ${DURATION} s per path (each after a 2 s warm-up), against bare node:tls / node:http2 proxies`,
+    '',
+    `Both forward to the sample application over HTTP/1.1; the proxy serves h2 and HTTPS/1.1 on a TLS listener (ALPN h2, http/1.1) and h2c on its plain one. https: ${CONNECTIONS} kept-alive HTTPS/1.1 connections; h2 and h2c: ${CONNECTIONS} concurrent streams over 5 sessions; https-handshake: 10 loops, a new TLS connection (full handshake, RSA 2048) per request, so req/s is handshakes/s. The generator runs in the bench process; req/s is the mean of the two rounds, p50/p99 the worse round.`,
+    '',
+    '| protocol | bare req/s | proxy req/s | proxy/bare | bare p50/p99 ms | proxy p50/p99 ms | errors (bare, proxy) |',
+    '|---|---|---|---|---|---|---|',
+    ...Object.entries(m.protocols).map(
+      ([p, r]) =>
+        `| ${p} | ${r.bare.rps} | ${r.proxy.rps} | ${r.ratio} | ${r.bare.p50} / ${r.bare.p99} | ${r.proxy.p50} / ${r.proxy.p99} | ${r.bare.errors}, ${r.proxy.errors} |`,
+    ),
+    '',
+  ];
+}
+
 function soakAndControlSections(m: Measured, checks: Check[]): string[] {
   const { soak, soakRss, apply, lookups } = m;
   const { rate } = m.choice;
@@ -249,6 +276,7 @@ export function proxyMarkdown(result: ProxyResult, checks: Check[], m: Measured)
     '',
     ...closedLoopSection(result),
     ...fixedRateSection(result, m),
+    ...protocolsSection(m),
     ...soakAndControlSections(m, checks),
   ].join('\n');
 }

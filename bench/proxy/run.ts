@@ -1,5 +1,5 @@
 // bench:proxy's run: the servers of the three paths, then the phases in order — closed loop, open-loop probe, fixed
-// rate in rounds, soak, RouteConfiguration over ADS and lookup cost — then the report. The phases are described in
+// rate in rounds, soak, HTTPS and HTTP/2, RouteConfiguration over ADS and lookup cost — then the report. The phases are described in
 // bench/proxy.ts and in their own files.
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +8,7 @@ import { progress, reportJson, writeReports } from '../shared/reports.ts';
 import { closedLoopPhase } from './closed-loop.ts';
 import { fixedRatePhase } from './fixed-rate.ts';
 import { chooseFixedRate } from './probe.ts';
+import { protocolsPhase } from './protocols.ts';
 import { proxyChecks, proxyMarkdown, proxyResult } from './report.ts';
 import { applyTime, lookupCost } from './route-config.ts';
 import { startServers } from './servers.ts';
@@ -25,6 +26,7 @@ export async function runProxyBench(): Promise<void> {
     const choice = await chooseFixedRate(servers, throughput.proxy!.rps);
     const fixedRate = await fixedRatePhase(servers, choice.rate, choice.why, dir);
     const { soak, soakRss } = await soakPhase(servers, choice.rate, dir);
+    const protocols = await protocolsPhase(servers, dir);
     step('RouteConfiguration of 1,000 routes over ADS: push → ACK');
     const apply = await applyTime();
     step(
@@ -34,7 +36,18 @@ export async function runProxyBench(): Promise<void> {
     const lookups = lookupCost();
     for (const l of lookups)
       step(`  ${l.vhosts} vhosts: ${l.nsPerLookup} ns per lookup (linear scan ${l.linearScanNs} ns)`);
-    const measured = { load0, load1: loadavg(), throughput, choice, fixedRate, soak, soakRss, apply, lookups };
+    const measured = {
+      load0,
+      load1: loadavg(),
+      throughput,
+      choice,
+      fixedRate,
+      soak,
+      soakRss,
+      protocols,
+      apply,
+      lookups,
+    };
     const result = proxyResult(measured);
     const checks = proxyChecks(result, measured);
     const md = proxyMarkdown(result, checks, measured);

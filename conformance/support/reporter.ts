@@ -42,7 +42,8 @@ export default class ConformanceReporter implements Reporter {
     // A run of some tests only (--run) reports those; a whole run also counts upstream's tests that are not ported.
     const whole = !process.env.GWLAB_CONFORMANCE_RUN;
     const unported = whole ? unportedTests(new Set(results.map((r) => r.shortName))) : [];
-    const report = buildReport(results, { profiles: profilesFromEnv(), version: SYSTEM_VERSION, unported });
+    const channel = process.env.GWLAB_CONFORMANCE_CHANNEL === 'experimental' ? 'experimental' : 'standard';
+    const report = buildReport(results, { profiles: profilesFromEnv(), version: SYSTEM_VERSION, unported, channel });
     const file =
       process.env.GWLAB_CONFORMANCE_REPORT ||
       join(ROOT, 'reports', 'conformance', `${new Date().toISOString().replace(/[:.]/g, '-')}-report.yaml`);

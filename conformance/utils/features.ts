@@ -88,7 +88,8 @@ export const PROFILES: Record<string, Profile> = {
 /**
  * What gwlab supports. Core: Gateway, HTTPRoute, ReferenceGrant (HTTPS listeners' statuses only: TLS termination in
  * the proxy is the issue "HTTPS, TLS passthrough, HTTP/2…"). Extended: the HTTPRoute filters and matches the control
- * plane translates (system/controlplane/ir/routes.ts) whose ported tests pass, request mirrors (one or more) among them.
+ * plane translates (system/controlplane/ir/routes.ts) whose ported tests pass, request mirrors (one or more) among them;
+ * ListenerSet (GEP-1713), its upstream tests passing but ListenerSetAllowedRoutesSupportedKinds, which needs TLSRoute.
  */
 export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   CORE.Gateway,
@@ -115,6 +116,14 @@ export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   'HTTPRouteRequestPercentageMirror',
   'HTTPRouteDestinationPortMatching',
   'GatewayHTTPListenerIsolation',
+  'GatewayInfrastructurePropagation',
+  'GatewayStaticAddresses',
+  'HTTPRouteRetry',
+  'HTTPRouteCORS',
+  'HTTPRouteBackendRequestHeaderModification',
+  'HTTPRouteBackendProtocolH2C',
+  'ListenerSet',
+  'HTTPRouteBackendProtocolWebSocket',
   'TCPRoute',
   'UDPRoute',
   'BackendTLSPolicy',

@@ -26,6 +26,8 @@ export interface Request {
   sni?: string;
   /** As an expectation: a PEM certificate the backend must have been presented (the Gateway's client certificate). */
   clientCert?: string;
+  /** roundtrip-h2.ts H2C_PRIOR_KNOWLEDGE or H2 (upstream's roundtripper protocols); HTTP/1.1 when absent. */
+  protocol?: string;
 }
 
 export interface ExpectedRequest extends Request {
@@ -94,6 +96,7 @@ export function makeRequest(e: ExpectedResponse, gwAddr: string, timeoutMs: numb
     headers,
     body: e.request.body,
     unfollowRedirect: e.request.unfollowRedirect,
+    ...(e.request.protocol ? { protocol: e.request.protocol } : {}),
     timeoutMs,
   };
 }

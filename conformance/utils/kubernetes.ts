@@ -161,20 +161,46 @@ export async function routeMustHaveParents(
 }
 
 /** GatewayListenersMustHaveConditions: every (or each named) listener has every condition. */
-export async function gatewayListenersMustHaveConditions(
+export const gatewayListenersMustHaveConditions = (
   kube: Kube,
   tc: TimeoutConfig,
   gw: NN,
   conditions: Cond[],
   listenerNames: string[] = [],
+) => listenersMustHaveConditions(kube, tc, 'Gateway', gw, conditions, listenerNames);
+
+/**
+ * ListenerSetListenersMustHaveConditions: every (or each named) listener of the ListenerSet has every condition, once
+ * the set's conditions carry its latest generation.
+ */
+export const listenerSetListenersMustHaveConditions = (
+  kube: Kube,
+  tc: TimeoutConfig,
+  ls: NN,
+  conditions: Cond[],
+  listenerNames: string[] = [],
+) => listenersMustHaveConditions(kube, tc, 'ListenerSet', ls, conditions, listenerNames);
+
+async function listenersMustHaveConditions(
+  kube: Kube,
+  tc: TimeoutConfig,
+  kind: 'Gateway' | 'ListenerSet',
+  nn: NN,
+  conditions: Cond[],
+  listenerNames: string[],
 ): Promise<void> {
   await poll(
-    `Gateway ${gw.namespace}/${gw.name} listeners to have ${JSON.stringify(conditions)}`,
+    `${kind} ${nn.namespace}/${nn.name} listeners to have ${JSON.stringify(conditions)}`,
     tc,
-    tc.gatewayListenersMustHaveConditions,
+    kind === 'Gateway' ? tc.gatewayListenersMustHaveConditions : tc.listenerSetListenersMustHaveConditions,
     async () => {
-      const g = await get(kube, 'Gateway', gw);
-      const listeners: any[] = g?.status?.listeners ?? [];
+      const o = await get(kube, kind, nn);
+      if (kind === 'ListenerSet') {
+        if (!o) return { ok: false, seen: 'not found' };
+        const stale = staleConditions(o, o.status?.conditions);
+        if (stale) return { ok: false, seen: stale };
+      }
+      const listeners: any[] = o?.status?.listeners ?? [];
       const pending = new Set(listenerNames);
       for (const c of conditions) {
         for (const l of listeners) {
@@ -199,21 +225,44 @@ export async function gatewayAndRoutesMustBeAccepted(
   kind = 'HTTPRoute',
 ): Promise<string> {
   const addr = await waitForGatewayAddress(kube, tc, gw);
-  const listeners = gw.listenerNames?.length ? gw.listenerNames : [''];
+  await routesAndParentMustBeAccepted(kube, tc, controllerName, { ...gw, kind: 'Gateway' }, routes, kind);
+  return addr;
+}
+
+/** Upstream's ResourceRef (NewResourceRef): a Gateway or a ListenerSet, and the listener names given. */
+export interface ResourceRef extends GatewayRef {
+  kind: 'Gateway' | 'ListenerSet';
+}
+
+/**
+ * RoutesAndParentMustBeAccepted: each route has an Accepted parent entry for the resource (per listener name given;
+ * group and kind as written, namespace required when the route lives elsewhere), then every listener of the resource
+ * is ResolvedRefs, Accepted and Programmed (ResourceListenersMustHaveConditions).
+ */
+export async function routesAndParentMustBeAccepted(
+  kube: Kube,
+  tc: TimeoutConfig,
+  controllerName: string,
+  resource: ResourceRef,
+  routes: NN[],
+  kind = 'HTTPRoute',
+): Promise<void> {
+  const listeners = resource.listenerNames?.length ? resource.listenerNames : [''];
   for (const route of routes) {
     const parents = listeners.map(() => ({
-      parentRef: { group: GROUP, kind: 'Gateway', name: gw.name, namespace: gw.namespace },
+      parentRef: { group: GROUP, kind: resource.kind, name: resource.name, namespace: resource.namespace },
       controllerName,
       conditions: [{ type: 'Accepted', status: 'True' as const, reason: 'Accepted' }],
     }));
-    await routeMustHaveParents(kube, tc, route, parents, route.namespace !== gw.namespace, kind);
+    await routeMustHaveParents(kube, tc, route, parents, route.namespace !== resource.namespace, kind);
   }
-  await gatewayListenersMustHaveConditions(kube, tc, gw, [
+  const required: Cond[] = [
     { type: 'ResolvedRefs', status: 'True' },
     { type: 'Accepted', status: 'True' },
     { type: 'Programmed', status: 'True' },
-  ]);
-  return addr;
+  ];
+  if (resource.kind === 'ListenerSet') await listenerSetListenersMustHaveConditions(kube, tc, resource, required);
+  else await gatewayListenersMustHaveConditions(kube, tc, resource, required);
 }
 
 /** HTTPRouteMustHaveCondition: a parent entry for the Gateway `gw` has the condition (latest generation). */
@@ -437,3 +486,74 @@ export async function mergePatch(kube: Kube, obj: KObj, patch: Record<string, un
     PatchStrategy.MergePatch,
   )) as KObj;
 }
+
+/** GatewayMustHaveAttachedListeners: status.attachedListenerSets (absent reads 0) is `count` (latest generation). */
+export async function gatewayMustHaveAttachedListeners(
+  kube: Kube,
+  tc: TimeoutConfig,
+  gw: NN,
+  count: number,
+): Promise<void> {
+  await poll(
+    `Gateway ${gw.namespace}/${gw.name} to have ${count} attached ListenerSets`,
+    tc,
+    tc.gatewayStatusMustHaveListeners,
+    async () => {
+      const g = await get(kube, 'Gateway', gw);
+      if (!g) return { ok: false, seen: 'not found' };
+      const stale = staleConditions(g, g.status?.conditions);
+      if (stale) return { ok: false, seen: stale };
+      return { ok: (g.status?.attachedListenerSets ?? 0) === count, seen: g.status };
+    },
+  );
+}
+
+/** ListenerSetMustHaveCondition (latest generation first). */
+export async function listenerSetMustHaveCondition(kube: Kube, tc: TimeoutConfig, ls: NN, c: Cond): Promise<void> {
+  await poll(
+    `ListenerSet ${ls.namespace}/${ls.name} to have ${JSON.stringify(c)}`,
+    tc,
+    tc.listenerSetMustHaveCondition,
+    async () => {
+      const o = await get(kube, 'ListenerSet', ls);
+      if (!o) return { ok: false, seen: 'not found' };
+      const stale = staleConditions(o, o.status?.conditions);
+      if (stale) return { ok: false, seen: stale };
+      return {
+        ok: findCondition(o.status?.conditions, c.type, c.status ?? '', c.reason ?? ''),
+        seen: o.status?.conditions,
+      };
+    },
+  );
+}
+
+/** ListenerSetStatusMustHaveListeners: the set's status.listeners as expected (upstream's listenerSetListenersMatch). */
+export async function listenerSetStatusMustHaveListeners(
+  kube: Kube,
+  tc: TimeoutConfig,
+  ls: NN,
+  listeners: ListenerStatus[],
+): Promise<void> {
+  await poll(
+    `ListenerSet ${ls.namespace}/${ls.name} status to have listeners ${JSON.stringify(listeners)}`,
+    tc,
+    tc.listenerSetListenersMustHaveConditions,
+    async () => {
+      const o = await get(kube, 'ListenerSet', ls);
+      if (!o) return { ok: false, seen: 'not found' };
+      const stale = staleConditions(o, o.status?.conditions);
+      if (stale) return { ok: false, seen: stale };
+      return { ok: listenersMatch(listeners, o.status?.listeners), seen: o.status?.listeners };
+    },
+  );
+}
+
+/** generateAcceptedListenerConditions (tests/listenerset-allowed-namespace-same.go): any reason. */
+export const acceptedListenerConditions = (): Cond[] => [
+  { type: 'ResolvedRefs', status: 'True' },
+  { type: 'Accepted', status: 'True' },
+  { type: 'Programmed', status: 'True' },
+];
+
+/** generateSupportedRouteKinds (tests/listenerset-http-routing.go). */
+export const httpRouteKinds = () => [{ group: GROUP, kind: 'HTTPRoute' }];

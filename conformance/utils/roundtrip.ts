@@ -6,6 +6,7 @@
 import net from 'node:net';
 import type { PeerCertificate } from 'node:tls';
 import { Agent, request } from 'undici';
+import { H2, H2C_PRIOR_KNOWLEDGE, http2RoundTrip } from './roundtrip-h2.ts';
 
 export interface RoundTripRequest {
   url: URL;
@@ -17,6 +18,8 @@ export interface RoundTripRequest {
   timeoutMs: number;
   /** HTTPS: the server certificate (PEM) to trust and the SNI to send (upstream's tls.MakeTLSRequest...). */
   tls?: { ca: string; servername: string };
+  /** Upstream's Request.Protocol: H2C_PRIOR_KNOWLEDGE or H2 (roundtrip-h2.ts); else HTTP/1.1. */
+  protocol?: string;
 }
 
 /** The echo backend's body (system/echo/response.ts), as the suite reads it. */
@@ -117,14 +120,17 @@ export async function captureRoundTrip(
   const method = req.method || 'GET';
   const headers: Record<string, string> = { ...(req.headers ?? {}) };
   if (req.host) headers.host = req.host;
-  const res = await request(req.url, {
-    method: method as any,
-    headers,
-    body: req.body || undefined,
-    dispatcher: req.tls ? tlsAgent(req.tls) : agent,
-    signal: AbortSignal.timeout(req.timeoutMs),
-  });
-  const text = await res.body.text();
+  const h2 = req.protocol === H2C_PRIOR_KNOWLEDGE || req.protocol === H2;
+  const res = h2
+    ? await http2RoundTrip({ ...req, method, headers, tls: req.protocol === H2 ? req.tls : undefined })
+    : await request(req.url, {
+        method: method as any,
+        headers,
+        body: req.body || undefined,
+        dispatcher: req.tls ? tlsAgent(req.tls) : agent,
+        signal: AbortSignal.timeout(req.timeoutMs),
+      });
+  const text = 'text' in res ? res.text : await res.body.text();
   const rh = flatHeaders(res.headers);
   if (isRedirect(res.statusCode) && !req.unfollowRedirect && rh.location && hops < 10) {
     // Go's client follows with GET (303, and 301/302 of a non-GET/HEAD) and the new URL's own Host.
@@ -143,7 +149,7 @@ export async function captureRoundTrip(
       throw new Error(`unexpected error reading response: ${(err as Error).message}`);
     }
   }
-  const cRes: CapturedResponse = { statusCode: res.statusCode, protocol: 'HTTP/1.1', headers: rh };
+  const cRes: CapturedResponse = { statusCode: res.statusCode, protocol: h2 ? 'HTTP/2.0' : 'HTTP/1.1', headers: rh };
   if (isRedirect(res.statusCode)) {
     if (!rh.location) throw new Error('http: no Location header in response');
     cRes.redirectRequest = redirectOf(rh.location[0], req.url);

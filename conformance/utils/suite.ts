@@ -50,16 +50,44 @@ export interface ConformanceTest {
  */
 export function readConformanceManifest(
   path: string,
-  names: { gatewayClassName: string; controllerName: string },
+  names: { gatewayClassName: string; controllerName: string } & AddressPools,
 ): KObj[] {
   const text = readFileSync(join(UPSTREAM_CONFORMANCE, path), 'utf8');
   return parseYamlDocs(text)
     .filter((d) => d && Object.keys(d).length)
     .map((d) => {
-      if (d.kind === 'Gateway') return { ...d, spec: { ...d.spec, gatewayClassName: names.gatewayClassName } };
+      if (d.kind === 'Gateway') {
+        const spec = { ...d.spec, gatewayClassName: names.gatewayClassName };
+        if (spec.addresses?.length) spec.addresses = overlayAddresses(spec.addresses, names);
+        return { ...d, spec };
+      }
       if (d.kind === 'GatewayClass') return { ...d, spec: { ...d.spec, controllerName: names.controllerName } };
       return d;
     });
+}
+
+/** Upstream's UsableNetworkAddresses / UnusableNetworkAddresses (suite options; flags --usable-address...). */
+export interface AddressPools {
+  usableAddresses?: { type?: string; value: string }[];
+  unusableAddresses?: { type?: string; value: string }[];
+}
+
+/**
+ * Upstream's Applier.prepareGateway: a Gateway whose addresses hold PLACEHOLDER_USABLE_ADDRS /
+ * PLACEHOLDER_UNUSABLE_ADDRS gets the suite's pools instead, after the `test/fake-invalid-type` addresses it keeps.
+ */
+export function overlayAddresses(
+  addresses: { type?: string; value?: string }[],
+  pools: AddressPools,
+): { type?: string; value?: string }[] {
+  const usable = addresses.some((a) => a.value === 'PLACEHOLDER_USABLE_ADDRS');
+  const unusable = addresses.some((a) => a.value === 'PLACEHOLDER_UNUSABLE_ADDRS');
+  if (!usable && !unusable) return addresses;
+  return [
+    ...addresses.filter((a) => a.type === 'test/fake-invalid-type'),
+    ...(unusable ? (pools.unusableAddresses ?? []) : []),
+    ...(usable ? (pools.usableAddresses ?? []) : []),
+  ];
 }
 
 /** Upstream's programmatic resources of Setup: certificates, CA ConfigMaps, client certificates. */

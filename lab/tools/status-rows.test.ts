@@ -4,6 +4,7 @@ import { conditionsTable, proxiesTable } from './status-render.ts';
 import {
   conditionHealth,
   conditionRows,
+  describeRow,
   gatewayOfRole,
   gatewayRows,
   httpRouteRows,
@@ -195,6 +196,28 @@ describe('condition rows', () => {
       'gatewayclass/gwvendor Programmed ok',
       'listener/http Conflicted warning',
     ]);
+  });
+
+  it('flags a listener whose certificate is not resolved as a problem, with the explain command that prints the fix', () => {
+    const https = structuredClone(gateway);
+    const msg = 'listener https: tls.certificateRefs[0]: Gateway in namespace team may not refer to Secret certs/site';
+    https.status.listeners[0] = {
+      name: 'https',
+      conditions: [
+        cond('Accepted', 'True', 'Accepted', 2),
+        cond('ResolvedRefs', 'False', 'RefNotPermitted', 2, msg),
+        cond('Programmed', 'False', 'Invalid', 2, 'listener is invalid'),
+      ],
+    };
+    const rows = gatewayRows(https).filter((r) => r.target === 'listener/https');
+    expect(rows.map((r) => `${r.type} ${r.health}`)).toEqual(['ResolvedRefs problem', 'Programmed problem']);
+    expect(describeRow(rows[0]!)).toBe(
+      `certificate not resolved: Gateway team/gw [listener/https] ResolvedRefs=False RefNotPermitted: ${msg} (npm run explain -- gateway/gw/https -n team)`,
+    );
+    // Other reasons keep the plain line.
+    expect(describeRow(rows[1]!)).toBe(
+      'Gateway team/gw [listener/https] Programmed=False Invalid: listener is invalid',
+    );
   });
 
   it('orders kinds classes → Gateways → ListenerSets → routes (HTTP, TCP, UDP) → policies', () => {

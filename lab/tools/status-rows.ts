@@ -309,11 +309,27 @@ export function rowSubject(r: { kind: string; namespace: string; name: string })
   return `${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name}`;
 }
 
-/** One line per row that is not ok, for the summary and for `problems`/`warnings` in the JSON. */
+/** A listener's ResolvedRefs reasons that mean its TLS certificate is not resolved (Gateway API's listener reasons). */
+const CERTIFICATE_REASONS = new Set(['InvalidCertificateRef', 'RefNotPermitted']);
+
+/**
+ * One line per row that is not ok, for the summary and for `problems`/`warnings` in the JSON. A Gateway listener whose
+ * certificate does not resolve says so, with the explain command that prints its fix (a missing ReferenceGrant).
+ */
 export function describeRow(r: ConditionRow): string {
   if (r.reason === 'NoStatus') return `${rowSubject(r)}: ${r.message}`;
   const gen = r.stale ? ` (status of generation ${r.observedGeneration}, object at ${r.generation})` : '';
-  return `${rowSubject(r)} ${r.target ? `[${r.target}] ` : ''}${r.type}=${r.status} ${r.reason}${gen}: ${r.message}`;
+  const line = `${rowSubject(r)} ${r.target ? `[${r.target}] ` : ''}${r.type}=${r.status} ${r.reason}${gen}: ${r.message}`;
+  if (
+    r.kind === 'Gateway' &&
+    r.target.startsWith('listener/') &&
+    r.type === 'ResolvedRefs' &&
+    CERTIFICATE_REASONS.has(r.reason)
+  ) {
+    const listener = r.target.slice('listener/'.length);
+    return `certificate not resolved: ${line} (npm run explain -- gateway/${r.name}/${listener} -n ${r.namespace})`;
+  }
+  return line;
 }
 
 export function describeProxy(r: ProxyRow): string {

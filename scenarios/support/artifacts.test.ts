@@ -78,7 +78,7 @@ interface FixtureState {
 /**
  * The issue's list, checked by content so that it does not depend on how collect.ts names its files: resources with
  * their statuses, events, logs of every pod, /snapshots/krt, /snapshots/xds, and config_dump?include_eds plus
- * stats/prometheus of every proxy. Returns what is missing.
+ * stats/prometheus and /certs of every proxy. Returns what is missing.
  */
 function missingItems(dir: string, st: FixtureState): string[] {
   const files = filesUnder(dir).map((f) => ({ path: f, text: readFileSync(join(dir, f), 'utf8') }));
@@ -106,6 +106,8 @@ function missingItems(dir: string, st: FixtureState): string[] {
         (f) => f.path.includes(p) && f.text.includes('EndpointsConfigDump'),
       ),
       ...any(`stats/prometheus of proxy ${p}`, (f) => f.path.includes(p) && /^# TYPE envoy_/m.test(f.text)),
+      // Issue 12 item 6: the proxy's /certs (Envoy's envoy.admin.v3.Certificates JSON).
+      ...any(`/certs of proxy ${p}`, (f) => f.path.includes(p) && /^\{\s*"certificates": \[/.test(f.text)),
     ]),
   ];
 }

@@ -48,7 +48,7 @@ export interface GatewaySpec {
   listeners: Listener[];
   /** Which ListenerSets may attach (v1.6.1: `from` None by default). */
   allowedListeners?: { namespaces?: { from?: 'All' | 'Same' | 'Selector' | 'None'; selector?: LabelSelector } };
-  addresses?: { type?: string; value: string }[];
+  addresses?: { type?: string; value?: string }[];
   /** Gateway-wide TLS settings (v1.6.1 standard): the client certificate presented to TLS backends. */
   tls?: {
     backend?: { clientCertificateRef?: { group?: string; kind?: string; name: string; namespace?: string } };
@@ -123,6 +123,14 @@ export interface HTTPRouteFilter {
   };
   urlRewrite?: { hostname?: string; path?: PathModifier };
   extensionRef?: { group: string; kind: string; name: string };
+  cors?: {
+    allowOrigins?: string[];
+    allowMethods?: string[];
+    allowHeaders?: string[];
+    exposeHeaders?: string[];
+    maxAge?: number;
+    allowCredentials?: boolean;
+  };
 }
 
 export interface HTTPRouteMatch {
@@ -143,6 +151,7 @@ export interface HTTPRouteRule {
   filters?: HTTPRouteFilter[];
   backendRefs?: HTTPBackendRef[];
   timeouts?: { request?: string; backendRequest?: string };
+  retry?: { codes?: number[]; attempts?: number; backoff?: string };
 }
 
 export interface RouteParentStatus {
@@ -189,7 +198,7 @@ export interface ServicePort {
 
 export type Service = KObject<
   { type?: string; ports?: ServicePort[]; clusterIP?: string; selector?: Record<string, string> },
-  { loadBalancer?: { ingress?: { ip?: string; hostname?: string }[] } }
+  { loadBalancer?: { ingress?: { ip?: string; hostname?: string }[] }; conditions?: Condition[] }
 >;
 
 export interface EndpointSlice {

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import forge from 'node-forge';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { canonicalHeaderKey, echoSetHeaders, parseGoDuration, statusCodeOf } from './response.ts';
 import { type EchoServer, startEcho } from './server.ts';
 
@@ -133,6 +134,42 @@ describe('echo backend (upstream echo-basic shape)', () => {
       negotiatedProtocol: 'http/1.1',
     });
     expect(body.tls.cipherSuite).toMatch(/^TLS_/);
+  });
+
+  it('echoes WebSocket frames on /ws (text as text, binary as binary), over HTTP and HTTPS, as echo-basic wsHandler', async () => {
+    const roundTrip = async (url: string) => {
+      const ws = new WebSocket(url, { origin: 'ws://gateway/t', rejectUnauthorized: false });
+      await new Promise((ok, fail) => ws.once('open', ok).once('error', fail));
+      const next = () =>
+        new Promise<{ data: Buffer; binary: boolean }>((ok) =>
+          ws.once('message', (data, binary) => ok({ data: data as Buffer, binary })),
+        );
+      ws.send('Websocket Support!');
+      const text = await next();
+      ws.send(Buffer.from([1, 2, 3, 4, 5, 6, 7]), { binary: true });
+      const bin = await next();
+      ws.close();
+      return { text, bin };
+    };
+    for (const url of [`ws://127.0.0.1:${echo.http}/ws`, `wss://127.0.0.1:${echo.https}/ws`]) {
+      const { text, bin } = await roundTrip(url);
+      expect({ text: text.data.toString(), binary: text.binary }).toEqual({
+        text: 'Websocket Support!',
+        binary: false,
+      });
+      expect({ bytes: [...bin.data], binary: bin.binary }).toEqual({ bytes: [1, 2, 3, 4, 5, 6, 7], binary: true });
+    }
+    // golang.org/x/net/websocket.Handler: no Origin is a 403; a plain GET of /ws a 400.
+    const noOrigin = new WebSocket(`ws://127.0.0.1:${echo.http}/ws`);
+    noOrigin.on('error', () => {});
+    const refused = await new Promise<number>((ok) =>
+      noOrigin.once('unexpected-response', (q, r) => {
+        q.destroy();
+        ok(r.statusCode!);
+      }),
+    );
+    expect(refused).toBe(403);
+    expect((await request(`http://127.0.0.1:${echo.http}/ws`, { dispatcher })).statusCode).toBe(400);
   });
 
   it('reads Go durations, canonical keys, set-header lists and status paths as upstream', () => {

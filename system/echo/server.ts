@@ -5,7 +5,8 @@
 // a client certificate checked against TLS_CLIENT_CACERTS when given (Go's VerifyClientCertIfGiven). Routes: /health,
 // /status/<code>, /retry/?uuid=&succeedAfter=[&responseCode=][&delayRetry=] (fails the first attempts of a uuid by
 // resetting the connection or answering responseCode), anything else echoes the request as JSON (`delay=<duration>`
-// waits first). Not implemented: /ws (WebSocket echo), answered 400 like a non-upgrade request to Go's handler.
+// waits first); /ws is the WebSocket echo (ws.ts) on the HTTP and HTTPS ports, a plain request there a 400 as
+// Go's websocket.Handler answers it.
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import http2 from 'node:http2';
@@ -22,6 +23,7 @@ import {
   statusCodeOf,
   type TlsAssertions,
 } from './response.ts';
+import { wsUpgradeHandler } from './ws.ts';
 
 type Req = http.IncomingMessage | http2.Http2ServerRequest;
 type Res = http.ServerResponse | http2.Http2ServerResponse;
@@ -220,6 +222,8 @@ export async function startEcho(opts: EchoOptions = {}): Promise<EchoServer> {
   const handler = echoHandler(ctx, httpPortText, opts.log);
   const h1 = http.createServer(handler);
   h1.keepAliveTimeout = 65_000;
+  const ws = wsUpgradeHandler(opts.log);
+  h1.on('upgrade', ws.onUpgrade);
   const h2c = h2cServer(handler);
   let tlsServer: http2.Http2SecureServer | undefined;
   if (opts.tlsCert && opts.tlsKey) {
@@ -233,6 +237,7 @@ export async function startEcho(opts: EchoOptions = {}): Promise<EchoServer> {
       },
       handler,
     );
+    tlsServer.on('upgrade', ws.onUpgrade);
   }
   const ports = {
     http: await listen(h1, host, opts.httpPort ?? 3000),
@@ -243,6 +248,7 @@ export async function startEcho(opts: EchoOptions = {}): Promise<EchoServer> {
   return {
     ...ports,
     async close() {
+      ws.closeAll();
       h1.closeAllConnections();
       h2c.closeAll();
       await Promise.all([closeOne(h1), closeOne(h2c.front), ...(tlsServer ? [closeOne(tlsServer)] : [])]);

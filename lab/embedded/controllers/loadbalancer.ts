@@ -1,6 +1,8 @@
 // LoadBalancer Services get `status.loadBalancer.ingress[0].ip` on a host-reachable loopback address
 // (127.<lbOctet>.x.y) after a short, configurable delay (a new cloud load balancer is not there at once either), and
-// the ServiceProxy serves that address. Ports the proxy could not bind as written are recorded in the annotation
+// the ServiceProxy serves that address. A Service asking for an address (spec.loadBalancerIP: a Gateway's static
+// address) gets it when it is in the lab's range and free; otherwise it gets none, a `AddressesAllocated=False
+// AddressNotUsable` condition naming why, and a Warning event — the rules of a cloud load balancer, on loopback. Ports the proxy could not bind as written are recorded in the annotation
 // `gwlab.dev/lb-port-<p>: "<p+8000>"` and an event, which the lab's helpers read.
 
 import { namespacedName } from '../../../system/shared/kube/list-watch.ts';
@@ -111,7 +113,14 @@ export class LoadBalancerController extends Controller {
       }
       return;
     }
-    if (!current) {
+    const requested: string | undefined = svc.spec?.loadBalancerIP || undefined;
+    if (requested) {
+      if (!(await this.syncRequested(key, svc, path, requested, current))) return;
+    } else if (allocatedCondition(svc)) {
+      // No longer asking for an address: the refusal goes (a dynamic address follows below).
+      await this.patch(`${path}/status`, { status: { conditions: null } });
+    }
+    if (!current && !requested) {
       if (this.provisioning.has(key)) return;
       this.provisioning.add(key);
       const ip = this.assigned.get(key) ?? this.pool.allocate();
@@ -163,6 +172,55 @@ export class LoadBalancerController extends Controller {
     if (Object.keys(want).length) await this.patch(path, { metadata: { annotations: want } });
   }
 
+  /**
+   * A Service asking for one address (spec.loadBalancerIP, set by the gwvendor deployer for a Gateway's static
+   * address): assigned when it is in the lab's range and free, else refused with `AddressesAllocated=False` on the
+   * Service and a Warning event, as a cloud load balancer refuses an address it does not own. Returns whether the
+   * Service has its address (the bind annotations are then kept up to date).
+   */
+  private async syncRequested(
+    key: string,
+    svc: any,
+    path: string,
+    requested: string,
+    current: string | undefined,
+  ): Promise<boolean> {
+    const mine = this.assigned.get(key) === requested;
+    const why = !this.pool.contains(requested)
+      ? `${requested} is outside the lab's load balancer range 127.${this.opts.lbOctet}.0.0/16`
+      : !mine && !this.pool.claim(requested)
+        ? `${requested} is in use by another Service`
+        : undefined;
+    const previous = this.assigned.get(key);
+    if (why) {
+      if (previous && previous !== requested) this.pool.release(previous);
+      this.assigned.delete(key);
+      const refused = allocatedCondition(svc);
+      if (refused?.status === 'False' && refused.message === why && !current) return false;
+      await this.patch(`${path}/status`, {
+        status: { loadBalancer: {}, conditions: [allocated(false, 'AddressNotUsable', why)] },
+      });
+      void this.events.record({ ...svc, kind: 'Service', apiVersion: 'v1' }, 'Warning', 'AllocationFailed', why);
+      return false;
+    }
+    if (previous && previous !== requested) this.pool.release(previous);
+    this.assigned.set(key, requested);
+    if (current === requested && allocatedCondition(svc)?.status === 'True') return true;
+    await this.patch(`${path}/status`, {
+      status: {
+        loadBalancer: { ingress: [{ ip: requested, ipMode: 'VIP' }] },
+        conditions: [allocated(true, 'Allocated', `${requested} assigned as requested`)],
+      },
+    });
+    void this.events.record(
+      { ...svc, kind: 'Service', apiVersion: 'v1' },
+      'Normal',
+      'EnsuredLoadBalancer',
+      `Ensured load balancer with the requested address ${requested}`,
+    );
+    return true;
+  }
+
   private async patch(path: string, body: unknown): Promise<void> {
     try {
       await this.client.request('PATCH', path, body, 'application/merge-patch+json');
@@ -170,4 +228,21 @@ export class LoadBalancerController extends Controller {
       if (!(err instanceof KubeError && err.code === 404)) throw err;
     }
   }
+}
+
+/** The Service condition through which the control plane learns a requested address was refused (status/build.ts). */
+const ALLOCATED = 'AddressesAllocated';
+
+function allocatedCondition(svc: any): { status: string; message?: string } | undefined {
+  return (svc.status?.conditions ?? []).find((c: { type: string }) => c.type === ALLOCATED);
+}
+
+function allocated(ok: boolean, reason: string, message: string) {
+  return {
+    type: ALLOCATED,
+    status: ok ? 'True' : 'False',
+    reason,
+    message,
+    lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+  };
 }

@@ -29,7 +29,7 @@ export const LAYOUT: Array<[string, string]> = [
   ['controlplane/', 'the control plane admin (9095): snapshots_krt.json, snapshots_xds.json, metrics.txt'],
   [
     'proxies/<namespace>/<pod>/',
-    'each proxy admin (19000): config_dump.json (?include_eds), listeners.json, clusters.txt, stats_prometheus.txt, server_info.json',
+    'each proxy admin (19000): config_dump.json (?include_eds), listeners.json, clusters.txt, stats_prometheus.txt, certs.json (/certs), server_info.json',
   ],
 ];
 

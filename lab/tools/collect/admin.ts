@@ -1,5 +1,5 @@
 // What the admin servers say, fetched through port-forwards that are always closed: the control plane's snapshots and
-// metrics (controlplane/), and each proxy pod's config_dump with endpoints and stats — plus listeners, clusters and
+// metrics (controlplane/), and each proxy pod's config_dump with endpoints, stats and certificates — plus listeners, clusters and
 // server_info when extended (proxies/<namespace>/<pod>/). A proxy pod that is not Ready cannot be forwarded to: its
 // collector is skipped and says why.
 import type { V1Pod } from '@kubernetes/client-node';
@@ -23,6 +23,9 @@ export const CONTROL_PLANE_FETCHES: AdminFetch[] = [
 export const PROXY_FETCHES: AdminFetch[] = [
   { path: '/config_dump?include_eds', file: 'config_dump.json' },
   { path: '/stats/prometheus', file: 'stats_prometheus.txt' },
+  // The certificates each TLS filter chain serves (Envoy's /certs: subjects, SANs, serials, days until expiration;
+  // never a private key), for HTTPS listeners' SNI and certificate bugs (issue 12 item 6).
+  { path: '/certs', file: 'certs.json' },
 ];
 
 export const PROXY_EXTENDED_FETCHES: AdminFetch[] = [
@@ -57,7 +60,7 @@ export function proxyCollector(p: ProxyPod): Collector {
   const id = `${p.gateway.namespace}/${p.pod}`;
   return {
     name: `proxy ${id}`,
-    what: `the proxy admin (19000) of Gateway ${p.gateway.namespace}/${p.gateway.name}: config_dump?include_eds, stats/prometheus (extended: listeners, clusters, server_info)`,
+    what: `the proxy admin (19000) of Gateway ${p.gateway.namespace}/${p.gateway.name}: config_dump?include_eds, stats/prometheus, certs (extended: listeners, clusters, server_info)`,
     async run({ kube, options }, out) {
       if (!p.ready) {
         const why = notReadyReasons(summarizePod(p.object as V1Pod));

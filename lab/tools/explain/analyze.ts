@@ -161,7 +161,7 @@ export function explainRoute(world: World, t: Target): Report {
   const route = find(world.routes, t.namespace, t.name);
   if (!route) return notFound(t, world);
   const findings = routeFindings(world, route);
-  for (const g of routeParents(route)) findings.push(...gatewayFindings(world, g));
+  for (const g of routeParents(route, { withListener: true })) findings.push(...gatewayFindings(world, g));
   const policies: PolicyReport[] = [];
   const scope = routeParents(route).map((g) => ({ gateway: g, route }));
   for (const a of policiesForRoute(world, route)) {
@@ -209,7 +209,7 @@ export function explainRoute(world: World, t: Target): Report {
 export function explainGateway(world: World, t: Target): Report {
   const gw = find(world.gateways, t.namespace, t.name);
   if (!gw) return notFound(t, world);
-  const findings = gatewayFindings(world, t);
+  const findings = gatewayFindings(world, t, { explained: true });
   const routes = world.routes.filter((r) =>
     routeParents(r).some((g) => g.namespace === t.namespace && g.name === t.name),
   );
@@ -278,7 +278,7 @@ export function explainPolicy(world: World, t: Target): Report {
     findings.push(...routeFindings(world, route).filter((f) => f.level === 'problem'));
   }
   for (const s of new Map(scope.map((x) => [`${x.gateway.namespace}/${x.gateway.name}`, x.gateway])).values()) {
-    findings.push(...gatewayFindings(world, s).filter((f) => f.level === 'problem'));
+    findings.push(...gatewayFindings(world, s, { listeners: false }).filter((f) => f.level === 'problem'));
   }
   return finish(world, t, findings, [r.report]);
 }
@@ -329,7 +329,7 @@ function explainL4Route(world: World, t: Target): Report {
   const route = findL4(world, t);
   if (!route) return notFound(t, world);
   const findings = l4RouteFindings(world, route);
-  for (const g of routeParents(route)) findings.push(...gatewayFindings(world, g));
+  for (const g of routeParents(route, { withListener: true })) findings.push(...gatewayFindings(world, g));
   return finish(world, t, findings, []);
 }
 

@@ -31,16 +31,22 @@ const ALIASES: Record<string, ExplainKind> = {
   ge: 'GatewayExtension',
 };
 
-/** `<kind>/<name>` (kind as kubectl spells it: HTTPRoute, httproute, httproutes, tp, ...) in a namespace. */
+/**
+ * `<kind>/<name>` (kind as kubectl spells it: HTTPRoute, httproute, httproutes, tp, ...) in a namespace; a Gateway's
+ * listener as `gateway/<name>/<listener>`.
+ */
 export function parseTarget(arg: string | undefined, namespace: string): Target {
-  const m = /^([A-Za-z]+)(?:\.[a-z0-9.-]+)?\/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)$/.exec(arg ?? '');
+  const m =
+    /^([A-Za-z]+)(?:\.[a-z0-9.-]+)?\/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)(?:\/([a-z0-9]([-a-z0-9]*[a-z0-9])?))?$/.exec(
+      arg ?? '',
+    );
   const kind = m && ALIASES[m[1].toLowerCase()];
-  if (!m || !kind) {
+  if (!m || !kind || (m[4] !== undefined && kind !== 'Gateway')) {
     throw new Error(
-      `explain needs <kind>/<name>, kind one of ${KINDS.join(', ')} (got ${JSON.stringify(arg ?? '')}); e.g. npm run explain -- httproute/web -n default`,
+      `explain needs <kind>/<name>, kind one of ${KINDS.join(', ')}, or gateway/<name>/<listener> (got ${JSON.stringify(arg ?? '')}); e.g. npm run explain -- httproute/web -n default`,
     );
   }
-  return { kind, namespace, name: m[2] };
+  return { kind, namespace, name: m[2], ...(m[4] !== undefined ? { listener: m[4] } : {}) };
 }
 
 export async function gatherWorld(kube: Kube, t: Target): Promise<World> {

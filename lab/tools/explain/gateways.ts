@@ -1,18 +1,27 @@
 // A Gateway seen by explain: is it ours, which routes its proxies hold (with provenance), and what is wrong with it —
-// its status, proxy pods that do not run (with why), and configuration its proxies rejected and still reject.
+// its status, its listeners' (listeners.ts: certificates that do not resolve, with the ReferenceGrant that fixes a
+// RefNotPermitted), proxy pods that do not run (with why), and configuration its proxies rejected and still reject.
 import { dynamicErrors, PROVENANCE_KEY, routeConfigs } from '../../toolkit/admin.ts';
 import { notReadyReasons } from '../../toolkit/describe.ts';
 import type { Condition, KObj } from '../../toolkit/kube.ts';
 import { CONTROLLER_NAME } from '../proxies.ts';
+import { listenerFindings } from './listeners.ts';
 import { cond, condText, type Finding, find, GW_GROUP, subjectOf } from './report.ts';
 import { type GatewayKey, roleOf, type World } from './world.ts';
 
-/** The Gateways a route's parentRefs name (Gateway kind only), as keys. */
-export function routeParents(route: KObj): GatewayKey[] {
+/**
+ * The Gateways a route's parentRefs name (Gateway kind only), as keys; `withListener`: with the listener a
+ * sectionName names (what explain checks of that Gateway for the route).
+ */
+export function routeParents(route: KObj, opts: { withListener?: boolean } = {}): GatewayKey[] {
   const ns = route.metadata!.namespace!;
   return (route.spec?.parentRefs ?? [])
     .filter((p: any) => (p.kind ?? 'Gateway') === 'Gateway' && (p.group ?? GW_GROUP) === GW_GROUP)
-    .map((p: any) => ({ namespace: p.namespace ?? ns, name: p.name }));
+    .map((p: any) => ({
+      namespace: p.namespace ?? ns,
+      name: p.name,
+      ...(opts.withListener && p.sectionName ? { listener: p.sectionName } : {}),
+    }));
 }
 
 export function isOurs(world: World, gw: KObj): boolean {
@@ -45,8 +54,16 @@ export function dumpsRead(world: World, g: GatewayKey): number {
 
 export const routePrefix = (ns: string, name: string) => `httproute/${ns}/${name}/`;
 
-/** What is wrong with a Gateway and its proxies: status, pods that do not run, configuration they rejected. */
-export function gatewayFindings(world: World, g: GatewayKey): Finding[] {
+/**
+ * What is wrong with a Gateway and its proxies: status, its listeners' (all, or `g.listener`; none with
+ * `listeners: false`, for a policy's Gateways), pods that do not run, configuration they rejected. `explained`: the
+ * Gateway is what is explained (a listener it lacks is then its problem, not a route's, whose status says so).
+ */
+export function gatewayFindings(
+  world: World,
+  g: GatewayKey,
+  opts: { listeners?: boolean; explained?: boolean } = {},
+): Finding[] {
   const subject = subjectOf('Gateway', g);
   const gw = find(world.gateways, g.namespace, g.name);
   if (!gw) {
@@ -76,6 +93,7 @@ export function gatewayFindings(world: World, g: GatewayKey): Finding[] {
       out.push({ level: 'problem', subject, message: `${condText(c)}: ${c.message ?? ''}`.trim() });
     }
   }
+  if (opts.listeners !== false) out.push(...listenerFindings(world, gw, g, g.listener, opts.explained === true));
   const proxies = world.proxies[`${g.namespace}/${g.name}`];
   if (proxies) {
     const pods = proxies.pods;

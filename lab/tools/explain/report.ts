@@ -12,6 +12,8 @@ export interface Target {
   kind: ExplainKind;
   namespace: string;
   name: string;
+  /** `gateway/<name>/<listener>`: only that listener of the Gateway. */
+  listener?: string;
 }
 
 export interface Finding {

@@ -12,6 +12,8 @@ import { GW_API, listProxyPods, mapLimit, VENDOR_API, withControlPlaneAdmin, wit
 export interface GatewayKey {
   namespace: string;
   name: string;
+  /** Explaining one listener of it (`gateway/<name>/<listener>`). */
+  listener?: string;
 }
 
 export interface ProxyPodView {

@@ -102,6 +102,31 @@ describe('proxy objects', () => {
     expect(o.deployment.spec.template.spec.volumes).toEqual([{ name: 'envoy-config', configMap: { name: 'edge' } }]);
   });
 
+  it("carry the Gateway's infrastructure labels and annotations to the proxy Pods too, its selector labels winning", () => {
+    const o = proxyObjects(
+      {
+        ...gw,
+        spec: {
+          ...gw.spec,
+          infrastructure: {
+            labels: { cost: 'shared', 'app.orch.io/name': 'not-the-selector' },
+            annotations: { 'team.example/owner': 'edge' },
+          },
+        },
+      } as Gateway,
+      undefined,
+      settings,
+    );
+    const pod = o.deployment.spec.template.metadata;
+    expect(pod.labels).toMatchObject({ cost: 'shared', 'app.orch.io/name': 'edge' });
+    expect(pod.annotations).toMatchObject({ 'team.example/owner': 'edge' });
+    expect(o.deployment.spec.selector.matchLabels).toEqual({
+      'app.orch.io/name': 'edge',
+      'app.orch.io/instance': 'edge',
+      'gateway.networking.k8s.io/gateway-name': 'edge',
+    });
+  });
+
   it('apply GatewayParameters: log levels, replicas, image, extra args, env, resources, service type, pod labels', () => {
     const o = proxyObjects(
       gw,

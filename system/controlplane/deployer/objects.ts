@@ -3,6 +3,7 @@
 // the Gateway, in its namespace, owned by it, with GatewayParameters applied. Pure functions.
 import { createHash } from 'node:crypto';
 import { stringify } from 'yaml';
+import { staticAddresses } from '../ir/static-addresses.ts';
 import { type Gateway, type GatewayParametersSpec, roleOf } from '../model.ts';
 
 export const PROXY_CONTAINER = 'gwvendor-proxy';
@@ -166,6 +167,26 @@ export function proxyPorts(listeners: { port: number; protocol: string }[]) {
   return [...out.values()].sort((a, b) => a.port - b.port || (a.protocol < b.protocol ? -1 : 1));
 }
 
+/** The proxy container's command line: the bootstrap, the node id, the log levels GatewayParameters set. */
+function proxyArgs(ec: NonNullable<NonNullable<GatewayParametersSpec['kube']>['envoyContainer']>): string[] {
+  const logLevel = ec.bootstrap?.logLevel ?? 'info';
+  const component = Object.entries(ec.bootstrap?.componentLogLevels ?? {})
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([c, l]) => `${c}:${l}`)
+    .join(',');
+  return [
+    'proxy',
+    '-c',
+    `${BOOTSTRAP_DIR}/${BOOTSTRAP_KEY}`,
+    '--service-node',
+    '$(POD_NAME).$(POD_NAMESPACE)',
+    '--log-level',
+    logLevel,
+    ...(component ? ['--component-log-level', component] : []),
+    ...(ec.extraArgs ?? []),
+  ];
+}
+
 export function proxyObjects(
   gw: Gateway,
   params: GatewayParametersSpec | undefined,
@@ -199,27 +220,16 @@ export function proxyObjects(
   const ec = kube.envoyContainer ?? {};
   const envoyYaml = bootstrapYaml({ namespace, name }, s);
   const checksum = createHash('sha256').update(envoyYaml).digest('hex');
-  const logLevel = ec.bootstrap?.logLevel ?? 'info';
-  const component = Object.entries(ec.bootstrap?.componentLogLevels ?? {})
-    .sort(([a], [b]) => (a < b ? -1 : 1))
-    .map(([c, l]) => `${c}:${l}`)
-    .join(',');
-  const args = [
-    'proxy',
-    '-c',
-    `${BOOTSTRAP_DIR}/${BOOTSTRAP_KEY}`,
-    '--service-node',
-    '$(POD_NAME).$(POD_NAMESPACE)',
-    '--log-level',
-    logLevel,
-    ...(component ? ['--component-log-level', component] : []),
-    ...(ec.extraArgs ?? []),
-  ];
+  const args = proxyArgs(ec);
   const ports = proxyPorts(gw.spec?.listeners ?? []);
   // A ListenerSet's ports go to the Service only: the pod template (container ports, informational) stays, so
   // attaching or detaching a set does not roll the proxies.
   const servicePorts = proxyPorts([...(gw.spec?.listeners ?? []), ...extraListeners]);
-  const podLabels = { ...selectorLabels(name), ...(kube.podTemplate?.extraLabels ?? {}) };
+  // Gateway API's infrastructure labels and annotations reach every generated object, the proxy Pods included
+  // (GEP-1867; conformance GatewayInfrastructure); the selector labels win a clash so the Deployment keeps its Pods.
+  const infra = gw.spec?.infrastructure;
+  const { requestedIp } = staticAddresses(gw);
+  const podLabels = { ...(infra?.labels ?? {}), ...selectorLabels(name), ...(kube.podTemplate?.extraLabels ?? {}) };
 
   const deployment = {
     apiVersion: 'apps/v1',
@@ -231,7 +241,11 @@ export function proxyObjects(
       template: {
         metadata: {
           labels: podLabels,
-          annotations: { ...(kube.podTemplate?.extraAnnotations ?? {}), [CHECKSUM_ANNOTATION]: checksum },
+          annotations: {
+            ...(infra?.annotations ?? {}),
+            ...(kube.podTemplate?.extraAnnotations ?? {}),
+            [CHECKSUM_ANNOTATION]: checksum,
+          },
         },
         spec: {
           serviceAccountName: name,
@@ -273,6 +287,8 @@ export function proxyObjects(
     metadata: meta({ labels: kube.service?.extraLabels, annotations: kube.service?.extraAnnotations }),
     spec: {
       type: kube.service?.type ?? 'LoadBalancer',
+      // A static address the Gateway asks for (ir/static-addresses.ts: one IPAddress with a value).
+      ...(requestedIp ? { loadBalancerIP: requestedIp } : {}),
       selector: selectorLabels(name),
       ports: servicePorts.map((p) => ({ name: p.name, port: p.port, targetPort: p.port, protocol: p.protocol })),
     },

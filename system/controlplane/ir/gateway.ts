@@ -3,6 +3,7 @@
 // parametersRef, a usable listener), routes attached to listeners (attach-routes.ts), policies attached and merged
 // per route entry while virtual hosts are built (attach-policies.ts, virtual-hosts.ts), TCP and UDP listeners
 // (l4-listeners.ts), and what each policy's attachment came to (policy-reports.ts).
+
 import {
   GATEWAY_GROUP,
   type Gateway,
@@ -26,6 +27,7 @@ import { type ListenerReport, type ListenerState, resolveCertificateRef, validat
 import type { PolicyInfo } from './policies.ts';
 import { type PolicyAncestorReport, policyReports } from './policy-reports.ts';
 import type { RouteInfo } from './routes.ts';
+import { type StaticAddresses, staticAddresses } from './static-addresses.ts';
 import { bad, compareStrings, type GatewayIR, type ObjRef, type Outcome, ok, type ValidationMode } from './types.ts';
 import { buildVirtualHosts } from './virtual-hosts.ts';
 
@@ -74,6 +76,8 @@ export interface GatewayReports {
   parameters?: string;
   /** The Gateway's ResolvedRefs, when it has references of its own (spec.tls.backend.clientCertificateRef). */
   resolvedRefs?: Outcome;
+  /** spec.addresses as the load balancer is asked for them (static-addresses.ts): the one requested, or why none. */
+  addresses?: Pick<StaticAddresses, 'requestedIp' | 'notUsable'>;
 }
 
 export interface GatewayResult {
@@ -127,6 +131,7 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
     policies: {},
     backendTlsPolicies: {},
     ...(params ? { parameters: params } : {}),
+    ...addressesReport(gw),
   };
   if (!accepted.ok) return { key, reports };
 
@@ -228,6 +233,8 @@ function gatewayAccepted(
 ): { accepted: Outcome; params?: string } {
   const { outcome, params } = parametersOutcome(gw, world);
   let accepted = outcome;
+  const unsupportedAddress = staticAddresses(gw).unsupported;
+  if (accepted.ok && unsupportedAddress) accepted = bad('UnsupportedAddress', unsupportedAddress);
   const invalid = listeners.filter((s) => s.owner.kind === 'Gateway' && !s.valid).map((s) => s.l.name);
   // Not accepted when no listener can take routes; one whose references do not resolve still can (it reports
   // ResolvedRefs=False and counts its routes: conformance GatewayWithAttachedRoutes).
@@ -265,4 +272,10 @@ function parametersOutcome(gw: Gateway, world: GatewayWorld): { outcome: Outcome
     };
   }
   return { outcome: ok('Accepted', 'gateway accepted'), params: `${ns}/${ref.name}` };
+}
+
+function addressesReport(gw: Gateway): Pick<GatewayReports, 'addresses'> {
+  const { requestedIp, notUsable } = staticAddresses(gw);
+  if (!requestedIp && !notUsable) return {};
+  return { addresses: { ...(requestedIp ? { requestedIp } : {}), ...(notUsable ? { notUsable } : {}) } };
 }

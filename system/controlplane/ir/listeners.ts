@@ -91,7 +91,7 @@ export function validateListeners(
     );
     // Against everything before it: the Gateway's, earlier sets', and this set's earlier listeners.
     for (const s of added) {
-      markConflictWithEarlier(s, states);
+      markConflictWithEarlier(s, states, `${own.namespace}/${own.name}`);
       states.push(s);
     }
   }
@@ -247,13 +247,27 @@ function validateListener(l: Listener, owner: ListenerOwner, id: string, refs: L
   };
 }
 
+/**
+ * The listener a ListenerSet's listener conflicts with, as its status may name it. GEP-1713 ("Conflict Between Two
+ * ListenerSets"): "The controller should avoid setting any condition that exposes information from other users, but
+ * still provide meaningful information": a listener of the parent Gateway or of a set in the same namespace is named;
+ * one of a set in another namespace is not (the GEP's example message: "ListenerSet has conflicts with other listeners
+ * attached to the same Gateway").
+ */
+function conflictingListener(o: ListenerState, s: ListenerState, gatewayKey: string): string {
+  if (o.owner.kind === 'Gateway') return `listener ${o.l.name} of Gateway ${gatewayKey}`;
+  if (o.owner.namespace !== s.owner.namespace) return `another listener attached to Gateway ${gatewayKey}`;
+  if (o.owner.name === s.owner.name) return `listener ${o.l.name} of this ListenerSet`;
+  return `listener ${o.l.name} of ListenerSet ${o.owner.namespace}/${o.owner.name}`;
+}
+
 /** A ListenerSet's listener against the listeners before it: the first conflict found marks it (not them). */
-function markConflictWithEarlier(s: ListenerState, earlier: ListenerState[]): void {
+function markConflictWithEarlier(s: ListenerState, earlier: ListenerState[], gatewayKey: string): void {
   const t = transportOf(s.l.protocol);
   for (const o of earlier) {
     if (!o.report.accepted.ok || !o.report.conflicted.ok || o.l.port !== s.l.port || transportOf(o.l.protocol) !== t)
       continue;
-    const where = o.owner.kind === 'Gateway' ? `Gateway listener ${o.l.name}` : `listener ${o.id}`;
+    const where = conflictingListener(o, s, gatewayKey);
     if (o.l.protocol !== s.l.protocol) {
       s.report.conflicted = bad(
         'ProtocolConflict',

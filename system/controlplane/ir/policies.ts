@@ -1,10 +1,9 @@
 // TrafficPolicy: validation and normalization of one policy (its targets, and per field the settings the IR carries,
 // FIELD_SETTINGS), and the index keys the pipeline finds policies by. Which policies reach a route and which one wins
 // each field is attach-policies.ts.
-import { compileRe2, escapeRe2, re2Error } from '../../shared/regex.ts';
+import { compileRe2, re2Error } from '../../shared/regex.ts';
 import {
   GATEWAY_GROUP,
-  type HeaderFilter,
   POLICY_FIELDS,
   type PolicyField,
   type TrafficPolicy,
@@ -12,7 +11,8 @@ import {
 } from '../model.ts';
 import { toProtoDuration } from './duration.ts';
 import type { ExtensionInfo } from './extensions.ts';
-import type { Finding, HeaderOpsIR, ObjRef, Outcome, PolicySettings, ValidationMode } from './types.ts';
+import { corsSettings, headerOps } from './http-settings.ts';
+import type { Finding, ObjRef, Outcome, PolicySettings, ValidationMode } from './types.ts';
 
 export interface PolicyInfo {
   ref: ObjRef;
@@ -42,18 +42,6 @@ export function policyTargetKeys(p: TrafficPolicy): string[] {
   for (const t of p.spec?.targetRefs ?? []) keys.add(`${t.kind}/${ns}/${t.name}`);
   for (const s of p.spec?.targetSelectors ?? []) keys.add(`selector/${s.kind}/${ns}`);
   return [...keys];
-}
-
-function headerOps(f: HeaderFilter | undefined): HeaderOpsIR | undefined {
-  if (!f) return undefined;
-  return { set: [...(f.set ?? [])], add: [...(f.add ?? [])], remove: [...(f.remove ?? [])] };
-}
-
-/** `*` → any origin; `https://*.example.com` → a regex; anything else exact. */
-function originMatcher(o: string): { exact?: string; regex?: string } {
-  if (!o.includes('*')) return { exact: o };
-  if (o === '*') return { regex: '.*' };
-  return { regex: o.split('*').map(escapeRe2).join('[^/]*') };
 }
 
 const perMillion = (pct: number | undefined) => Math.round((pct ?? 100) * 10_000);
@@ -94,21 +82,7 @@ const FIELD_SETTINGS: { [F in Exclude<PolicyField, 'extAuth'>]: SettingsOf<F> } 
       ...(backoffBaseInterval ? { backoffBaseInterval } : {}),
     };
   },
-  cors: (c, r) => {
-    const allowOrigins = (c.allowOrigins ?? []).map(originMatcher);
-    allowOrigins.forEach((o, i) => {
-      const err = o.regex ? re2Error(o.regex) : undefined;
-      if (err) r.problem(`spec.cors.allowOrigins[${i}]`, err);
-    });
-    return {
-      allowOrigins,
-      allowMethods: c.allowMethods ?? [],
-      allowHeaders: c.allowHeaders ?? [],
-      exposeHeaders: c.exposeHeaders ?? [],
-      ...(c.maxAge !== undefined ? { maxAge: c.maxAge } : {}),
-      ...(c.allowCredentials !== undefined ? { allowCredentials: c.allowCredentials } : {}),
-    };
-  },
+  cors: (c, r) => corsSettings(c, 'spec.cors', (field, message) => r.problem(field, message)),
   headerModifiers: (h) => {
     const request = headerOps(h.request);
     const response = headerOps(h.response);

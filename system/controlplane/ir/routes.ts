@@ -1,11 +1,11 @@
 // One HTTPRoute, resolved on its own (independent of the Gateways it attaches to): defaults applied, backends
 // resolved against Services and ReferenceGrants, filters turned into actions, regexes checked with the proxy's RE2
 // engine. A Gateway then only has to place the entries; a route edit recomputes this and the Gateways that use it.
+
 import { re2Error } from '../../shared/regex.ts';
 import {
   type BackendObjectRef,
   GATEWAY_GROUP,
-  type HeaderFilter,
   type HTTPRoute,
   type HTTPRouteFilter,
   type HTTPRouteMatch,
@@ -14,7 +14,9 @@ import {
   type ReferenceGrant,
   type Service,
 } from '../model.ts';
+import { backendProtocol } from './backend-protocol.ts';
 import { toProtoDuration } from './duration.ts';
+import { corsSettings, headerOps } from './http-settings.ts';
 import { missingGrantMessage, referenceAllowed } from './refgrant.ts';
 import {
   type ActionIR,
@@ -132,7 +134,8 @@ export function resolveServiceRef(
   if (ref.port === undefined) {
     return { error: { reason: 'BackendNotFound', message: `${field}.port: required for a Service backend` } };
   }
-  if (!(svc.spec?.ports ?? []).some((p) => p.port === ref.port)) {
+  const port = (svc.spec?.ports ?? []).find((p) => p.port === ref.port);
+  if (!port) {
     const have = (svc.spec?.ports ?? []).map((p) => p.port).join(', ') || 'none';
     return {
       error: {
@@ -141,13 +144,16 @@ export function resolveServiceRef(
       },
     };
   }
-  return { cluster: { name: clusterName(ns, ref.name, ref.port), namespace: ns, service: ref.name, port: ref.port } };
-}
-
-function headerOps(f: HeaderFilter | undefined): HeaderOpsIR | undefined {
-  if (!f) return undefined;
-  const ops = { set: [...(f.set ?? [])], add: [...(f.add ?? [])], remove: [...(f.remove ?? [])] };
-  return ops.set.length || ops.add.length || ops.remove.length ? ops : undefined;
+  const protocol = backendProtocol(port.appProtocol);
+  return {
+    cluster: {
+      name: clusterName(ns, ref.name, ref.port),
+      namespace: ns,
+      service: ref.name,
+      port: ref.port,
+      ...(protocol ? { protocol } : {}),
+    },
+  };
 }
 
 function normalizeMatch(m: HTTPRouteMatch): MatchIR {
@@ -204,7 +210,11 @@ const SUPPORTED_FILTERS = new Set([
   'RequestRedirect',
   'URLRewrite',
   'RequestMirror',
+  'CORS',
 ]);
+
+/** The filters a backendRef may carry (HTTPBackendRef.filters): header modifiers, applied to its requests only. */
+const BACKEND_FILTERS = new Set(['RequestHeaderModifier', 'ResponseHeaderModifier']);
 
 export function buildRouteInfo(route: HTTPRoute, world: RouteWorld, mode: ValidationMode): RouteInfo {
   const ns = route.metadata.namespace ?? 'default';
@@ -233,7 +243,9 @@ export function buildRouteInfo(route: HTTPRoute, world: RouteWorld, mode: Valida
       return res.cluster;
     });
     const timeouts = checkRule(rule, rf, matches, filters, problems);
+    const retry = ruleRetry(rule, rf, problems);
     if (filters.unsupportedType) problems.push(filters.unsupportedType);
+    problems.push(...filters.problems);
 
     for (const p of problems) findings.push({ resource: ref, ...p });
     if (problems.length && mode === 'strict') {
@@ -254,7 +266,7 @@ export function buildRouteInfo(route: HTTPRoute, world: RouteWorld, mode: Valida
     } else {
       action = forwardAction(world, from, rule, rf, refErrors, clusters);
     }
-    const { requestHeaders, responseHeaders, rewrite, mirrors } = filters;
+    const { requestHeaders, responseHeaders, rewrite, mirrors, cors } = filters;
     matches.forEach((m, mi) => {
       entries.push({
         name: `httproute/${ns}/${route.metadata.name}/rule/${ri}/match/${mi}`,
@@ -269,6 +281,8 @@ export function buildRouteInfo(route: HTTPRoute, world: RouteWorld, mode: Valida
         ...(rewrite && (rewrite.hostname || rewrite.path) ? { rewrite } : {}),
         mirrors,
         ...(timeouts && (timeouts.request || timeouts.backendRequest) ? { timeouts } : {}),
+        ...(retry ? { retry } : {}),
+        ...(cors ? { cors } : {}),
       });
     });
   });
@@ -298,6 +312,9 @@ interface RuleFilters {
   redirect?: HTTPRouteFilter['requestRedirect'];
   rewrite?: RouteEntryIR['rewrite'];
   mirrors: MirrorIR[];
+  cors?: RouteEntryIR['cors'];
+  /** Problems of filters that are supported but wrongly configured (an origin pattern RE2 refuses). */
+  problems: { field: string; message: string }[];
   /** Why the rule answers 500: an ExtensionRef filter, which no extension of ours resolves. */
   unsupported?: string;
   /** A filter type of the API the control plane does not implement (CORS, ExternalAuth): the rule is invalid. */
@@ -310,7 +327,7 @@ function ruleFilters(
   rf: string,
   mirrorTo: (b: BackendObjectRef, field: string) => ClusterIR | undefined,
 ): RuleFilters {
-  const out: RuleFilters = { mirrors: [] };
+  const out: RuleFilters = { mirrors: [], problems: [] };
   (rule.filters ?? []).forEach((f, fi) => {
     const ff = `${rf}.filters[${fi}]`;
     if (f.type === 'ExtensionRef') {
@@ -337,6 +354,8 @@ function ruleFilters(
         ...(f.urlRewrite.hostname ? { hostname: f.urlRewrite.hostname } : {}),
         ...(f.urlRewrite.path ? { path: pathModifier(f.urlRewrite.path) } : {}),
       };
+    } else if (f.type === 'CORS' && f.cors) {
+      out.cors = corsSettings(f.cors, `${ff}.cors`, (field, message) => out.problems.push({ field, message }));
     } else if (f.type === 'RequestMirror' && f.requestMirror) {
       const cluster = mirrorTo(f.requestMirror.backendRef, `${ff}.requestMirror.backendRef`);
       if (cluster) out.mirrors.push({ cluster: cluster.name, ...mirrorFraction(f.requestMirror) });
@@ -380,14 +399,40 @@ function checkRule(
     timeouts = { ...(request ? { request } : {}), ...(backendRequest ? { backendRequest } : {}) };
   }
   (rule.backendRefs ?? []).forEach((b, bi) => {
-    if (b.filters?.length) {
+    (b.filters ?? []).forEach((f, fi) => {
+      if (BACKEND_FILTERS.has(f.type)) return;
       problems.push({
-        field: `${rf}.backendRefs[${bi}].filters`,
-        message: 'filters on a backendRef are not supported',
+        field: `${rf}.backendRefs[${bi}].filters[${fi}].type`,
+        message: `filter type ${f.type} is not supported on a backendRef (supported: ${[...BACKEND_FILTERS].join(', ')})`,
       });
-    }
+    });
   });
   return timeouts;
+}
+
+/**
+ * The rule's `retry` (GEP-1731) as Envoy's retry policy: `attempts` retries (Envoy's default of 1 when unset), the
+ * listed codes retried, and connection errors retried too, as the API says implementations SHOULD ("disconnect, reset,
+ * timeout, TCP failure"); `backoff` is the base interval.
+ */
+function ruleRetry(
+  rule: HTTPRouteRule,
+  rf: string,
+  problems: { field: string; message: string }[],
+): RouteEntryIR['retry'] {
+  const r = rule.retry;
+  if (!r) return undefined;
+  const statusCodes = [...(r.codes ?? [])];
+  const backoff = toProtoDuration(r.backoff);
+  if (r.backoff !== undefined && backoff === undefined) {
+    problems.push({ field: `${rf}.retry.backoff`, message: `invalid duration ${JSON.stringify(r.backoff)}` });
+  }
+  return {
+    attempts: r.attempts ?? 1,
+    retryOn: ['connect-failure', 'refused-stream', 'reset', ...(statusCodes.length ? ['retriable-status-codes'] : [])],
+    statusCodes,
+    ...(backoff ? { backoffBaseInterval: backoff } : {}),
+  };
 }
 
 /** The well-known port of a redirect scheme (HTTPRequestRedirectFilter.port, v1.6.1 httproute_types.go). */
@@ -445,9 +490,11 @@ function forwardAction(
     if (weight === 0) return;
     if (res.cluster) {
       clusters.set(res.cluster.name, res.cluster);
-      const same = backends.find((x) => x.cluster === res.cluster!.name);
+      const own = backendHeaderOps(b.filters);
+      // Two refs to one Service share a weighted cluster entry, unless either has filters of its own.
+      const same = own ? undefined : backends.find((x) => x.cluster === res.cluster!.name && !hasOwnHeaders(x));
       if (same) same.weight += weight;
-      else backends.push({ cluster: res.cluster.name, weight });
+      else backends.push({ cluster: res.cluster.name, weight, ...own });
     } else {
       const bh = backends.find((x) => x.cluster === BLACKHOLE_CLUSTER);
       if (bh) bh.weight += weight;
@@ -460,4 +507,18 @@ function forwardAction(
     return { type: 'direct', status: 500, reason: `${rf}: ${why}` };
   }
   return { type: 'forward', backends };
+}
+
+/** A backendRef's header filters, or undefined when it has none. */
+function backendHeaderOps(filters: HTTPRouteFilter[] | undefined): Partial<WeightedClusterIR> | undefined {
+  const request = filters?.find((f) => f.type === 'RequestHeaderModifier');
+  const response = filters?.find((f) => f.type === 'ResponseHeaderModifier');
+  const requestHeaders = headerOps(request?.requestHeaderModifier);
+  const responseHeaders = headerOps(response?.responseHeaderModifier);
+  if (!requestHeaders && !responseHeaders) return undefined;
+  return { ...(requestHeaders ? { requestHeaders } : {}), ...(responseHeaders ? { responseHeaders } : {}) };
+}
+
+function hasOwnHeaders(w: WeightedClusterIR): boolean {
+  return w.requestHeaders !== undefined || w.responseHeaders !== undefined;
 }

@@ -55,6 +55,9 @@ export interface WeightedClusterIR {
   /** `kube_<ns>_<svc>_<port>`, or `blackhole-cluster` for a backend that did not resolve. */
   cluster: string;
   weight: number;
+  /** The backendRef's own header filters (Gateway API HTTPBackendRef.filters): only requests sent to it. */
+  requestHeaders?: HeaderOpsIR;
+  responseHeaders?: HeaderOpsIR;
 }
 
 export type ActionIR =
@@ -90,6 +93,9 @@ export interface RouteEntryIR {
   rewrite?: { hostname?: string; path?: { type: 'ReplaceFullPath' | 'ReplacePrefixMatch'; value: string } };
   mirrors: MirrorIR[];
   timeouts?: { request?: string; backendRequest?: string };
+  /** The rule's `retry` (GEP-1731) and CORS filter (GEP-1767), read as a TrafficPolicy's are (http-settings.ts). */
+  retry?: PolicySettings['retry'];
+  cors?: PolicySettings['cors'];
 }
 
 export interface ExtAuthIR {
@@ -219,6 +225,8 @@ export interface ClusterIR {
    * endpoints are theirs, each weighted so that every Service gets its share whatever its number of endpoints.
    */
   members?: { namespace: string; service: string; port: number; weight: number }[];
+  /** What the proxy speaks to the endpoints (backend-protocol.ts, from the Service port's appProtocol); absent: HTTP/1.1. */
+  protocol?: 'http2' | 'websocket';
   /** TLS to the endpoints, from the BackendTLSPolicy that applies to this Service port (ir/backend-tls.ts). */
   tls?: UpstreamTlsIR;
 }

@@ -90,6 +90,17 @@ export function gatewayAddresses(svc: Service | undefined): { type: string; valu
   return ip && ip !== 'None' ? [{ type: 'IPAddress', value: ip }] : [];
 }
 
+/**
+ * The condition a load balancer writes on a Service whose requested spec.loadBalancerIP it cannot give (the embedded
+ * cluster's: lab/embedded/controllers/loadbalancer.ts), as `AddressesAllocated=False` with its reason and message.
+ */
+export const LB_ALLOCATED_CONDITION = 'AddressesAllocated';
+
+function loadBalancerRefusal(svc: Service | undefined): string | undefined {
+  const c = (svc?.status?.conditions ?? []).find((x) => x.type === LB_ALLOCATED_CONDITION);
+  return c && c.status === 'False' ? `the load balancer cannot use the requested address: ${c.message}` : undefined;
+}
+
 export function gatewayStatus(
   r: GatewayReports,
   proxy: ProxyState,
@@ -98,17 +109,23 @@ export function gatewayStatus(
   listeners: ListenerStatusOut[];
 } {
   const g = r.generation;
-  const addresses = gatewayAddresses(proxy.service);
+  const requested = r.addresses?.requestedIp;
+  // A Gateway asking for a static address shows only that one, once the load balancer gave it.
+  const addresses = gatewayAddresses(proxy.service).filter((a) => !requested || a.value === requested);
+  const refusal = r.addresses?.notUsable ?? (requested ? loadBalancerRefusal(proxy.service) : undefined);
   let programmed: StatusCondition;
   const name = `${r.gateway.namespace}/${r.gateway.name}`;
   if (!r.accepted.ok)
     programmed = condition('Programmed', false, 'Invalid', `not programmed: ${r.accepted.message}`, g);
+  else if (refusal) programmed = condition('Programmed', false, 'AddressNotUsable', refusal, g);
   else if (!addresses.length) {
     programmed = condition(
       'Programmed',
       false,
       'AddressNotAssigned',
-      `waiting for Service ${name} to get an address`,
+      requested
+        ? `waiting for Service ${name} to get the requested address ${requested}`
+        : `waiting for Service ${name} to get an address`,
       g,
     );
   } else if (!(proxy.deployment?.status?.readyReplicas ?? 0)) {

@@ -17,6 +17,7 @@ import type {
   RouteActionConfig,
   VirtualHost,
 } from './route.ts';
+import { compileUpgradeConfigs } from './upgrade-config.ts';
 
 type J = Record<string, any>;
 
@@ -331,6 +332,8 @@ function compileAction(r: J, vh: J, where: string, opts: CompileOptions, validat
       mirrors,
       includeAttemptCount: vh.include_request_attempt_count === true,
       includeAttemptCountInResponse: vh.include_attempt_count_in_response === true,
+      upgrades: a.upgrade_configs?.length ? compileUpgradeConfigs(a.upgrade_configs, w) : undefined,
+      idleTimeoutMs: durationMs(a.idle_timeout),
     };
     if (validate && opts.clusterExists) {
       const names = [

@@ -49,6 +49,10 @@ export interface RouteActionConfig {
   mirrors: Array<{ cluster: string; fraction: number }>;
   includeAttemptCount: boolean;
   includeAttemptCountInResponse: boolean;
+  /** RouteAction.upgrade_configs (http/upgrade.ts): upgrade type → enabled; undefined when the route has none. */
+  upgrades?: Map<string, boolean>;
+  /** RouteAction.idle_timeout (overrides the HCM's stream_idle_timeout; 0 disables); undefined when not set. */
+  idleTimeoutMs?: number;
 }
 
 export interface RedirectConfig {

@@ -42,6 +42,17 @@ export function compileCorsPolicy(p: J, where: string): CorsPolicy {
 
 const CORS_STATE = Symbol('cors');
 
+/**
+ * A `*` allow list answers a preflight with what it asked for, as Envoy's filter does (cors_filter.cc: `allow_methods
+ * == "*"` → the request's access-control-request-method): per the Fetch standard `*` is only a wildcard for requests
+ * without credentials, and Gateway API v1.6.1 HTTPCORSFilter says that with `*` and allowCredentials true "the gateway
+ * must not return `*`" (conformance HTTPRouteCORS).
+ */
+function wildcardEcho(allowed: string | undefined, requested: string | undefined): string | undefined {
+  if (allowed === '*') return requested ?? '';
+  return allowed;
+}
+
 export const corsFactory: FilterFactory = {
   canonicalName: 'envoy.filters.http.cors',
   configTypes: ['envoy.extensions.filters.http.cors.v3.Cors'],
@@ -64,35 +75,29 @@ export const corsFactory: FilterFactory = {
         const origin = s.header('origin');
         if (!origin) return true;
         const allowed = policy.anyOrigin || policy.origins.some((m) => m(origin));
-        if (!allowed) {
-          originInvalid.inc();
-          if (
-            s.method === 'OPTIONS' &&
-            s.header('access-control-request-method') &&
-            !policy.forwardNotMatchingPreflights
-          ) {
-            s.sendLocalReply(403, '', { details: 'cors_origin_not_allowed', fromFilter: s.filterIndex });
-            return false;
-          }
-          return true;
+        const preflight = s.method === 'OPTIONS' && !!s.header('access-control-request-method');
+        if (allowed) {
+          originValid.inc();
+          (s as unknown as Record<symbol, unknown>)[CORS_STATE] = { policy, origin };
+        } else originInvalid.inc();
+        if (!preflight || (!allowed && policy.forwardNotMatchingPreflights)) return true;
+        // Envoy answers the preflight itself (200, no body), the origin only when allowed; its reply also passes the
+        // filter's own encodeHeaders (expose headers for an allowed origin), which a local reply from this filter skips
+        // here, hence set now.
+        const h: Record<string, string> = {};
+        if (allowed) h['access-control-allow-origin'] = origin;
+        if (allowed && policy.exposeHeaders) h['access-control-expose-headers'] = policy.exposeHeaders;
+        if (policy.allowCredentials) h['access-control-allow-credentials'] = 'true';
+        const allowMethods = wildcardEcho(policy.allowMethods, s.header('access-control-request-method'));
+        const allowHeaders = wildcardEcho(policy.allowHeaders, s.header('access-control-request-headers'));
+        if (allowMethods !== undefined) h['access-control-allow-methods'] = allowMethods;
+        if (allowHeaders !== undefined) h['access-control-allow-headers'] = allowHeaders;
+        if (policy.maxAge) h['access-control-max-age'] = policy.maxAge;
+        if (policy.allowPrivateNetworkAccess && s.header('access-control-request-private-network') === 'true') {
+          h['access-control-allow-private-network'] = 'true';
         }
-        originValid.inc();
-        (s as unknown as Record<symbol, unknown>)[CORS_STATE] = { policy, origin };
-        if (s.method === 'OPTIONS' && s.header('access-control-request-method')) {
-          const h: Record<string, string> = { 'access-control-allow-origin': origin };
-          if (policy.allowCredentials) h['access-control-allow-credentials'] = 'true';
-          if (policy.allowMethods) h['access-control-allow-methods'] = policy.allowMethods;
-          if (policy.allowHeaders) h['access-control-allow-headers'] = policy.allowHeaders;
-          if (policy.maxAge) h['access-control-max-age'] = policy.maxAge;
-          if (policy.allowPrivateNetworkAccess && s.header('access-control-request-private-network') === 'true') {
-            h['access-control-allow-private-network'] = 'true';
-          }
-          // Envoy encodes the preflight answer directly (200, no body).
-          (s as unknown as Record<symbol, unknown>)[CORS_STATE] = undefined;
-          s.sendLocalReply(200, '', { headers: h, details: 'cors_response', fromFilter: s.filterIndex });
-          return false;
-        }
-        return true;
+        s.sendLocalReply(200, '', { headers: h, details: 'cors_response', fromFilter: s.filterIndex });
+        return false;
       },
       encodeHeaders(s, _status, headers) {
         const st = (s as unknown as Record<symbol, { policy: CorsPolicy; origin: string } | undefined>)[CORS_STATE];

@@ -1,16 +1,20 @@
 // One downstream request through an HTTP connection manager, as the filters see it (filters/filter-api.ts's
 // FilterStream): its request line and headers, body, selected route and per-filter configs, and one place that writes
 // the response (upstream or local reply) so Envoy's response headers, response header mutations, the filters'
-// encode path, debug lines and the access log are applied the same way to both.
+// encode path, debug lines and the access log are applied the same way to both. An HTTP/2 stream (node:http2's
+// compatibility request and response, listener/http-codec.ts) is read the same way: `:authority` is the Host
+// (Envoy's HTTP/2 codec maps one to the other), pseudo headers never go upstream, a body is what follows HEADERS
+// without END_STREAM, and connection-specific headers are not sent on it (RFC 9113 §8.2.2).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { applyMutations } from '../config/headers.ts';
 import type { CompiledRoute } from '../config/route.ts';
 import { ENABLED, isDisabled } from '../filters/disabled.ts';
-import type { FilterStream, HttpFilter, LocalReplyOptions } from '../filters/filter-api.ts';
+import type { DownstreamUpgrade, FilterStream, HttpFilter, LocalReplyOptions } from '../filters/filter-api.ts';
 import type { Logger, Tags } from '../log.ts';
 import { type HeaderMap, headerLines, type ResponseFlag, StreamInfo } from '../stream-info.ts';
 import type { HcmConfig } from './hcm-config.ts';
 import { parseRequestTarget, type TargetOptions } from './request-target.ts';
+import { upgradeTypeOf } from './upgrade.ts';
 
 /** What a stream needs from its connection manager (hcm.ts's HcmRuntime). */
 export interface StreamOwner {
@@ -38,6 +42,9 @@ const HOP_BY_HOP = new Set([
   'http2-settings',
 ]);
 
+/** Response headers an HTTP/2 response must not carry (RFC 9113 §8.2.2; Node refuses them). */
+const H2_CONNECTION_HEADERS = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade'];
+
 /** Envoy's maximum buffered request body for retries, mirrors and ext_authz. */
 export const MAX_REQUEST_BODY = 16 * 1024 * 1024;
 
@@ -56,6 +63,8 @@ export class ActiveStream implements FilterStream {
   host: string;
   /** :scheme: the connection's (https over TLS), or an absolute-form URI's. */
   scheme: string;
+  /** The request came over HTTP/2 (h2 or h2c). */
+  readonly http2: boolean;
   /** The connection is TLS (Envoy's `ssl()`): x-forwarded-proto https. */
   readonly tls: boolean;
   /** What the codec refuses in the request-target (Envoy answers it before the connection manager sees it). */
@@ -65,6 +74,8 @@ export class ActiveStream implements FilterStream {
   route: CompiledRoute | undefined;
   /** Response headers filters want added (cors, ext_authz allowed_client_headers_on_success). */
   extraResponseHeaders: HeaderMap | undefined;
+  /** HTTP/2: the response was headers with END_STREAM (nothing more to write). */
+  private headersOnly = false;
   /** Set once the response headers went downstream. */
   responseStarted = false;
   /** The response is complete or the downstream is gone: no more writes. */
@@ -75,16 +86,31 @@ export class ActiveStream implements FilterStream {
   private readonly onGone: Array<() => void> = [];
   private tags_: Tags | undefined;
   filterIndex = -1;
+  /** An upgrade request's raw connection (the router tunnels it after a 101: http/upgrade.ts). */
+  readonly upgrade: DownstreamUpgrade | undefined;
+  /** The upgrade asked for (lower-cased `Upgrade` token, `connect`), on an upgrade connection only. */
+  readonly upgradeType: string | undefined;
 
-  constructor(hcm: StreamOwner, req: IncomingMessage, res: ServerResponse, connectionId: number) {
+  constructor(
+    hcm: StreamOwner,
+    req: IncomingMessage,
+    res: ServerResponse,
+    connectionId: number,
+    upgrade?: DownstreamUpgrade,
+  ) {
     this.hcm = hcm;
     this.req = req;
     this.res = res;
     this.connectionId = connectionId;
     this.method = req.method ?? 'GET';
+    this.upgradeType = upgrade || this.method === 'CONNECT' ? upgradeTypeOf(this.method, req.headers) : undefined;
+    this.upgrade = this.upgradeType === undefined ? undefined : upgrade;
     this.path = req.url ?? '/';
-    this.host = req.headers.host ?? '';
+    /** HTTP/2: the request arrived on a stream of a multiplexed session (node:http2 compat objects). */
+    this.http2 = req.httpVersion === '2.0';
+    this.host = req.headers.host ?? (this.http2 ? String(req.headers[':authority'] ?? '') : '');
     let requestHeaders = req.headers;
+    if (this.http2 && req.headers.host === undefined && this.host) requestHeaders = { ...req.headers, host: this.host };
     this.tls = (req.socket as { encrypted?: boolean }).encrypted === true;
     this.scheme = this.tls ? 'https' : 'http';
     const target = parseRequestTarget(
@@ -109,7 +135,7 @@ export class ActiveStream implements FilterStream {
     info.method = this.targetError ? '' : this.method;
     info.path = this.targetError ? '' : this.path;
     info.scheme = this.scheme;
-    info.protocol = req.httpVersion === '1.0' ? 'HTTP/1.0' : 'HTTP/1.1';
+    info.protocol = this.http2 ? 'HTTP/2' : req.httpVersion === '1.0' ? 'HTTP/1.0' : 'HTTP/1.1';
     info.connectionId = connectionId;
     const sock = req.socket;
     info.downstreamRemote = `${sock.remoteAddress}:${sock.remotePort}`;
@@ -117,13 +143,13 @@ export class ActiveStream implements FilterStream {
     this.info = info;
     const h: HeaderMap = {};
     const raw = requestHeaders;
-    for (const k in raw) if (!HOP_BY_HOP.has(k)) h[k] = raw[k];
+    for (const k in raw) if (!HOP_BY_HOP.has(k) && k.charCodeAt(0) !== 58 /* ':' */) h[k] = raw[k];
     if (raw.te === 'trailers') h.te = 'trailers';
     this.headers = h;
     // 'close' follows the last byte written, or a client that went away first: either way the stream ends here.
     res.once('close', () => {
       this.info.endMono = performance.now();
-      if (!res.writableFinished) {
+      if (!res.writableFinished && !this.headersOnly) {
         this.downstreamGone = true;
         this.done = true;
         for (const f of this.onGone.splice(0)) f();
@@ -170,6 +196,9 @@ export class ActiveStream implements FilterStream {
   };
 
   hasBody(): boolean {
+    // HTTP/2: a body follows unless HEADERS carried END_STREAM (gRPC sends no content-length).
+    if (this.http2)
+      return (this.req as unknown as { stream: { endAfterHeaders: boolean } }).stream.endAfterHeaders !== true;
     const h = this.req.headers;
     return (h['content-length'] !== undefined && h['content-length'] !== '0') || h['transfer-encoding'] !== undefined;
   }
@@ -247,7 +276,7 @@ export class ActiveStream implements FilterStream {
     if (buf.length > 0) headers['content-type'] ??= 'text/plain';
     headers['content-length'] = String(buf.length);
     if (opts.routeMutations && this.route) applyMutations(headers, this.route.responseMutations, this.info);
-    this.writeHeaders(status, headers, false, opts.fromFilter ?? this.hcm.filters.length);
+    this.writeHeaders(status, headers, false, false, opts.fromFilter ?? this.hcm.filters.length);
     this.finishWith(buf);
   }
 
@@ -259,6 +288,7 @@ export class ActiveStream implements FilterStream {
     status: number,
     headers: HeaderMap,
     fromUpstream: boolean,
+    endStream = false,
     filtersBefore = this.hcm.filters.length,
   ): void {
     const hcm = this.hcm;
@@ -294,6 +324,17 @@ export class ActiveStream implements FilterStream {
     // The map is this stream's own (built by the router or the local reply): hand it to Node as it is, minus
     // headers a mutation removed by setting them undefined.
     for (const k in headers) if (headers[k] === undefined) delete headers[k];
+    if (this.http2) {
+      for (const k of H2_CONNECTION_HEADERS) delete headers[k];
+      if (endStream) {
+        // Headers that end the stream go as one HEADERS frame with END_STREAM, as Envoy's codec sends them (a gRPC
+        // client reads a trailers-only status only from such a frame).
+        this.headersOnly = true;
+        const stream = (this.res as unknown as { stream: import('node:http2').ServerHttp2Stream }).stream;
+        stream.respond({ ...(headers as Record<string, string | string[]>), ':status': status }, { endStream: true });
+        return;
+      }
+    }
     this.res.writeHead(status, headers as Record<string, string | string[]>);
   }
 
@@ -308,9 +349,11 @@ export class ActiveStream implements FilterStream {
     this.res.once('drain', f);
   }
 
-  finishWith(chunk?: Buffer): void {
+  finishWith(chunk?: Buffer, trailers?: HeaderMap): void {
     if (this.done) return;
     this.done = true;
+    if (this.headersOnly) return;
+    if (trailers) this.res.addTrailers(trailers as Record<string, string>);
     if (chunk && chunk.length > 0) {
       this.info.bytesSent += chunk.length;
       this.res.end(chunk);

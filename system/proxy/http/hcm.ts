@@ -11,7 +11,8 @@ import { ConfigError } from '../config/errors.ts';
 import { stripPort } from '../config/host-port.ts';
 import type { RdsProvider } from '../config/route-manager.ts';
 import { compileRouteConfiguration, type RouteTable } from '../config/route-table.ts';
-import type { FilterContext, HttpFilter } from '../filters/filter-api.ts';
+import { upgradeAllowed } from '../config/upgrade-config.ts';
+import type { DownstreamUpgrade, FilterContext, HttpFilter } from '../filters/filter-api.ts';
 import { buildFilterChain } from '../filters/filter-chain.ts';
 import type { Logger, LogRegistry } from '../log.ts';
 import type { StatsStore } from '../stats.ts';
@@ -97,25 +98,32 @@ export class HcmRuntime implements StreamOwner {
     for (const a of this.accessLogs) a.close();
   }
 
-  onNewConnection(): void {
-    this.stats.downstream_cx_total.inc();
-    this.stats.downstream_cx_http1_total.inc();
-    this.stats.downstream_cx_active.add(1);
-    this.stats.downstream_cx_http1_active.add(1);
+  /**
+   * A connection of this HCM's listener, counted when its codec is known (Envoy creates the codec on the first bytes
+   * with codec_type AUTO: ALPN, else the HTTP/2 preface): downstream_cx_http1_* or downstream_cx_http2_*.
+   */
+  onNewConnection(protocol: 'http1' | 'http2' = 'http1'): void {
+    const st = this.stats;
+    st.downstream_cx_total.inc();
+    st.downstream_cx_active.add(1);
+    (protocol === 'http2' ? st.downstream_cx_http2_total : st.downstream_cx_http1_total).inc();
+    (protocol === 'http2' ? st.downstream_cx_http2_active : st.downstream_cx_http1_active).add(1);
   }
 
-  onConnectionClosed(lengthMs: number, remote: boolean): void {
+  onConnectionClosed(lengthMs: number, remote: boolean, protocol: 'http1' | 'http2' = 'http1'): void {
     this.stats.downstream_cx_active.sub(1);
-    this.stats.downstream_cx_http1_active.sub(1);
+    (protocol === 'http2' ? this.stats.downstream_cx_http2_active : this.stats.downstream_cx_http1_active).sub(1);
     this.stats.downstream_cx_destroy.inc();
     (remote ? this.stats.downstream_cx_destroy_remote : this.stats.downstream_cx_destroy_local).inc();
     this.stats.downstream_cx_length_ms.record(lengthMs);
   }
 
-  handle(req: IncomingMessage, res: ServerResponse, connectionId: number): void {
-    const s = new ActiveStream(this, req, res, connectionId);
+  /** A request; `upgrade` when it came as an upgrade (Node's 'upgrade' event: the raw connection is the stream's). */
+  handle(req: IncomingMessage, res: ServerResponse, connectionId: number, upgrade?: DownstreamUpgrade): void {
+    if (upgrade) upgrade.streamIdleTimeoutMs = this.config.streamIdleTimeoutMs;
+    const s = new ActiveStream(this, req, res, connectionId, upgrade);
     this.stats.downstream_rq_total.inc();
-    this.stats.downstream_rq_http1_total.inc();
+    (s.http2 ? this.stats.downstream_rq_http2_total : this.stats.downstream_rq_http1_total).inc();
     this.stats.downstream_rq_active.add(1);
     const log = this.httpLog;
     if (log.on('debug')) {
@@ -126,7 +134,7 @@ export class HcmRuntime implements StreamOwner {
       const raw = req.rawHeaders;
       for (let i = 0; i < raw.length; i += 2) {
         const k = raw[i]!.toLowerCase();
-        if (k !== 'host') lines.push(`'${k}', '${raw[i + 1]}'`);
+        if (k !== 'host' && k.charCodeAt(0) !== 58 /* ':' */) lines.push(`'${k}', '${raw[i + 1]}'`);
       }
       log.debug(`request headers complete (end_stream=${end}):\n${lines.join('\n')}`, s.tags);
       if (end) log.debug('request end stream', s.tags);
@@ -146,11 +154,15 @@ export class HcmRuntime implements StreamOwner {
         s.info.virtualHostName = s.route.vhost.name;
       }
     }
-    if (s.method === 'CONNECT') {
-      // CONNECT is an upgrade in Envoy; with no upgrade_configs allowing it the filter chain refuses it.
-      this.stats.downstream_rq_ws_on_non_ws_route.inc();
-      s.sendLocalReply(403, '', { details: 'upgrade_failed' });
-      return;
+    if (s.upgradeType !== undefined) {
+      // Envoy's createUpgradeFilterChain: an upgrade (CONNECT included) neither the route nor the HCM allows is
+      // refused before the filters run (http/upgrade.ts).
+      const route = s.route?.action.kind === 'route' ? s.route.action.upgrades : undefined;
+      if (s.method === 'CONNECT' || !upgradeAllowed(this.config.upgrades, route, s.upgradeType)) {
+        this.stats.downstream_rq_ws_on_non_ws_route.inc();
+        s.sendLocalReply(403, '', { details: 'upgrade_failed' });
+        return;
+      }
     }
     this.runFilters(s, 0);
   }

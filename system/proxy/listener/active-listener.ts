@@ -6,18 +6,19 @@
 // handler (Envoy's ConnectionHandlerImpl): connection ids, idle timeouts, per-listener connection stats and the
 // conn_handler/connection debug lines.
 import dgram from 'node:dgram';
-import http from 'node:http';
-import https from 'node:https';
+import type http from 'node:http';
 import net from 'node:net';
-import type tls from 'node:tls';
+import tls from 'node:tls';
 import { timestampString } from '../../shared/envoy/protojson.ts';
 import { ConfigError } from '../config/errors.ts';
+import type { DownstreamUpgrade } from '../filters/filter-api.ts';
 import type { HcmRuntime } from '../http/hcm.ts';
 import type { Logger, LogRegistry } from '../log.ts';
 import type { TcpProxy } from '../network/tcp-proxy.ts';
 import type { UdpProxy } from '../network/udp-proxy.ts';
 import type { Counter, Gauge, Histogram, StatsStore } from '../stats.ts';
 import { strerror } from '../strerror.ts';
+import { type CodecOwner, HttpCodecServers, type HttpProtocol } from './http-codec.ts';
 import type { ListenerSpec } from './listener-config.ts';
 import { pickTlsChain } from './tls-config.ts';
 
@@ -35,6 +36,8 @@ export class ListenerSocket {
   current: ActiveListener | undefined;
   private readonly queued: Array<() => void> = [];
   readonly connections = new Set<net.Socket>();
+  /** HTTP listeners: the HTTP/1.1 and HTTP/2 codec servers behind `server`. */
+  readonly codecs: HttpCodecServers | undefined;
 
   constructor(address: string, port: number, handler: ConnectionHandler, kind: ListenerSpec['kind'] = 'http') {
     this.address = address;
@@ -54,42 +57,24 @@ export class ListenerSocket {
       });
       return;
     }
-    // Host is checked by the connection manager, as in Envoy (an absolute-form URI supplies it).
-    const opts = { keepAliveTimeout: 0, requestTimeout: 0, headersTimeout: 60_000, requireHostHeader: false };
-    const onRequest = (req: http.IncomingMessage, res: http.ServerResponse) => handler.onRequest(this, req, res);
-    let server: http.Server | https.Server;
-    if (kind === 'https') {
-      // The filter chain by SNI (tls-config.ts); none: the handshake fails and the connection is closed, as Envoy
-      // closes a connection no filter chain matches. Clients without SNI get the default context (setSecureContext
-      // in activate): the default chain's certificate, or none, which fails their handshake.
-      const SNICallback = (name: string, cb: (err: Error | null, ctx?: tls.SecureContext) => void) =>
-        this.whenActive(() => {
-          const chain = pickTlsChain(this.current?.spec.tls ?? [], name);
-          if (chain) cb(null, chain.context);
-          else cb(new Error(`no filter chain matches server name ${name}`));
-        });
-      server = https.createServer({ ...opts, SNICallback, ALPNProtocols: ['http/1.1'] }, onRequest);
-      server.on('secureConnection', (c: tls.TLSSocket) => {
-        this.current?.ssl?.onHandshake(c);
-        handler.onConnection(this, c);
-      });
-      server.on('tlsClientError', (_err: Error, c: tls.TLSSocket) => {
-        this.current?.ssl?.connection_error.inc();
-        c.destroy();
-      });
-    } else {
-      server = http.createServer(opts, onRequest);
-      server.on('connection', (c: net.Socket) => handler.onConnection(this, c));
-    }
-    this.server = server;
-    // CONNECT: Node hands over the socket; the connection manager answers on it and the connection closes after.
-    server.on('connect', (req: http.IncomingMessage, socket: net.Socket) => {
-      const res = new http.ServerResponse(req);
-      res.shouldKeepAlive = false;
-      res.assignSocket(socket);
-      res.once('finish', () => socket.end());
-      handler.onRequest(this, req, res);
-    });
+    const codecs = new HttpCodecServers(this.codecOwner(handler), kind === 'https');
+    this.codecs = codecs;
+    this.server = codecs.front;
+  }
+
+  /** What the HTTP codec servers see of this socket (http-codec.ts). */
+  private codecOwner(handler: ConnectionHandler): CodecOwner {
+    return {
+      whenActive: (f) => this.whenActive(f),
+      hcmConfig: () => this.current?.hcm?.config,
+      tlsChains: () => this.current?.spec.tls ?? [],
+      onConnection: (c) => handler.onConnection(this, c, null),
+      onCodec: (c, protocol) => handler.onCodec(c, protocol),
+      onRequest: (req, res, upgrade) => handler.onRequest(this, req, res, upgrade),
+      onHandshake: (c) => this.current?.ssl?.onHandshake(c),
+      onTlsError: () => this.current?.ssl?.connection_error.inc(),
+      http2Stat: (name) => handler.stats.counter(`http2.${name}`),
+    };
   }
 
   get key(): string {
@@ -129,10 +114,11 @@ export class ListenerSocket {
 
   activate(l: ActiveListener): void {
     this.current = l;
-    if (this.server instanceof https.Server) {
+    if (this.server instanceof tls.Server) {
       const fallback = pickTlsChain(l.spec.tls ?? [], undefined);
       this.server.setSecureContext(fallback ? fallback.options : {});
     }
+    this.codecs?.configure(l.hcm?.config);
     for (const f of this.queued.splice(0)) f();
   }
 
@@ -144,9 +130,11 @@ export class ListenerSocket {
       this.udp.close();
       return;
     }
-    this.server!.close();
-    if (this.server instanceof http.Server || this.server instanceof https.Server) this.server.closeIdleConnections();
-    else for (const c of this.connections) c.destroy();
+    if (this.codecs) this.codecs.close();
+    else {
+      this.server!.close();
+      for (const c of this.connections) c.destroy();
+    }
   }
 
   /** Closes it now, with every connection (shutdown). */
@@ -154,8 +142,8 @@ export class ListenerSocket {
     this.closed = true;
     if (this.udp) return new Promise((resolve) => this.udp!.close(() => resolve()));
     return new Promise((resolve) => {
-      this.server!.close(() => resolve());
-      if (this.server instanceof http.Server || this.server instanceof https.Server) this.server.closeAllConnections();
+      if (this.codecs) this.codecs.shutdown(resolve);
+      else this.server!.close(() => resolve());
       for (const c of this.connections) c.destroy();
     });
   }
@@ -248,20 +236,33 @@ export class ActiveListener {
   }
 }
 
+/** A downstream socket with what the connection handler keeps on it. */
+type CodecSocket = net.Socket & {
+  gwlabConnId?: number;
+  gwlabProtocol?: HttpProtocol;
+  gwlabListener?: ActiveListener;
+};
+
 /** Envoy's connection handler for every listener socket. */
 export class ConnectionHandler {
   private readonly connectionIds: () => number;
   private readonly connHandlerLog: Logger;
   private readonly connectionLog: Logger;
 
-  constructor(logs: LogRegistry, connectionIds: () => number) {
+  readonly stats: StatsStore;
+
+  constructor(logs: LogRegistry, connectionIds: () => number, stats: StatsStore) {
     this.connectionIds = connectionIds;
+    this.stats = stats;
     this.connHandlerLog = logs.logger('conn_handler');
     this.connectionLog = logs.logger('connection');
   }
 
-  /** A new downstream connection: its id (returned), idle timeout, the listener's connection stats and debug lines. */
-  onConnection(sock: ListenerSocket, c: net.Socket): number {
+  /**
+   * A new downstream connection: its id (returned), idle timeout, the listener's connection stats and debug lines.
+   * `protocol` null: an HTTP connection whose codec is chosen later (onCodec; Envoy creates it on the first bytes).
+   */
+  onConnection(sock: ListenerSocket, c: net.Socket, protocol?: HttpProtocol | null): number {
     const id = this.connectionIds();
     (c as net.Socket & { gwlabConnId?: number }).gwlabConnId = id;
     const opened = performance.now();
@@ -281,7 +282,12 @@ export class ConnectionHandler {
     }
     l?.stats.downstream_cx_total.inc();
     l?.stats.downstream_cx_active.add(1);
-    l?.network.onNewConnection();
+    const conn = c as CodecSocket;
+    conn.gwlabListener = l;
+    if (protocol !== null) {
+      conn.gwlabProtocol = protocol ?? 'http1';
+      l?.network.onNewConnection(conn.gwlabProtocol);
+    }
     let remoteClosed = false;
     c.once('end', () => {
       remoteClosed = true;
@@ -296,16 +302,29 @@ export class ConnectionHandler {
         l.stats.downstream_cx_active.sub(1);
         l.stats.downstream_cx_destroy.inc();
         l.stats.downstream_cx_length_ms.record(len);
-        l.network.onConnectionClosed(len, remoteClosed);
+        if (conn.gwlabProtocol) l.network.onConnectionClosed(len, remoteClosed, conn.gwlabProtocol);
       }
     });
     return id;
   }
 
+  /** The codec of an HTTP connection is known (ALPN or the first bytes): the HCM counts it. */
+  onCodec(c: net.Socket, protocol: HttpProtocol): void {
+    const conn = c as CodecSocket;
+    if (conn.gwlabProtocol) return;
+    conn.gwlabProtocol = protocol;
+    conn.gwlabListener?.network.onNewConnection(protocol);
+  }
+
   /** A request: to the HCM of the socket's active listener, once there is one. */
-  onRequest(sock: ListenerSocket, req: http.IncomingMessage, res: http.ServerResponse): void {
+  onRequest(
+    sock: ListenerSocket,
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    upgrade?: DownstreamUpgrade,
+  ): void {
     const id = (req.socket as net.Socket & { gwlabConnId?: number }).gwlabConnId ?? 0;
-    if (sock.closed) res.shouldKeepAlive = false;
-    sock.whenActive(() => sock.current!.hcm!.handle(req, res, id));
+    if (sock.closed && req.httpVersion !== '2.0') res.shouldKeepAlive = false;
+    sock.whenActive(() => sock.current!.hcm!.handle(req, res, id, upgrade));
   }
 }

@@ -56,7 +56,7 @@ export class ListenerManager {
   constructor(deps: ListenerManagerDeps) {
     this.deps = deps;
     this.log = deps.logs.logger('config');
-    this.connections = new ConnectionHandler(deps.logs, deps.connectionIds);
+    this.connections = new ConnectionHandler(deps.logs, deps.connectionIds, deps.stats);
     this.lds = subscriptionStats(deps.stats, 'listener_manager.lds.');
     this.lm = lmStats(deps.stats);
     this.init = new WarmingInit(() => this.warming.size > 0, this.lds.init_fetch_timeout);

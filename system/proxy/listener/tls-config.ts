@@ -6,7 +6,7 @@
 // certificate chain from <inline>", "Failed to load private key from <inline>, Cause: ..."), and the LDS update is
 // NACKed: certificates from files or SDS, client certificate validation, other filter_chain_match fields, any
 // DownstreamTlsContext field not read here. tls_params: protocol versions, cipher suites and curves, as Envoy's.
-// ALPN: http/1.1 only (HTTP/2 downstream is not implemented).
+// ALPN: the chain's alpn_protocols, h2 and http/1.1 (listener/http-codec.ts picks the codec by it).
 import tls from 'node:tls';
 import { ConfigError } from '../config/errors.ts';
 
@@ -20,6 +20,8 @@ export interface TlsChain {
   /** SNI names it matches (exact or `*.suffix`); empty: the default chain. */
   serverNames: string[];
   context: tls.SecureContext;
+  /** ALPN protocols offered, in preference order (common_tls_context.alpn_protocols; empty: no ALPN). */
+  alpn: string[];
   /** What the context was made of, for the server's default context (clients without SNI). */
   options: tls.SecureContextOptions;
 }
@@ -59,10 +61,8 @@ export function compileTlsChain(chain: J, listener: string, index: number): TlsC
   )
     throw new ConfigError(`${where}: client certificate validation is not supported`);
   const alpn = (common.alpn_protocols ?? []) as string[];
-  if (alpn.some((p) => p !== 'http/1.1'))
-    throw new ConfigError(
-      `${where}: alpn_protocols ${alpn.join(', ')}: only http/1.1 is supported (no HTTP/2 downstream)`,
-    );
+  if (alpn.some((p) => p !== 'http/1.1' && p !== 'h2'))
+    throw new ConfigError(`${where}: alpn_protocols ${alpn.join(', ')}: only h2 and http/1.1 are supported`);
   const certs = (common.tls_certificates ?? []) as J[];
   if (!certs.length) throw new ConfigError(`${where}: no certificates (common_tls_context.tls_certificates)`);
   const options: tls.SecureContextOptions = { cert: [], key: [], ...tlsParams(common.tls_params ?? {}, where) };
@@ -76,6 +76,7 @@ export function compileTlsChain(chain: J, listener: string, index: number): TlsC
     name: String(chain.name ?? ''),
     serverNames: (chain.filter_chain_match?.server_names ?? []) as string[],
     context: secureContext(options),
+    alpn,
     options,
   };
 }

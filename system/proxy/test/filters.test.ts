@@ -138,6 +138,71 @@ describe('cors', () => {
     expect(stat('http.http.cors.origin_invalid')).toBeGreaterThanOrEqual(1);
   });
 
+  it('answers a preflight to `*` methods and headers with those it asked for (credentialed or not)', async () => {
+    await push(
+      [CORS],
+      [
+        route('/', APP, {
+          typed_per_filter_config: {
+            'envoy.filters.http.cors': corsPolicy({
+              allow_origin_string_match: [{ safe_regex: { regex: '.*' } }],
+              allow_methods: '*',
+              allow_headers: '*',
+              allow_credentials: true,
+            }),
+          },
+        }),
+      ],
+    );
+    const pre = await get(
+      '/get',
+      {
+        origin: 'https://other.foo.com',
+        'access-control-request-method': 'PUT',
+        'access-control-request-headers': 'x-header-1, x-header-2',
+      },
+      'OPTIONS',
+    );
+    expect(pre.headers).toMatchObject({
+      'access-control-allow-origin': 'https://other.foo.com',
+      'access-control-allow-methods': 'PUT',
+      'access-control-allow-headers': 'x-header-1, x-header-2',
+      'access-control-allow-credentials': 'true',
+    });
+    // Nothing asked: Envoy echoes the empty value.
+    const bare = await get('/get', { origin: 'https://o.example', 'access-control-request-method': 'GET' }, 'OPTIONS');
+    expect(bare.headers['access-control-allow-headers']).toBe('');
+    expect(bare.headers['access-control-allow-methods']).toBe('GET');
+  });
+
+  it('answers a preflight from a refused origin itself when forward_not_matching_preflights is false', async () => {
+    await push(
+      [CORS],
+      [
+        route('/', APP, {
+          typed_per_filter_config: {
+            'envoy.filters.http.cors': corsPolicy({
+              allow_origin_string_match: [{ exact: 'https://www.foo.com' }],
+              allow_methods: 'GET',
+              expose_headers: 'x-header-3',
+              forward_not_matching_preflights: false,
+            }),
+          },
+        }),
+      ],
+    );
+    const ask = { 'access-control-request-method': 'GET' };
+    const refused = await get('/get', { origin: 'https://foobar.com', ...ask }, 'OPTIONS');
+    expect(refused.status).toBe(200);
+    expect(refused.headers['access-control-allow-origin']).toBeUndefined();
+    expect(refused.body).toBe('');
+    const allowed = await get('/get', { origin: 'https://www.foo.com', ...ask }, 'OPTIONS');
+    expect(allowed.headers).toMatchObject({
+      'access-control-allow-origin': 'https://www.foo.com',
+      'access-control-expose-headers': 'x-header-3',
+    });
+  });
+
   it('takes the legacy virtual host cors policy too', async () => {
     await push([CORS], [route('/', APP)], {
       cors: { allow_origin_string_match: [{ exact: '*' }], allow_methods: 'PUT' },

@@ -294,9 +294,9 @@ describe('TLS termination', () => {
     expect(res.nacks.map((n) => n.error_detail?.message)).toEqual([
       'Error adding/updating listener(s) https: listener https: filter_chains[0]: DownstreamTlsContext.require_sni is not supported',
     ]);
-    res = await fx.apply({ listeners: withContext({}, { alpn_protocols: ['h2', 'http/1.1'] }) });
+    res = await fx.apply({ listeners: withContext({}, { alpn_protocols: ['h3', 'http/1.1'] }) });
     expect(res.nacks.map((n) => n.error_detail?.message)).toEqual([
-      expect.stringContaining('alpn_protocols h2, http/1.1: only http/1.1 is supported'),
+      expect.stringContaining('alpn_protocols h3, http/1.1: only h2 and http/1.1 are supported'),
     ]);
     expect((await get(fx.proxy.port('https'), 'x.example.com')).cn).toBe('wildcard.example.com');
     const dump = JSON.parse((await fx.proxy.admin('/config_dump?resource=dynamic_listeners')).body);

@@ -5,7 +5,7 @@ import type { Dispatcher } from 'undici';
 import type { Tags } from '../log.ts';
 import type { HeaderMap } from '../stream-info.ts';
 import type { Cluster } from './cluster.ts';
-import type { PoolConnection } from './pool.ts';
+import type { PoolStream } from './pool.ts';
 
 export interface BufferedRequest {
   method: string;
@@ -48,7 +48,7 @@ export function sendBuffered(
       return;
     }
     const started = performance.now();
-    let conn: PoolConnection | undefined;
+    let conn: PoolStream | undefined;
     let controller: Dispatcher.DispatchController | undefined;
     let settled = false;
     let counted = false;

@@ -3,6 +3,7 @@
 // the ClusterLoadAssignment parsing EDS shares. Throws ConfigError with the reason a NACK carries.
 import net from 'node:net';
 import { ConfigError, durationMs } from '../config/errors.ts';
+import { compileHttp2Options, type Http2Options } from '../config/http2-options.ts';
 import { compileUpstreamTls, type UpstreamTls } from './tls-transport.ts';
 
 type J = Record<string, any>;
@@ -45,8 +46,9 @@ export interface ClusterSpec {
   dnsFamily: 0 | 4 | 6;
   /** Endpoints from load_assignment (STATIC; names to resolve for DNS types). */
   endpoints: EndpointSpec[];
-  /** true when the cluster carries HTTP/2 protocol options (only the xDS client may use those). */
+  /** The cluster speaks HTTP/2 to its endpoints (h2c in the clear): upstream/http2-client.ts. */
   http2: boolean;
+  http2Options: Http2Options;
   /** TLS to the hosts (transport_socket UpstreamTlsContext); absent: plaintext. */
   tls?: UpstreamTls;
   json: J;
@@ -95,6 +97,22 @@ export function parseLoadAssignment(cla: J | undefined, where: string): Endpoint
   return out;
 }
 
+/**
+ * The upstream protocol as Envoy reads it (envoy/extensions/upstreams/http/v3/http_protocol_options.proto):
+ * `explicit_http_config.http2_protocol_options` (or the deprecated Cluster.http2_protocol_options) → HTTP/2, its
+ * options returned; `http_protocol_options` or nothing → HTTP/1.1 (undefined). What this proxy cannot honour is
+ * refused: HTTP/3, auto_config (ALPN to upstreams) and use_downstream_protocol_config.
+ */
+function upstreamHttp2(name: string, c: J, o: J | undefined): J | undefined {
+  const where = `cluster ${name}: typed_extension_protocol_options[envoy.extensions.upstreams.http.v3.HttpProtocolOptions]`;
+  if (o?.explicit_http_config?.http3_protocol_options)
+    throw new ConfigError(`${where}: HTTP/3 upstreams are not supported`);
+  if (o?.auto_config) throw new ConfigError(`${where}.auto_config is not supported (ALPN to upstreams)`);
+  if (o?.use_downstream_protocol_config)
+    throw new ConfigError(`${where}.use_downstream_protocol_config is not supported`);
+  return o?.explicit_http_config?.http2_protocol_options ?? c.http2_protocol_options;
+}
+
 /** Validates a Cluster (canonical JSON) and returns what the runtime needs; throws ConfigError. */
 export function compileCluster(c: J): ClusterSpec {
   const name = String(c.name ?? '');
@@ -113,6 +131,8 @@ export function compileCluster(c: J): ClusterSpec {
   if (c.load_balancing_policy)
     throw new ConfigError(`cluster ${name}: load_balancing_policy extensions are not supported`);
   const tls = compileUpstreamTls(c.transport_socket, name);
+  if (tls && (c.http2_protocol_options || c.typed_extension_protocol_options))
+    throw new ConfigError(`cluster ${name}: HTTP/2 over TLS to upstreams is not supported (h2c or HTTP/1.1 over TLS)`);
   if (type === 'EDS' && c.load_assignment) {
     // Envoy ignores load_assignment for EDS clusters; keep it that way.
   }
@@ -136,11 +156,7 @@ export function compileCluster(c: J): ClusterSpec {
     thresholds.trackRemaining = t.track_remaining === true;
   }
   const httpOpts = c.typed_extension_protocol_options?.['envoy.extensions.upstreams.http.v3.HttpProtocolOptions'];
-  const http2 = !!(
-    c.http2_protocol_options ||
-    httpOpts?.explicit_http_config?.http2_protocol_options ||
-    httpOpts?.use_downstream_protocol_config
-  );
+  const http2Json = upstreamHttp2(name, c, httpOpts);
   const common = httpOpts?.common_http_protocol_options ?? c.common_http_protocol_options;
   const endpoints = type === 'EDS' ? [] : parseLoadAssignment(c.load_assignment, 'load_assignment');
   if (type === 'LOGICAL_DNS' && endpoints.length !== 1) {
@@ -172,7 +188,8 @@ export function compileCluster(c: J): ClusterSpec {
     dnsRefreshMs: durationMs(c.dns_refresh_rate) ?? 5000,
     dnsFamily: family === 'V4_ONLY' ? 4 : family === 'V6_ONLY' ? 6 : 0,
     endpoints,
-    http2,
+    http2: http2Json !== undefined,
+    http2Options: compileHttp2Options(http2Json, `cluster ${name}: http2_protocol_options`),
     ...(tls ? { tls } : {}),
     json: c,
   };

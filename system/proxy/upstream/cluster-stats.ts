@@ -22,6 +22,7 @@ export interface ClusterStats {
   upstream_cx_total: Counter;
   upstream_cx_active: Gauge;
   upstream_cx_http1_total: Counter;
+  upstream_cx_http2_total: Counter;
   upstream_cx_connect_fail: Counter;
   upstream_cx_connect_timeout: Counter;
   upstream_cx_overflow: Counter;
@@ -65,6 +66,7 @@ const COUNTERS = [
   'upstream_rq_maintenance_mode',
   'upstream_cx_total',
   'upstream_cx_http1_total',
+  'upstream_cx_http2_total',
   'upstream_cx_connect_fail',
   'upstream_cx_connect_timeout',
   'upstream_cx_overflow',

@@ -10,8 +10,9 @@ import { Resources } from './circuit-breakers.ts';
 import { type ClusterSpec, type EndpointSpec, parseLoadAssignment } from './cluster-config.ts';
 import { type ClusterStats, makeClusterStats } from './cluster-stats.ts';
 import { Host } from './host.ts';
+import { Http2Pool } from './http2-client.ts';
 import { LoadBalancer } from './load-balancer.ts';
-import { ConnPool } from './pool.ts';
+import { ConnPool, type UpstreamPool } from './pool.ts';
 import { UpstreamSslStats, type UpstreamTls } from './tls-transport.ts';
 
 type J = Record<string, any>;
@@ -39,7 +40,7 @@ export class Cluster {
   hosts: Host[] = [];
   private readonly lb: LoadBalancer;
   /** One connection pool per host, created on first use and closed when the host goes. */
-  private readonly pools = new Map<Host, ConnPool>();
+  private readonly pools = new Map<Host, UpstreamPool>();
   /** Resolves when the cluster has its first host set (EDS: first assignment; DNS: first resolution). */
   readonly initialized: Promise<void>;
   private markInitialized!: () => void;
@@ -196,10 +197,11 @@ export class Cluster {
   }
 
   /** The connection pool of one of this cluster's hosts. */
-  pool(host: Host): ConnPool {
+  pool(host: Host): UpstreamPool {
     let p = this.pools.get(host);
     if (!p) {
-      p = new ConnPool(this, host);
+      // HTTP/2 clusters: one multiplexed session per host (http2-client.ts); else HTTP/1.1 keep-alive connections.
+      p = this.spec.http2 ? new Http2Pool(this, host, this.spec.http2Options) : new ConnPool(this, host);
       this.pools.set(host, p);
     }
     return p;

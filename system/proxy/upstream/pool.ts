@@ -18,7 +18,7 @@ import { connectTls, type UpstreamSslStats, type UpstreamTls } from './tls-trans
 export type PoolFailure = 'overflow' | 'connection failure' | 'connection timeout' | 'transport failure';
 
 export interface PoolCallbacks {
-  onReady(conn: PoolConnection): void;
+  onReady(conn: PoolStream): void;
   onFailure(reason: PoolFailure, detail: string): void;
 }
 
@@ -44,9 +44,33 @@ export interface PoolCluster {
   readonly tls?: { config: UpstreamTls; stats: UpstreamSslStats };
 }
 
+/**
+ * A stream slot a pool hands out, as the router (filters/router/attempt.ts) and the async client use it: a request is
+ * dispatched on it with undici's handler interface, then it is released. HTTP/1.1: a PoolConnection here; HTTP/2: a
+ * stream on a multiplexed session (http2-client.ts).
+ */
+export interface PoolStream {
+  /** Do not reuse the connection (HTTP/1.1) after this stream. */
+  noReuse: boolean;
+  dispatch(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): void;
+  release(reusable: boolean): void;
+}
+
+/** A host's connection pool as the data path sees it (ConnPool for HTTP/1.1, Http2Pool for HTTP/2). */
+export interface UpstreamPool {
+  newStream(callbacks: PoolCallbacks, tags: Record<string, string | number>): PendingStream | undefined;
+  cancel(p: PendingStream): void;
+  retryPending(): void;
+  close(): void;
+}
+
 let pendingId = 0;
 
-export class PoolConnection {
+export function nextPendingId(): number {
+  return ++pendingId;
+}
+
+export class PoolConnection implements PoolStream {
   readonly id: number;
   readonly pool: ConnPool;
   client: Client | undefined;
@@ -74,7 +98,7 @@ export class PoolConnection {
   }
 }
 
-export class ConnPool {
+export class ConnPool implements UpstreamPool {
   readonly host: Host;
   readonly cluster: PoolCluster;
   private readonly ready: PoolConnection[] = [];
@@ -124,7 +148,7 @@ export class ConnPool {
         tags,
       );
     }
-    const p: PendingStream = { callbacks, cancelled: false, tags: { ...tags, PendingId: ++pendingId } };
+    const p: PendingStream = { callbacks, cancelled: false, tags: { ...tags, PendingId: nextPendingId() } };
     this.pending.push(p);
     c.resources.pendingRequests++;
     c.stats.upstream_rq_pending_total.inc();
@@ -350,6 +374,6 @@ export class ConnPool {
 }
 
 /** A connect error as the pool logs it: strerror's text, else the code, else the message. */
-function describeErrno(err: NodeJS.ErrnoException): string {
+export function describeErrno(err: NodeJS.ErrnoException): string {
   return strerror(err) ?? err.code ?? err.message;
 }

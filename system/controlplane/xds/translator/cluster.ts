@@ -1,14 +1,18 @@
-// ClusterIR → Cluster (EDS over ADS, 5 s connect timeout; TLS to the endpoints when a BackendTLSPolicy applies: an
-// `envoy.transport_sockets.tls` UpstreamTlsContext with the policy's hostname as `sni`, its CA certificates inline in
+// ClusterIR → Cluster (EDS over ADS, 5 s connect timeout; HTTP/2 backends with HttpProtocolOptions (a `websocket`
+// cluster, appProtocol kubernetes.io/ws, is an HTTP/1.1 one: the upgrade is the listener's upgrade_configs,
+// listener.ts); TLS to the endpoints when a BackendTLSPolicy applies: an `envoy.transport_sockets.tls`
+// UpstreamTlsContext with the policy's hostname as `sni`, its CA certificates inline in
 // `common_tls_context.validation_context.trusted_ca` (or the system bundle's file for wellKnownCACertificates:
 // System, as Envoy Gateway does) and `match_typed_subject_alt_names` from subjectAltNames, else the hostname as a DNS
 // SAN: GEP-1897's "Hostname MUST be used for authentication ... unless SubjectAltNames is specified"; the Gateway's
-// backend client certificate inline in `tls_certificates`), and a
-// cluster's ready endpoints → ClusterLoadAssignment. Shapes: envoy/extensions/transport_sockets/tls/v3/{tls,common}.proto.
+// backend client certificate inline in `tls_certificates`), and a cluster's ready endpoints → ClusterLoadAssignment.
+// Shapes: envoy/extensions/transport_sockets/tls/v3/{tls,common}.proto.
 import { TYPE_URL } from '../../../shared/envoy/protos.ts';
 import { SYSTEM_CA_FILE } from '../../ir/backend-tls.ts';
 import type { ClusterIR, EndpointAddress, UpstreamTlsIR } from '../../ir/types.ts';
-import { ADS_SOURCE, type Json } from './envoy.ts';
+import { ADS_SOURCE, HTTP2_PROTOCOL_OPTIONS, type Json } from './envoy.ts';
+
+const HTTP_PROTOCOL_OPTIONS = 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions';
 
 export const UPSTREAM_TLS_CONTEXT = 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext';
 
@@ -19,7 +23,21 @@ export function translateCluster(c: ClusterIR): Json {
     type: 'EDS',
     eds_cluster_config: { eds_config: ADS_SOURCE },
     connect_timeout: '5s',
+    ...(c.protocol === 'http2' ? { typed_extension_protocol_options: http2Options() } : {}),
     ...(c.tls && !c.tls.invalid ? { transport_socket: upstreamTls(c.tls) } : {}),
+  };
+}
+
+/**
+ * An HTTP/2 backend (ClusterIR.protocol, from appProtocol kubernetes.io/h2c): HttpProtocolOptions with
+ * explicit_http_config.http2_protocol_options, as Envoy Gateway's buildTypedExtensionProtocolOptions writes it.
+ */
+function http2Options(): Json {
+  return {
+    [HTTP_PROTOCOL_OPTIONS]: {
+      '@type': `type.googleapis.com/${HTTP_PROTOCOL_OPTIONS}`,
+      explicit_http_config: { http2_protocol_options: HTTP2_PROTOCOL_OPTIONS },
+    },
   };
 }
 

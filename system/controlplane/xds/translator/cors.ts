@@ -1,5 +1,6 @@
-// TrafficPolicy `cors` → envoy.filters.http.cors: the filter on a listener where some route has a CORS policy, and
-// that route's CorsPolicy as its typed_per_filter_config.
+// CORS → envoy.filters.http.cors: the filter on a listener where some route has a CORS policy, and that route's
+// CorsPolicy as its typed_per_filter_config. The policy is the rule's own CORS filter (Gateway API HTTPCORSFilter),
+// unless a TrafficPolicy's `cors` reaches the route: the policy wins, as for timeouts and retry (route.ts).
 import type { ListenerIR, RouteIR } from '../../ir/types.ts';
 import type { Json } from './envoy.ts';
 
@@ -9,13 +10,21 @@ const CORS_POLICY = 'type.googleapis.com/envoy.extensions.filters.http.cors.v3.C
 
 export const corsFilter = {
   forListener(l: ListenerIR) {
-    const used = l.virtualHosts.some((v) => v.routes.some((r) => r.policy.cors));
+    const used = l.virtualHosts.some((v) => v.routes.some((r) => corsOf(r)));
     return {
       chain: used ? [{ name: NAME, typed_config: { '@type': CORS } }] : [],
-      perRoute: (r: RouteIR): Json => (r.policy.cors ? { [NAME]: corsPolicy(r.policy.cors) } : {}),
+      perRoute: (r: RouteIR): Json => {
+        if (r.policy.cors) return { [NAME]: corsPolicy(r.policy.cors) };
+        // The Gateway API filter: a preflight from an origin it does not allow is answered by the gateway (no
+        // access-control-allow-origin), not forwarded to the backend (conformance HTTPRouteCORS).
+        if (r.cors) return { [NAME]: { ...corsPolicy(r.cors), forward_not_matching_preflights: false } };
+        return {};
+      },
     };
   },
 };
+
+const corsOf = (r: RouteIR) => r.policy.cors ?? r.cors;
 
 function corsPolicy(c: NonNullable<RouteIR['policy']['cors']>): Json {
   const out: Json = { '@type': CORS_POLICY };

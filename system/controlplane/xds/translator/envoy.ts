@@ -15,6 +15,17 @@ export const ROUTER = {
   type: 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router',
 };
 
+/**
+ * The Http2ProtocolOptions Envoy Gateway sets on every HCM and on every HTTP/2 cluster (internal/xds/translator/
+ * listener.go http2ProtocolOptions: http2MaxConcurrentStreamsLimit 100, http2InitialStreamWindowSize 64 KiB,
+ * http2InitialConnectionWindowSize 1 MiB).
+ */
+export const HTTP2_PROTOCOL_OPTIONS = {
+  max_concurrent_streams: 100,
+  initial_stream_window_size: 65536,
+  initial_connection_window_size: 1048576,
+};
+
 /** Fraction of requests in parts per million → FractionalPercent (HUNDRED when it is a whole percentage). */
 export function fractionalPercent(perMillion: number): Json {
   if (perMillion % 10_000 === 0) {

@@ -1,10 +1,12 @@
 // ListenerIR → Listener: one per port on 0.0.0.0, an HTTP connection manager whose routes come over RDS (the route
-// configuration of the same name) and whose chain is the policy filters the listener's routes use, then the router.
+// configuration of the same name) and whose chain is the policy filters the listener's routes use, then the router;
+// HTTP/1.1 and HTTP/2 (Envoy Gateway's http2_protocol_options).
 // An HTTPS port (ListenerIR.tls) has the `tls_inspector` listener filter and a TLS filter chain per Gateway listener
-// (tls.ts), all with that same connection manager and route configuration.
+// (tls.ts), all with that same connection manager and route configuration. Every connection manager allows WebSocket
+// upgrades (`upgrade_configs`).
 import { TYPE_URL } from '../../../shared/envoy/protos.ts';
 import type { ListenerIR } from '../../ir/types.ts';
-import { ADS_SOURCE, HCM, type Json, ROUTER } from './envoy.ts';
+import { ADS_SOURCE, HCM, HTTP2_PROTOCOL_OPTIONS, type Json, ROUTER } from './envoy.ts';
 import { TLS_INSPECTOR, tlsFilterChain } from './tls.ts';
 
 export function translateListener(l: ListenerIR, filters: Json[]): Json {
@@ -16,6 +18,11 @@ export function translateListener(l: ListenerIR, filters: Json[]): Json {
         stat_prefix: l.tls ? 'https' : 'http',
         rds: { config_source: ADS_SOURCE, route_config_name: l.name },
         http_filters: [...filters, { name: ROUTER.name, typed_config: { '@type': ROUTER.type } }],
+        // codec_type AUTO (the default): HTTP/2 by ALPN h2 over TLS, h2c with prior knowledge in the clear.
+        http2_protocol_options: HTTP2_PROTOCOL_OPTIONS,
+        // WebSocket upgrades on every connection manager, as Envoy Gateway and kgateway configure theirs (Gateway
+        // API's HTTPRouteBackendProtocolWebSocket: a `kubernetes.io/ws` backend needs nothing more).
+        upgrade_configs: [{ upgrade_type: 'websocket' }],
         // A Host header with ":<port>" still matches: the route configuration ignores the port in host matching.
       },
     },

@@ -4,7 +4,7 @@
 import { TYPE_URL } from '../../../shared/envoy/protos.ts';
 import { escapeRe2 } from '../../../shared/regex.ts';
 import { BLACKHOLE_CLUSTER } from '../../ir/routes.ts';
-import type { HeaderOpsIR, ListenerIR, MatchIR, RouteIR, StringMatchIR } from '../../ir/types.ts';
+import type { HeaderOpsIR, ListenerIR, MatchIR, RouteIR, StringMatchIR, WeightedClusterIR } from '../../ir/types.ts';
 import { fractionalPercent, type Json } from './envoy.ts';
 
 /** The filter_metadata key under which each route names the policy that supplied each setting. */
@@ -70,8 +70,11 @@ function routeAction(r: RouteIR): Json {
   if (r.action.type !== 'forward') throw new Error('not a forward action');
   const a: Json = {};
   const backends = r.action.backends;
-  if (backends.length === 1) a.cluster = backends[0].cluster;
-  else a.weighted_clusters = { clusters: backends.map((b) => ({ name: b.cluster, weight: b.weight })) };
+  // A backendRef's own header filters live on its weighted cluster entry (Envoy applies them to the requests sent
+  // there), so a backend with filters is a weighted cluster even when it is the only one.
+  const ownHeaders = backends.some((b) => b.requestHeaders || b.responseHeaders);
+  if (backends.length === 1 && !ownHeaders) a.cluster = backends[0].cluster;
+  else a.weighted_clusters = { clusters: backends.map(weightedCluster) };
   // A backend that did not resolve is weighted to `blackhole-cluster`, which is never defined: Envoy then answers
   // with this code, and the Gateway API wants 500 for requests meant for an invalid backend.
   if (backends.some((b) => b.cluster === BLACKHOLE_CLUSTER))
@@ -90,12 +93,14 @@ function routeAction(r: RouteIR): Json {
   const host = r.rewrite?.hostname ?? r.policy.urlRewrite?.hostname;
   if (host) a.host_rewrite_literal = host;
 
-  const timeout = r.timeouts?.request ?? r.policy.timeouts?.request;
+  // A TrafficPolicy's setting wins over the rule's own field (timeouts, retry, CORS): the policy is the layer a user
+  // attaches to change a route, and the provenance in metadata (and explain) names it as what was applied.
+  const timeout = r.policy.timeouts?.request ?? r.timeouts?.request;
   if (timeout) a.timeout = timeout;
   if (r.policy.timeouts?.streamIdle) a.idle_timeout = r.policy.timeouts.streamIdle;
 
-  const retry = r.policy.retry;
-  const perTry = r.timeouts?.backendRequest ?? retry?.perTryTimeout;
+  const retry = r.policy.retry ?? r.retry;
+  const perTry = r.policy.retry?.perTryTimeout ?? r.timeouts?.backendRequest;
   if (retry || perTry) {
     const rp: Json = {};
     if (retry) {
@@ -114,6 +119,17 @@ function routeAction(r: RouteIR): Json {
     }));
   }
   return a;
+}
+
+function weightedCluster(b: WeightedClusterIR): Json {
+  const out: Json = { name: b.cluster, weight: b.weight };
+  const req = headersToAdd([b.requestHeaders]);
+  const res = headersToAdd([b.responseHeaders]);
+  if (req.add.length) out.request_headers_to_add = req.add;
+  if (req.remove.length) out.request_headers_to_remove = req.remove;
+  if (res.add.length) out.response_headers_to_add = res.add;
+  if (res.remove.length) out.response_headers_to_remove = res.remove;
+  return out;
 }
 
 function redirectAction(r: RouteIR): Json {

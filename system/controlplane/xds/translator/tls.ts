@@ -31,7 +31,8 @@ export function tlsFilterChain(c: TlsChainIR, filters: Json[]): Json {
             certificate_chain: { inline_bytes: cert.certificateChain },
             private_key: { inline_bytes: cert.privateKey },
           })),
-          alpn_protocols: ['http/1.1'],
+          // Envoy Gateway's default ALPN for HTTPS listeners: HTTP/2 first, then HTTP/1.1.
+          alpn_protocols: ['h2', 'http/1.1'],
         },
       },
     },

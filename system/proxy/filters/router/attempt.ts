@@ -6,7 +6,7 @@ import type { Logger } from '../../log.ts';
 import { type HeaderMap, headerLines } from '../../stream-info.ts';
 import type { Cluster } from '../../upstream/cluster.ts';
 import type { Host } from '../../upstream/host.ts';
-import type { ConnPool, PendingStream, PoolConnection } from '../../upstream/pool.ts';
+import type { PendingStream, PoolStream, UpstreamPool } from '../../upstream/pool.ts';
 import type { FilterStream } from '../filter-api.ts';
 
 /** What a try reports to (upstream-call.ts's UpstreamCall). */
@@ -18,8 +18,9 @@ export interface AttemptOwner {
   /** The upstream request of a try. */
   requestFor(): Dispatcher.DispatchOptions;
   /** Response headers arrived; false when the response is discarded (a retry). */
-  onResponseHeaders(attempt: Attempt, status: number, headers: HeaderMap): boolean;
-  onResponseComplete(attempt: Attempt, status: number): void;
+  onResponseHeaders(attempt: Attempt, status: number, headers: HeaderMap, endStream: boolean): boolean;
+  /** The response ended; its trailers (HTTP/2, or HTTP/1.1 chunked) go downstream. */
+  onResponseComplete(attempt: Attempt, status: number, trailers: HeaderMap | undefined): void;
   /** The upstream stream was reset (connection closed, protocol error). */
   onReset(attempt: Attempt, reason: string): void;
 }
@@ -29,9 +30,9 @@ export class Attempt implements Dispatcher.DispatchHandler {
   private readonly call: AttemptOwner;
   readonly host: Host;
   /** The pool the try asked for a connection (a removed host's pool is closed, not replaced). */
-  pool: ConnPool | undefined;
+  pool: UpstreamPool | undefined;
   pending: PendingStream | undefined;
-  private conn: PoolConnection | undefined;
+  private conn: PoolStream | undefined;
   private controller: Dispatcher.DispatchController | undefined;
   private abandoned = false;
   private status = 0;
@@ -45,7 +46,7 @@ export class Attempt implements Dispatcher.DispatchHandler {
     this.host = host;
   }
 
-  onPoolReady(conn: PoolConnection): void {
+  onPoolReady(conn: PoolStream): void {
     const s = this.call.stream;
     const c = this.call.upstreamCluster;
     if (this.abandoned || s.done) {
@@ -84,12 +85,13 @@ export class Attempt implements Dispatcher.DispatchHandler {
       log.debug(`upstream headers complete: end_stream=false\n${headerLines(statusCode, headers)}`, s.tags);
     }
     if (this.abandoned) return;
-    this.forwarding = this.call.onResponseHeaders(this, statusCode, headers);
+    // An HTTP/2 upstream's HEADERS with END_STREAM (gRPC's trailers-only responses): http2-client.ts says so.
+    const endStream = (controller as { endStream?: boolean }).endStream === true;
+    this.forwarding = this.call.onResponseHeaders(this, statusCode, headers, endStream);
     if (!this.forwarding && !this.abandoned) {
       // Discarded for a retry: reset the upstream stream as Envoy does.
       this.abandon();
     }
-    void controller;
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -101,9 +103,12 @@ export class Attempt implements Dispatcher.DispatchHandler {
     }
   }
 
-  onResponseEnd(): void {
+  onResponseEnd(_controller: Dispatcher.DispatchController, trailers?: HeaderMap): void {
     this.done(!this.closeAfter);
-    if (this.forwarding && !this.abandoned) this.call.onResponseComplete(this, this.status);
+    if (this.forwarding && !this.abandoned) {
+      const t = trailers && Object.keys(trailers).length > 0 ? trailers : undefined;
+      this.call.onResponseComplete(this, this.status, t);
+    }
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
@@ -145,6 +150,8 @@ function describeReset(err: Error & { code?: string }): string {
     case 'ECONNRESET':
     case 'EPIPE':
       return 'connection termination';
+    case 'H2_REMOTE_RESET':
+      return 'remote reset';
     case 'HPE_INVALID_CONSTANT':
     case 'HPE_INVALID_STATUS':
     case 'UND_ERR_INFO':

@@ -7,6 +7,7 @@ import type { WeightedCluster } from '../../config/route.ts';
 import { pickWeighted } from '../../config/weighted-pick.ts';
 import type { FilterContext, FilterFactory, FilterStream } from '../filter-api.ts';
 import { pathOnly, redirectLocation } from './rewrites.ts';
+import { forwardUpgrade, upgradeStats } from './upgrade.ts';
 import { type RouterContext, type RouterStats, UpstreamCall } from './upstream-call.ts';
 
 export const routerFactory: FilterFactory = {
@@ -18,11 +19,14 @@ export const routerFactory: FilterFactory = {
     if (config.upstream_http_filters?.length) {
       throw new Error('envoy.filters.http.router: upstream_http_filters are not supported');
     }
+    const log = ctx.logs.logger('router');
+    const suppressEnvoyHeaders = config.suppress_envoy_headers === true;
     const router: RouterContext = {
       clusters: ctx.clusters,
-      log: ctx.logs.logger('router'),
+      log,
       stats: routerStats(ctx),
-      suppressEnvoyHeaders: config.suppress_envoy_headers === true,
+      suppressEnvoyHeaders,
+      upgrade: { log, suppressEnvoyHeaders, stats: upgradeStats(ctx.stats, ctx.statPrefix) },
     };
     return {
       name,
@@ -91,5 +95,10 @@ function routeRequest(router: RouterContext, s: FilterStream): void {
   }
   if (log.on('debug')) log.debug(`cluster '${cluster.name}' match for URL '${pathOnly(s.path)}'`, s.tags);
   s.info.upstreamCluster = cluster.name;
+  if (s.upgrade) {
+    const up = s as FilterStream & { upgrade: NonNullable<FilterStream['upgrade']> };
+    forwardUpgrade(router.upgrade, up, a, cluster, weighted);
+    return;
+  }
   new UpstreamCall(router, s, a, cluster, weighted).start();
 }

@@ -18,6 +18,7 @@ import type { FilterStream } from '../filter-api.ts';
 import { Attempt, type AttemptOwner } from './attempt.ts';
 import { backoffMs, retriableStatus, retryOnReset } from './retry-state.ts';
 import { pathOnly, rewritePath, shadowHost } from './rewrites.ts';
+import type { UpgradeContext } from './upgrade.ts';
 
 const CONNECT_ERROR = 'upstream connect error or disconnect/reset before headers. reset reason: ';
 
@@ -42,6 +43,8 @@ export interface RouterContext {
   readonly stats: RouterStats;
   /** Router.suppress_envoy_headers: no x-envoy-expected-rq-timeout-ms, x-envoy-upstream-service-time. */
   readonly suppressEnvoyHeaders: boolean;
+  /** What an upgrade request needs (http/upgrade.ts). */
+  readonly upgrade: UpgradeContext;
 }
 
 /** One routed request to a cluster: attempts, retries, timeouts and the response stream. */
@@ -208,7 +211,7 @@ export class UpstreamCall implements AttemptOwner {
   }
 
   /** Called by an attempt when its response headers arrive. Returns false when the response is discarded. */
-  onResponseHeaders(attempt: Attempt, status: number, headers: HeaderMap): boolean {
+  onResponseHeaders(attempt: Attempt, status: number, headers: HeaderMap, endStream = false): boolean {
     if (attempt !== this.attempt || this.finished) return false;
     const s = this.s;
     if (this.tryTimer) clearTimeout(this.tryTimer);
@@ -232,15 +235,15 @@ export class UpstreamCall implements AttemptOwner {
     applyMutations(out, s.route!.responseMutations, s.info);
     if (this.weighted) applyMutations(out, [this.weighted.responseMutation], s.info);
     s.info.responseCodeDetails = 'via_upstream';
-    s.writeHeaders(status, out, true);
+    s.writeHeaders(status, out, true, endStream);
     return true;
   }
 
-  onResponseComplete(attempt: Attempt, status: number): void {
+  onResponseComplete(attempt: Attempt, status: number, trailers: HeaderMap | undefined): void {
     if (attempt !== this.attempt) return;
     this.chargeResponse(status, attempt);
     this.finish();
-    this.s.finishWith();
+    this.s.finishWith(undefined, trailers);
   }
 
   /** The attempt's upstream stream was reset (connection closed, protocol error). */
