@@ -27,7 +27,7 @@ describe('conformance options', () => {
 
   it('refuses a profile not ported and a test that does not exist, naming close ones', () => {
     expect(() => conformanceEnv({ profiles: ['GATEWAY-GRPC'] }, [])).toThrow(
-      /GATEWAY-GRPC: not ported yet \(ported: GATEWAY-HTTP, GATEWAY-TCP, GATEWAY-UDP\)/,
+      /GATEWAY-GRPC: not ported yet \(ported: GATEWAY-HTTP, GATEWAY-TCP, GATEWAY-TLS, GATEWAY-UDP\)/,
     );
     expect(() => conformanceEnv({ run: 'httproutematch' }, ['HTTPRouteMatching'])).toThrow(
       /no such test \(did you mean HTTPRouteMatching\?\)/,

@@ -59,6 +59,8 @@ export const BACKENDTLSPOLICY = ['BackendTLSPolicy', 'BackendTLSPolicySANValidat
 /** TCPRoute and UDPRoute (pkg/features/tcproute.go, udproute.go): each profile's route kind, also its extended set. */
 export const TCPROUTE = ['TCPRoute'] as const;
 export const UDPROUTE = ['UDPRoute'] as const;
+/** TLSRoute's extended features (pkg/features/tlsroute.go TLSRouteExtendedFeatures). */
+export const TLSROUTE_EXTENDED = ['TLSRouteModeTerminate', 'TLSRouteModeMixed'] as const;
 
 export interface Profile {
   name: string;
@@ -77,6 +79,11 @@ export const PROFILES: Record<string, Profile> = {
     name: 'GATEWAY-TCP',
     core: [CORE.Gateway, 'TCPRoute', CORE.ReferenceGrant],
     extended: [...GATEWAY_EXTENDED, ...TCPROUTE],
+  },
+  'GATEWAY-TLS': {
+    name: 'GATEWAY-TLS',
+    core: [CORE.Gateway, CORE.ReferenceGrant, 'TLSRoute'],
+    extended: [...GATEWAY_EXTENDED, ...TLSROUTE_EXTENDED],
   },
   'GATEWAY-UDP': {
     name: 'GATEWAY-UDP',
@@ -118,6 +125,7 @@ export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   'GatewayHTTPListenerIsolation',
   'GatewayInfrastructurePropagation',
   'GatewayStaticAddresses',
+  'GatewayAddressEmpty',
   'HTTPRouteRetry',
   'HTTPRouteCORS',
   'HTTPRouteBackendRequestHeaderModification',
@@ -126,6 +134,8 @@ export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   'HTTPRouteBackendProtocolWebSocket',
   'TCPRoute',
   'UDPRoute',
+  'TLSRoute',
+  'TLSRouteModeTerminate',
   'BackendTLSPolicy',
   'BackendTLSPolicySANValidation',
   'GatewayBackendClientCertificate',

@@ -265,6 +265,33 @@ export async function routesAndParentMustBeAccepted(
   else await gatewayListenersMustHaveConditions(kube, tc, resource, required);
 }
 
+/**
+ * GatewayAndTLSRoutesMustBeAccepted: the Gateway's address and each route Accepted by it (for each listener named),
+ * the routes' hostnames (of the last one, as upstream returns them). Unlike the HTTPRoute variant it does not wait for
+ * the listeners' conditions.
+ */
+export async function gatewayAndTLSRoutesMustBeAccepted(
+  kube: Kube,
+  tc: TimeoutConfig,
+  controllerName: string,
+  gw: GatewayRef,
+  routes: NN[],
+): Promise<{ addr: string; hostnames: string[] }> {
+  const addr = await waitForGatewayAddress(kube, tc, gw);
+  const listeners = gw.listenerNames?.length ? gw.listenerNames : [''];
+  let hostnames: string[] = [];
+  for (const route of routes) {
+    const parents = listeners.map(() => ({
+      parentRef: { group: GROUP, kind: 'Gateway', name: gw.name, namespace: gw.namespace },
+      controllerName,
+      conditions: [{ type: 'Accepted', status: 'True' as const, reason: 'Accepted' }],
+    }));
+    await routeMustHaveParents(kube, tc, route, parents, route.namespace !== gw.namespace, 'TLSRoute');
+    hostnames = (await get(kube, 'TLSRoute', route))?.spec?.hostnames ?? [];
+  }
+  return { addr, hostnames };
+}
+
 /** HTTPRouteMustHaveCondition: a parent entry for the Gateway `gw` has the condition (latest generation). */
 export const httpRouteMustHaveCondition = (kube: Kube, tc: TimeoutConfig, route: NN, gw: NN, c: Cond) =>
   routeMustHaveCondition(kube, tc, route, gw, c, 'HTTPRoute');
@@ -272,6 +299,7 @@ export const httpRouteMustHaveCondition = (kube: Kube, tc: TimeoutConfig, route:
 const conditionTimeouts = {
   HTTPRoute: 'httpRouteMustHaveCondition',
   TCPRoute: 'tcpRouteMustHaveCondition',
+  TLSRoute: 'tlsRouteMustHaveCondition',
   UDPRoute: 'udpRouteMustHaveCondition',
 } as const;
 
@@ -303,13 +331,21 @@ export async function routeMustHaveCondition(
   );
 }
 
-/** HTTPRouteMustHaveNoAcceptedParents: no parents (seen twice, 1 s apart) or one with Accepted=False. */
-export async function httpRouteMustHaveNoAcceptedParents(kube: Kube, tc: TimeoutConfig, route: NN): Promise<void> {
+/**
+ * HTTPRouteMustHaveNoAcceptedParents (TLSRouteMustHaveNoAcceptedParents for kind TLSRoute): no parents (seen twice,
+ * 1 s apart) or one with Accepted=False.
+ */
+export async function httpRouteMustHaveNoAcceptedParents(
+  kube: Kube,
+  tc: TimeoutConfig,
+  route: NN,
+  kind: 'HTTPRoute' | 'TLSRoute' = 'HTTPRoute',
+): Promise<void> {
   let emptyChecked = false;
   await waitFor(
-    `HTTPRoute ${route.namespace}/${route.name} to have no accepted parents`,
+    `${kind} ${route.namespace}/${route.name} to have no accepted parents`,
     async () => {
-      const r = await get(kube, 'HTTPRoute', route);
+      const r = await get(kube, kind, route);
       const parents: any[] = r?.status?.parents ?? [];
       if (!parents.length) {
         if (!emptyChecked) {

@@ -58,7 +58,16 @@ function tlsAgent(t: { ca: string; servername: string }): Agent {
   const key = `${t.servername}\n${t.ca}`;
   let a = tlsAgents.get(key);
   if (!a) {
-    a = new Agent({ connect: { timeout: 10_000, ca: t.ca, servername: t.servername, checkServerIdentity } });
+    // Go's x509 pool: every certificate in it is a trust anchor, a CA-signed leaf too (OpenSSL's partial chain).
+    a = new Agent({
+      connect: {
+        timeout: 10_000,
+        ca: t.ca,
+        servername: t.servername,
+        checkServerIdentity,
+        allowPartialTrustChain: true,
+      },
+    });
     tlsAgents.set(key, a);
   }
   return a;

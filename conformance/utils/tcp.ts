@@ -1,10 +1,14 @@
 // TCP requests as upstream's conformance/utils/tcp/tcp.go (Gateway API v1.6.1): MakeTCPRequestAndExpectEventually-
 // ValidResponse (a new connection per try, 1 s apart, for MaxTimeToConsistency: the echo's welcome line, PING ->
 // PONG, IS_TLS, then TEST's JSON with the namespace and a pod named `<backend>-...`) and EchoSendOnce (one
-// connection, TEST, the pod name). Plain TCP only: the TLS dialer is the TLSRoute tests' (not ported).
+// connection, TEST, the pod name). With `tls` (the TLSRoute tests), the dialer is upstream's tls.Dialer: the server
+// name sent as SNI and verified against the CA given (Go's crypto/x509 hostname rules: roundtrip.ts), TLS 1.2 at least;
+// the payload's tls.serverName is then checked against `hostname` when one is expected.
 import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import tls from 'node:tls';
 import type { TimeoutConfig } from './config.ts';
+import { checkServerIdentity } from './roundtrip.ts';
 
 /** upstream echo-basic tcpserver.WelcomeMessage */
 export const WELCOME_MESSAGE = 'Gateway API Test TCP Server\n';
@@ -13,12 +17,21 @@ export interface TcpExpectedResponse {
   backendIsTLS?: boolean;
   backend: string;
   namespace: string;
+  /** The SNI the backend saw (its TLS assertions' serverName); checked when set. */
+  hostname?: string;
+}
+
+/** The client's TLS: the server name (SNI, verified) and the CA (PEM) the server's certificate must chain to. */
+export interface TcpTls {
+  serverName: string;
+  serverCertificate?: string;
 }
 
 interface TcpAssertions {
   namespace?: string;
   pod?: string;
   isTLS?: boolean;
+  tls?: { serverName?: string };
 }
 
 /** `host:port` (IPv6 in brackets) → its parts. */
@@ -45,13 +58,22 @@ class LineConn {
     sock.on('close', () => this.end(new Error('EOF')));
   }
 
-  static open(addr: string, timeoutMs: number): Promise<LineConn> {
+  static open(addr: string, timeoutMs: number, t?: TcpTls): Promise<LineConn> {
     const { host, port } = splitAddr(addr);
     return new Promise((resolve, reject) => {
-      const sock = connect({ host, port });
+      const sock = t
+        ? tls.connect({
+            host,
+            port,
+            servername: t.serverName,
+            minVersion: 'TLSv1.2',
+            ...(t.serverCertificate ? { ca: t.serverCertificate, allowPartialTrustChain: true } : {}),
+            checkServerIdentity: (_h, cert) => checkServerIdentity(t.serverName, cert),
+          })
+        : connect({ host, port });
       sock.setTimeout(timeoutMs, () => sock.destroy(new Error(`i/o timeout after ${timeoutMs} ms`)));
       sock.once('error', reject);
-      sock.once('connect', () => {
+      sock.once(t ? 'secureConnect' : 'connect', () => {
         sock.off('error', reject);
         resolve(new LineConn(sock));
       });
@@ -90,10 +112,15 @@ class LineConn {
 }
 
 /** One try of WaitForValidTCPResponse: undefined when every step and assertion held, else what did not. */
-async function tryTcp(addr: string, expected: TcpExpectedResponse, timeoutMs: number): Promise<string | undefined> {
+async function tryTcp(
+  addr: string,
+  expected: TcpExpectedResponse,
+  timeoutMs: number,
+  t?: TcpTls,
+): Promise<string | undefined> {
   let c: LineConn;
   try {
-    c = await LineConn.open(addr, timeoutMs);
+    c = await LineConn.open(addr, timeoutMs, t);
   } catch (err) {
     return `client could not connect: ${(err as Error).message}`;
   }
@@ -112,6 +139,8 @@ async function tryTcp(addr: string, expected: TcpExpectedResponse, timeoutMs: nu
       return `namespace does not match: expected ${expected.namespace}, got ${payload.namespace}`;
     if (!(payload.pod ?? '').startsWith(`${expected.backend}-`))
       return `backend name does not match with pod prefix. pod=${payload.pod} and backend=${expected.backend}`;
+    if (expected.hostname && payload.tls?.serverName !== expected.hostname)
+      return `SNI seen by the backend does not match: expected ${expected.hostname}, got ${payload.tls?.serverName}`;
     return undefined;
   } catch (err) {
     return `an error occurred during assertion: ${(err as Error).message}`;
@@ -120,16 +149,17 @@ async function tryTcp(addr: string, expected: TcpExpectedResponse, timeoutMs: nu
   }
 }
 
-/** Upstream's MakeTCPRequestAndExpectEventuallyValidResponse (plain TCP). */
+/** Upstream's MakeTCPRequestAndExpectEventuallyValidResponse (plain TCP, or TLS with `t`). */
 export async function makeTCPRequestAndExpectEventuallyValidResponse(
   tc: TimeoutConfig,
   gwAddr: string,
   expected: TcpExpectedResponse,
+  t?: TcpTls,
 ): Promise<void> {
   const deadline = Date.now() + tc.maxTimeToConsistency;
   let last: string | undefined;
   for (;;) {
-    last = await tryTcp(gwAddr, expected, tc.requestTimeout);
+    last = await tryTcp(gwAddr, expected, tc.requestTimeout, t);
     if (!last) return;
     if (Date.now() >= deadline) break;
     await sleep(1000);
@@ -167,4 +197,40 @@ export async function expectAddressBeAvailable(intervalMs: number, timeoutMs: nu
       throw new Error(`failed waiting for TCP connection to ${address} after ${timeoutMs} ms: ${last}`);
     await sleep(intervalMs);
   }
+}
+
+/**
+ * Upstream's tls.MakeTLSConnectionAndExpectEventuallyConnectionRejection (utils/tls/tls.go): a TLS handshake with
+ * that SNI (no CA: the handshake itself must not complete), tried each second until the connection is reset or closed
+ * by the peer (EOF), for MaxTimeToConsistency. A handshake that completes, or fails for another reason (a certificate
+ * the client cannot verify), is not a rejection: tried again.
+ */
+export async function makeTLSConnectionAndExpectEventuallyConnectionRejection(
+  tc: TimeoutConfig,
+  gwAddr: string,
+  serverName: string,
+): Promise<void> {
+  const { host, port } = splitAddr(gwAddr);
+  const deadline = Date.now() + tc.maxTimeToConsistency;
+  let last = '';
+  for (;;) {
+    last = await new Promise<string>((resolve) => {
+      const s = tls.connect({ host, port, servername: serverName, minVersion: 'TLSv1.2' });
+      s.setTimeout(tc.requestTimeout, () => s.destroy(new Error('i/o timeout')));
+      s.once('secureConnect', () => {
+        s.destroy();
+        resolve('client could connect');
+      });
+      s.once('error', (e: NodeJS.ErrnoException) => {
+        s.destroy();
+        // Node reports a close or reset before the handshake ends as ECONNRESET ("socket disconnected before secure
+        // TLS connection was established"): Go's io.EOF or ECONNRESET.
+        resolve(e.code === 'ECONNRESET' || e.code === 'EPIPE' ? '' : `client could not connect: ${e.message}`);
+      });
+    });
+    if (!last) return;
+    if (Date.now() >= deadline) break;
+    await sleep(1000);
+  }
+  throw new Error(`TLS connection to ${gwAddr} (SNI ${serverName}) was never rejected: ${last}`);
 }

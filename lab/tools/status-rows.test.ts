@@ -220,7 +220,7 @@ describe('condition rows', () => {
     );
   });
 
-  it('orders kinds classes → Gateways → ListenerSets → routes (HTTP, TCP, UDP) → policies', () => {
+  it('orders kinds classes → Gateways → ListenerSets → routes (HTTP, TCP, UDP, TLS) → policies', () => {
     const ls: KObj = { ...gateway, kind: 'ListenerSet', spec: { parentRef: { name: 'gw' } } };
     const rows = conditionRows({
       gatewayClasses: [gatewayClass],
@@ -229,6 +229,7 @@ describe('condition rows', () => {
       httpRoutes: [brokenRoute],
       tcpRoutes: [{ ...brokenRoute, kind: 'TCPRoute' }],
       udpRoutes: [{ ...brokenRoute, kind: 'UDPRoute' }],
+      tlsRoutes: [{ ...brokenRoute, kind: 'TLSRoute' }],
       trafficPolicies: [policy],
       gatewayExtensions: [],
     });
@@ -239,6 +240,7 @@ describe('condition rows', () => {
       'HTTPRoute',
       'TCPRoute',
       'UDPRoute',
+      'TLSRoute',
       'TrafficPolicy',
     ]);
   });

@@ -16,6 +16,7 @@ export type StatusKind =
   | 'HTTPRoute'
   | 'TCPRoute'
   | 'UDPRoute'
+  | 'TLSRoute'
   | 'TrafficPolicy'
   | 'GatewayExtension';
 
@@ -136,8 +137,8 @@ export function httpRouteRows(r: KObj): ConditionRow[] {
   return routeRows(r, 'HTTPRoute');
 }
 
-/** A route's parents' conditions (HTTPRoute, TCPRoute, UDPRoute: the same status.parents). */
-export function routeRows(r: KObj, kind: 'HTTPRoute' | 'TCPRoute' | 'UDPRoute'): ConditionRow[] {
+/** A route's parents' conditions (HTTPRoute, TCPRoute, UDPRoute, TLSRoute: the same status.parents). */
+export function routeRows(r: KObj, kind: 'HTTPRoute' | 'TCPRoute' | 'UDPRoute' | 'TLSRoute'): ConditionRow[] {
   const ns = r.metadata?.namespace ?? '';
   const parents: any[] = r.status?.parents ?? [];
   if (!parents.length) {
@@ -218,6 +219,7 @@ export interface StatusObjects {
   httpRoutes: KObj[];
   tcpRoutes?: KObj[];
   udpRoutes?: KObj[];
+  tlsRoutes?: KObj[];
   trafficPolicies: KObj[];
   gatewayExtensions: KObj[];
 }
@@ -238,6 +240,7 @@ export function conditionRows(o: StatusObjects, opts: { verbose?: boolean } = {}
     ...[...o.httpRoutes].sort(byNsName).flatMap(httpRouteRows),
     ...[...(o.tcpRoutes ?? [])].sort(byNsName).flatMap((r) => routeRows(r, 'TCPRoute')),
     ...[...(o.udpRoutes ?? [])].sort(byNsName).flatMap((r) => routeRows(r, 'UDPRoute')),
+    ...[...(o.tlsRoutes ?? [])].sort(byNsName).flatMap((r) => routeRows(r, 'TLSRoute')),
     ...[...o.trafficPolicies].sort(byNsName).flatMap(trafficPolicyRows),
     ...[...o.gatewayExtensions].sort(byNsName).flatMap(gatewayExtensionRows),
   ];

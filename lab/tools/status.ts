@@ -235,10 +235,11 @@ type XdsSnapshots = { data?: Record<string, any>; reason?: string };
 /** The objects lab:status judges, read in parallel; a list that cannot be read is empty, with its error. */
 async function readObjects(kube: Kube, ns: string | undefined) {
   const list = (apiVersion: string, kind: string) => settle(kube.list(apiVersion, kind, ns));
-  // Kinds a cluster may not serve yet (Gateway API v1.6.1's TCPRoute, UDPRoute, ListenerSet): none, not an error.
+  // Kinds a cluster may not serve yet (Gateway API v1.6.1's TCPRoute, UDPRoute, TLSRoute, ListenerSet): none, not an
+  // error.
   const optional = (kind: string) =>
     settle(kube.list(GW_API, kind, ns).catch((e) => (kindMissing(e) ? [] : Promise.reject(e))));
-  const l4 = Promise.all([optional('ListenerSet'), optional('TCPRoute'), optional('UDPRoute')]);
+  const l4 = Promise.all([optional('ListenerSet'), optional('TCPRoute'), optional('UDPRoute'), optional('TLSRoute')]);
   const [controlPlane, classes, gateways, routes, policies, extensions, services, pods, xds, unread] =
     await Promise.all([
       controlPlaneSection(kube),
@@ -252,7 +253,7 @@ async function readObjects(kube: Kube, ns: string | undefined) {
       settle(withControlPlaneAdmin(kube, (a) => a.json<XdsSnapshots>('/snapshots/xds'))),
       readUnread(kube, ns),
     ]);
-  const [listenerSets, tcpRoutes, udpRoutes] = await l4;
+  const [listenerSets, tcpRoutes, udpRoutes, tlsRoutes] = await l4;
   const errors: string[] = [];
   const got = <T>(what: string, s: Settled<T[]>): T[] => {
     if (s.ok) return s.value;
@@ -273,6 +274,7 @@ async function readObjects(kube: Kube, ns: string | undefined) {
     listenerSets: got('ListenerSets', listenerSets),
     tcpRoutes: got('TCPRoutes', tcpRoutes),
     udpRoutes: got('UDPRoutes', udpRoutes),
+    tlsRoutes: got('TLSRoutes', tlsRoutes),
     trafficPolicies: got('TrafficPolicies', policies),
     gatewayExtensions: got('GatewayExtensions', extensions),
     unread,
@@ -328,6 +330,7 @@ export async function collectStatus(t: StatusTarget, opts: StatusOptions = {}): 
         listenerSets: o.listenerSets,
         tcpRoutes: o.tcpRoutes,
         udpRoutes: o.udpRoutes,
+        tlsRoutes: o.tlsRoutes,
         trafficPolicies: o.trafficPolicies,
         gatewayExtensions: o.gatewayExtensions,
       },

@@ -165,13 +165,21 @@ export type HTTPRoute = KObject<
   { parents?: RouteParentStatus[] }
 >;
 
-/** TCPRoute and UDPRoute (v1 in Gateway API v1.6.1): parentRefs and one rule of weighted backendRefs. */
+/**
+ * TCPRoute, UDPRoute and TLSRoute (v1 in Gateway API v1.6.1): parentRefs and one rule of weighted backendRefs; a
+ * TLSRoute also has hostnames (the SNI names it serves).
+ */
 export type L4Route = KObject<
-  { parentRefs?: ParentRef[]; rules?: { name?: string; backendRefs?: (BackendObjectRef & { weight?: number })[] }[] },
+  {
+    parentRefs?: ParentRef[];
+    hostnames?: string[];
+    rules?: { name?: string; backendRefs?: (BackendObjectRef & { weight?: number })[] }[];
+  },
   { parents?: RouteParentStatus[] }
 >;
 export type TCPRoute = L4Route;
 export type UDPRoute = L4Route;
+export type TLSRoute = L4Route;
 
 /** ListenerSet (v1 in Gateway API v1.6.1, GEP-1713): listeners attached to a parent Gateway. */
 export type ListenerSet = KObject<

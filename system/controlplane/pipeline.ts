@@ -10,11 +10,12 @@
 // snapshots, and nothing else.
 
 import { redactSecrets } from '../shared/envoy/redact.ts';
-import { type BackendTlsInfo, backendTlsTargetKeys, buildBackendTlsInfo } from './ir/backend-tls.ts';
+import { deriveBackendTlsInfos, deriveBackendTlsStatuses } from './backend-tls-stages.ts';
+import type { BackendTlsInfo } from './ir/backend-tls.ts';
 import { buildServiceEndpoints, SERVICE_NAME_LABEL, type ServiceEndpoints } from './ir/endpoints.ts';
 import { buildExtensionInfo, type ExtensionInfo } from './ir/extensions.ts';
 import { buildGateway, type GatewayResult, type GatewayWorld, isOurGateway } from './ir/gateway.ts';
-import { buildL4RouteInfo, type L4RouteInfo } from './ir/l4-routes.ts';
+import { buildL4RouteInfo, type L4Kind, type L4RouteInfo } from './ir/l4-routes.ts';
 import { buildPolicyInfo, type PolicyInfo, policyTargetKeys } from './ir/policies.ts';
 import { buildRouteInfo, type RouteInfo, type RouteWorld, routeGatewayKeys } from './ir/routes.ts';
 import type { ClusterIR, EndpointAddress, ValidationMode } from './ir/types.ts';
@@ -43,7 +44,6 @@ import {
   type TrafficPolicy,
 } from './model.ts';
 import {
-  backendTlsPolicyStatus,
   extensionStatus,
   gatewayClassStatus,
   gatewayStatus,
@@ -134,6 +134,7 @@ export class Pipeline {
   readonly httpRoutes: InputCollection<HTTPRoute>;
   readonly tcpRoutes: InputCollection<L4Route>;
   readonly udpRoutes: InputCollection<L4Route>;
+  readonly tlsRoutes: InputCollection<L4Route>;
   readonly listenerSets: InputCollection<ListenerSet>;
   readonly referenceGrants: InputCollection<ReferenceGrant>;
   readonly namespaces: InputCollection<Namespace>;
@@ -151,6 +152,7 @@ export class Pipeline {
   readonly routes: Collection<RouteInfo>;
   readonly tcpRouteInfos: Collection<L4RouteInfo>;
   readonly udpRouteInfos: Collection<L4RouteInfo>;
+  readonly tlsRouteInfos: Collection<L4RouteInfo>;
   readonly extensions: Collection<ExtensionInfo>;
   readonly policies: Collection<PolicyInfo>;
   readonly backendTlsPolicies: Collection<BackendTlsInfo>;
@@ -164,6 +166,7 @@ export class Pipeline {
   readonly routeStatuses: Collection<StatusUpdate>;
   readonly tcpRouteStatuses: Collection<StatusUpdate>;
   readonly udpRouteStatuses: Collection<StatusUpdate>;
+  readonly tlsRouteStatuses: Collection<StatusUpdate>;
   readonly listenerSetStatuses: Collection<StatusUpdate>;
   readonly policyStatuses: Collection<StatusUpdate>;
   readonly extensionStatuses: Collection<StatusUpdate>;
@@ -188,6 +191,7 @@ export class Pipeline {
     this.httpRoutes = input<HTTPRoute>('HTTPRoute');
     this.tcpRoutes = input<L4Route>('TCPRoute');
     this.udpRoutes = input<L4Route>('UDPRoute');
+    this.tlsRoutes = input<L4Route>('TLSRoute');
     this.listenerSets = input<ListenerSet>('ListenerSet');
     this.referenceGrants = input<ReferenceGrant>('ReferenceGrant');
     this.namespaces = input<Namespace>('Namespace');
@@ -206,6 +210,7 @@ export class Pipeline {
     this.routes = resources.routes;
     this.tcpRouteInfos = resources.tcpRoutes;
     this.udpRouteInfos = resources.udpRoutes;
+    this.tlsRouteInfos = resources.tlsRoutes;
     this.extensions = resources.extensions;
     this.policies = resources.policies;
     this.backendTlsPolicies = resources.backendTlsPolicies;
@@ -222,6 +227,7 @@ export class Pipeline {
     this.routeStatuses = statuses.routeStatuses;
     this.tcpRouteStatuses = statuses.tcpRouteStatuses;
     this.udpRouteStatuses = statuses.udpRouteStatuses;
+    this.tlsRouteStatuses = statuses.tlsRouteStatuses;
     this.listenerSetStatuses = statuses.listenerSetStatuses;
     this.policyStatuses = statuses.policyStatuses;
     this.extensionStatuses = statuses.extensionStatuses;
@@ -246,6 +252,7 @@ export class Pipeline {
       this.routeStatuses,
       this.tcpRouteStatuses,
       this.udpRouteStatuses,
+      this.tlsRouteStatuses,
       this.listenerSetStatuses,
       this.policyStatuses,
       this.extensionStatuses,
@@ -276,8 +283,12 @@ function deriveResources(p: Pipeline, mode: ValidationMode) {
   const udpRoutes = derive(rt, 'UDPRouteInfos', p.udpRoutes, (ctx, r) =>
     buildL4RouteInfo('UDPRoute', r, routeWorld(ctx)),
   );
+  const tlsRoutes = derive(rt, 'TLSRouteInfos', p.tlsRoutes, (ctx, r) =>
+    buildL4RouteInfo('TLSRoute', r, routeWorld(ctx)),
+  );
   const tcpByGateway = p.tcpRoutes.index('parentGateway', routeGatewayKeys);
   const udpByGateway = p.udpRoutes.index('parentGateway', routeGatewayKeys);
+  const tlsByGateway = p.tlsRoutes.index('parentGateway', routeGatewayKeys);
   const listenerSetsByGateway = p.listenerSets.index('parentGateway', (ls) => {
     const ref = ls.spec?.parentRef;
     if (!ref || (ref.group ?? GATEWAY_GROUP) !== GATEWAY_GROUP || (ref.kind ?? 'Gateway') !== 'Gateway') return [];
@@ -288,10 +299,7 @@ function deriveResources(p: Pipeline, mode: ValidationMode) {
     buildPolicyInfo(tp, { extension: (ns, name) => ctx.fetch(extensions, `${ns}/${name}`) }, mode),
   );
   const policiesByTarget = p.trafficPolicies.index('target', policyTargetKeys);
-  const backendTlsPolicies = derive(rt, 'BackendTLSPolicyInfos', p.backendTlsPoliciesIn, (ctx, bp) =>
-    buildBackendTlsInfo(bp, { configMap: (ns, name) => ctx.fetch(p.configMaps, `${ns}/${name}`) }),
-  );
-  const backendTlsByService = p.backendTlsPoliciesIn.index('service', backendTlsTargetKeys);
+  const backendTls = deriveBackendTlsInfos(rt, p.backendTlsPoliciesIn, p.configMaps);
   const serviceEndpoints = derive(rt, 'ServiceEndpoints', p.services, (ctx, s) =>
     buildServiceEndpoints(s, ctx.fetchIndex(slicesByService, keyOf(s))),
   );
@@ -300,14 +308,16 @@ function deriveResources(p: Pipeline, mode: ValidationMode) {
     routesByGateway,
     tcpRoutes,
     udpRoutes,
+    tlsRoutes,
     tcpByGateway,
     udpByGateway,
+    tlsByGateway,
     listenerSetsByGateway,
     extensions,
     policies,
     policiesByTarget,
-    backendTlsPolicies,
-    backendTlsByService,
+    backendTlsPolicies: backendTls.infos,
+    backendTlsLookup: backendTls.lookup,
     serviceEndpoints,
     grantsByNs,
   };
@@ -347,6 +357,7 @@ function deriveGateways(
           [
             ...ctx.fetchIndex(r.tcpByGateway, key).map((x) => ctx.fetch(r.tcpRoutes, keyOf(x))),
             ...ctx.fetchIndex(r.udpByGateway, key).map((x) => ctx.fetch(r.udpRoutes, keyOf(x))),
+            ...ctx.fetchIndex(r.tlsByGateway, key).map((x) => ctx.fetch(r.tlsRoutes, keyOf(x))),
           ].filter((x): x is L4RouteInfo => !!x),
         listenerSets: (gwKey) => ctx.fetchIndex(r.listenerSetsByGateway, gwKey),
         namespace: (name) => ctx.fetch(p.namespaces, name),
@@ -354,11 +365,7 @@ function deriveGateways(
         secret: (ns, name) => ctx.fetch(p.secrets, `${ns}/${name}`),
         policiesTargeting: (kind, ns, name) => policyInfos(ctx, `${kind}/${ns}/${name}`),
         policiesSelecting: (kind, ns) => policyInfos(ctx, `selector/${kind}/${ns}`),
-        backendTlsPolicies: (ns, svc) =>
-          ctx
-            .fetchIndex(r.backendTlsByService, `${ns}/${svc}`)
-            .map((bp) => ctx.fetch(r.backendTlsPolicies, keyOf(bp)))
-            .filter((bp): bp is BackendTlsInfo => !!bp),
+        backendTlsPolicies: r.backendTlsLookup(ctx),
         service: (ns, name) => ctx.fetch(p.services, `${ns}/${name}`),
       };
       const t0 = performance.now();
@@ -521,13 +528,7 @@ function deriveStatuses(p: Pipeline, g: ReturnType<typeof deriveGateways>, contr
       status: policyStatus(info, reports, rejectionsOf(ctx, `TrafficPolicy/${key}`)),
     };
   });
-  const backendTlsPolicyStatuses = derive(rt, 'BackendTLSPolicyStatuses', p.backendTlsPoliciesIn, (ctx, bp, key) => ({
-    key: `backendtlspolicies/${key}`,
-    resource: 'backendtlspolicies' as const,
-    namespace: bp.metadata.namespace,
-    name: bp.metadata.name,
-    status: backendTlsPolicyStatus(ctx.fetchIndex(g.btlsReportsByPolicy, key).sort(byKey)),
-  }));
+  const backendTlsPolicyStatuses = deriveBackendTlsStatuses(rt, p.backendTlsPoliciesIn, g.btlsReportsByPolicy);
   const extensionStatuses = derive(rt, 'ExtensionStatuses', p.extensions, (_ctx, e, key) => ({
     key: `gatewayextensions/${key}`,
     resource: 'gatewayextensions' as const,
@@ -546,7 +547,7 @@ function deriveStatuses(p: Pipeline, g: ReturnType<typeof deriveGateways>, contr
   };
 }
 
-/** TCPRoute and UDPRoute parents (as an HTTPRoute's), and each ListenerSet's status from its Gateway's report. */
+/** TCPRoute, UDPRoute and TLSRoute parents (as an HTTPRoute's), and each ListenerSet's status from its Gateway's report. */
 function deriveL4AndListenerSetStatuses(
   p: Pipeline,
   g: ReturnType<typeof deriveGateways>,
@@ -554,8 +555,8 @@ function deriveL4AndListenerSetStatuses(
 ) {
   const rt = p.rt;
   const byKey = (a: { key: string }, b: { key: string }) => (a.key < b.key ? -1 : 1);
-  const l4 = (kind: 'TCPRoute' | 'UDPRoute', input: InputCollection<L4Route>) => {
-    const resource = kind === 'TCPRoute' ? ('tcproutes' as const) : ('udproutes' as const);
+  const l4 = (kind: L4Kind, input: InputCollection<L4Route>) => {
+    const resource = `${kind.toLowerCase()}s` as 'tcproutes' | 'udproutes' | 'tlsroutes';
     return derive(rt, `${kind}Statuses`, input, (ctx, r, key) => {
       const reports = ctx.fetchIndex(g.l4ReportsByRoute, `${kind}/${key}`).sort(byKey);
       const rejections = ctx.fetch(p.rejections, `${kind}/${key}`)?.rejections ?? [];
@@ -585,6 +586,7 @@ function deriveL4AndListenerSetStatuses(
   return {
     tcpRouteStatuses: l4('TCPRoute', p.tcpRoutes),
     udpRouteStatuses: l4('UDPRoute', p.udpRoutes),
+    tlsRouteStatuses: l4('TLSRoute', p.tlsRoutes),
     listenerSetStatuses,
   };
 }

@@ -4,7 +4,9 @@
 import { createSocket } from 'node:dgram';
 import { connect, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
+import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { selfSigned } from '../proxy/testing/certs.ts';
 import { type L4Echo, startTcpEcho, startUdpEcho, WELCOME_MESSAGE } from './l4.ts';
 
 const context = { namespace: 'gateway-conformance-infra', ingress: '', service: 'tcp-backend', pod: 'tcp-backend-1-x' };
@@ -35,6 +37,42 @@ describe('TCP echo (TCP_ECHO_SERVER)', () => {
         tcpport: String(echo.port),
         tlsport: '8443',
         isTLS: false,
+      });
+    } finally {
+      sock.destroy();
+    }
+  });
+});
+
+describe('TCP echo over TLS (TCP_ECHO_SERVER with TLS_SERVER_CERT, TLS_SERVER_PRIV_KEY)', () => {
+  let echo: L4Echo & { tlsPort?: number };
+  const pem = selfSigned('abc.example.com');
+  beforeAll(async () => {
+    echo = await startTcpEcho({
+      host: '127.0.0.1',
+      port: 0,
+      context,
+      tls: { cert: Buffer.from(pem.cert), key: Buffer.from(pem.key), port: 0 },
+    });
+  });
+  afterAll(() => echo.close());
+
+  it('serves the same lines over TLS, IS_TLS true and TEST with the TLS assertions (the SNI seen)', async () => {
+    const sock = tls.connect({ host: '127.0.0.1', port: echo.tlsPort!, servername: 'abc.example.com', ca: pem.cert });
+    try {
+      const lines = createInterface({ input: sock })[Symbol.asyncIterator]();
+      const next = async () => (await lines.next()).value as string;
+      expect(`${await next()}\n`).toBe(WELCOME_MESSAGE);
+      sock.write('IS_TLS\n');
+      expect(await next()).toBe('true');
+      sock.write('TEST\n');
+      const got = JSON.parse(await next());
+      expect(got).toMatchObject({
+        ...context,
+        tcpport: String(echo.port),
+        tlsport: String(echo.tlsPort),
+        isTLS: true,
+        tls: { version: 'TLS 1.3', serverName: 'abc.example.com', cipherSuite: expect.stringMatching(/^TLS_/) },
       });
     } finally {
       sock.destroy();

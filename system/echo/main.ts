@@ -3,11 +3,13 @@
 // (8443) with TLS_SERVER_CERT/TLS_SERVER_PRIVKEY[/TLS_CLIENT_CACERTS], and POD_NAME, NAMESPACE, SERVICE_NAME,
 // INGRESS_NAME for the body. The embedded node's image catalog maps upstream's echo-basic images here
 // (lab/embedded/node/kubelet/system-images.ts), so conformance/base/manifests.yaml applies verbatim.
-// TCP_ECHO_SERVER (TCP_PORT, 3000) and UDP_ECHO_SERVER (UDP_PORT, 8080) serve upstream's TCP and UDP echo (l4.ts).
+// TCP_ECHO_SERVER (TCP_PORT, 3000; over TLS on TLS_PORT, 8443, with TLS_SERVER_CERT/TLS_SERVER_PRIV_KEY) and
+// UDP_ECHO_SERVER (UDP_PORT, 8080) serve upstream's TCP and UDP echo (l4.ts).
 // GRPC_ECHO_SERVER (the GATEWAY-GRPC profile's backend) is not implemented: the process says so and stays up without
 // serving, so the pods of the base manifests run; the tests that would use it are skipped (their features are not
 // supported: conformance/utils/features.ts). GWLAB_ECHO_STANDIN=coredns (the catalog's entry for the base manifests'
 // coredns, whose args it ignores) answers DNS on UDP 53 as that Corefile's whoami zone does (dns.ts).
+import { readFileSync } from 'node:fs';
 import { stopOnSignals } from '../shared/sample-service.ts';
 import { startDnsStandin } from './dns.ts';
 import { podContextFromEnv, startTcpEcho, startUdpEcho } from './l4.ts';
@@ -15,7 +17,8 @@ import { startEcho } from './server.ts';
 
 const USAGE = `usage: echo   (configured by the environment, as upstream's echo-basic image)
   HTTP_PORT (3000), H2C_PORT (3001), HTTPS_PORT (8443) with TLS_SERVER_CERT and TLS_SERVER_PRIVKEY (TLS_CLIENT_CACERTS)
-  TCP_ECHO_SERVER=1: upstream's TCP echo on TCP_PORT (3000); UDP_ECHO_SERVER=1: its UDP echo on UDP_PORT (8080)
+  TCP_ECHO_SERVER=1: upstream's TCP echo on TCP_PORT (3000), and over TLS on TLS_PORT (8443) with TLS_SERVER_CERT and
+    TLS_SERVER_PRIV_KEY; UDP_ECHO_SERVER=1: its UDP echo on UDP_PORT (8080)
   POD_NAME, NAMESPACE, SERVICE_NAME, INGRESS_NAME: reported in every echoed body`;
 
 const UNIMPLEMENTED = ['GRPC_ECHO_SERVER'];
@@ -57,7 +60,20 @@ export async function main(args: string[]): Promise<void> {
   if (env.TCP_ECHO_SERVER || env.UDP_ECHO_SERVER) {
     const context = podContextFromEnv(env);
     const l4 = env.TCP_ECHO_SERVER
-      ? await startTcpEcho({ host: '0.0.0.0', port: port('TCP_PORT', 3000), context })
+      ? await startTcpEcho({
+          host: '0.0.0.0',
+          port: port('TCP_PORT', 3000),
+          context,
+          ...(env.TLS_SERVER_CERT && env.TLS_SERVER_PRIV_KEY
+            ? {
+                tls: {
+                  cert: readFileSync(env.TLS_SERVER_CERT),
+                  key: readFileSync(env.TLS_SERVER_PRIV_KEY),
+                  port: port('TLS_PORT', 8443),
+                },
+              }
+            : {}),
+        })
       : await startUdpEcho({ host: '0.0.0.0', port: port('UDP_PORT', 8080), context, log });
     log(`Starting server (${env.TCP_ECHO_SERVER ? 'tcp' : 'udp'}), port ${l4.port}`);
     stopOnSignals(l4.close);

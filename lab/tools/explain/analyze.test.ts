@@ -473,6 +473,22 @@ describe('explain: TCPRoute and UDPRoute', () => {
     ]);
   });
 
+  it('a TLSRoute: its cluster in one of the SNI filter chains of its TLS listener', () => {
+    const tls: KObj = { ...tcpRoute([ok('Accepted'), ok('ResolvedRefs')]), kind: 'TLSRoute' };
+    const dump = tcpDump('kube_other_x_443');
+    const chains = dump.configs[0].dynamic_listeners[0].active_state.listener.filter_chains;
+    chains.push({
+      filter_chain_match: { server_names: ['db.example.com'] },
+      filters: [{ name: 'envoy.filters.network.tcp_proxy', typed_config: { cluster: 'kube_app_db_5432' } }],
+    });
+    const r = explain(world({ l4Routes: [tls], pods: [pod('gw-1', { dump })] }), { ...target, kind: 'TLSRoute' });
+    expect(problems(r)).toEqual([]);
+    expect(r.findings.map((f) => f.message)).toContain(
+      'in the proxy config of Gateway app/gw: a tcp_proxy listener to its backends in config_dump of gw-1',
+    );
+    expect(parseTarget('tlsroute/db', 'app').kind).toBe('TLSRoute');
+  });
+
   it('an unknown TCPRoute says which exist', () => {
     const r = explain(world({ l4Routes: [tcpRoute([])] }), { kind: 'TCPRoute', namespace: 'app', name: 'nope' });
     expect(r.found).toBe(false);

@@ -39,7 +39,7 @@ export function gatewaysNeeded(world: Omit<World, 'proxies' | 'services' | 'xdsE
   if (t.kind === 'HTTPRoute') {
     const r = find(world.routes, t.namespace, t.name);
     if (r) addRoute(r);
-  } else if (t.kind === 'TCPRoute' || t.kind === 'UDPRoute') {
+  } else if (t.kind === 'TCPRoute' || t.kind === 'UDPRoute' || t.kind === 'TLSRoute') {
     const r = findL4(world, t);
     if (r) addRoute(r);
   } else if (t.kind === 'Gateway') {
@@ -124,6 +124,7 @@ function notFound(t: Target, world: World): Report {
     HTTPRoute: world.routes,
     TCPRoute: (world.l4Routes ?? []).filter((r) => r.kind === 'TCPRoute'),
     UDPRoute: (world.l4Routes ?? []).filter((r) => r.kind === 'UDPRoute'),
+    TLSRoute: (world.l4Routes ?? []).filter((r) => r.kind === 'TLSRoute'),
     Gateway: world.gateways,
     TrafficPolicy: world.policies,
     GatewayExtension: world.extensions,
@@ -317,14 +318,14 @@ export function explainExtension(world: World, t: Target): Report {
   return finish(world, t, findings, policies);
 }
 
-/** A TCPRoute or UDPRoute of the world, by kind, namespace and name. */
+/** A TCPRoute, UDPRoute or TLSRoute of the world, by kind, namespace and name. */
 function findL4(world: Pick<World, 'l4Routes'>, t: Target): KObj | undefined {
   return (world.l4Routes ?? []).find(
     (r) => r.kind === t.kind && r.metadata?.namespace === t.namespace && r.metadata?.name === t.name,
   );
 }
 
-/** A TCPRoute or UDPRoute: its parents and backends, whether its Gateways' proxies hold it, and those Gateways. */
+/** A TCPRoute, UDPRoute or TLSRoute: its parents and backends, whether its Gateways' proxies hold it, and those Gateways. */
 function explainL4Route(world: World, t: Target): Report {
   const route = findL4(world, t);
   if (!route) return notFound(t, world);
@@ -339,6 +340,7 @@ export function explain(world: World, t: Target): Report {
       return explainRoute(world, t);
     case 'TCPRoute':
     case 'UDPRoute':
+    case 'TLSRoute':
       return explainL4Route(world, t);
     case 'Gateway':
       return explainGateway(world, t);

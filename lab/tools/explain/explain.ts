@@ -20,6 +20,8 @@ const ALIASES: Record<string, ExplainKind> = {
   tcproutes: 'TCPRoute',
   udproute: 'UDPRoute',
   udproutes: 'UDPRoute',
+  tlsroute: 'TLSRoute',
+  tlsroutes: 'TLSRoute',
   gateway: 'Gateway',
   gateways: 'Gateway',
   gtw: 'Gateway',

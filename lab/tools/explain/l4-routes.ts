@@ -1,8 +1,9 @@
-// A TCPRoute or UDPRoute seen by explain: per Gateway parent, what its status says (accepted, backends resolved, with
+// A TCPRoute, UDPRoute or TLSRoute seen by explain: per Gateway parent, what its status says (accepted, backends resolved, with
 // the ReferenceGrant that would allow a cross-namespace backend) and whether that Gateway's proxies really hold it: a
 // listener whose tcp_proxy (cluster / weighted_clusters) or udp_proxy (on_no_match Route) sends to the route's
-// backend clusters (`kube_<ns>_<svc>_<port>`, or `udproute_<ns>_<name>` for a weighted UDPRoute). The control plane
-// names them so (system/controlplane/ir/l4-listeners.ts, xds/translator/l4.ts).
+// backend clusters (`kube_<ns>_<svc>_<port>`, or `udproute_<ns>_<name>` for a weighted UDPRoute); a TLSRoute's are in
+// one of the SNI filter chains of its TLS listener. The control plane names them so (system/controlplane/ir/
+// l4-listeners.ts, tls-listeners.ts, xds/translator/l4.ts).
 import type { ConfigDump } from '../../toolkit/admin.ts';
 import type { KObj } from '../../toolkit/kube.ts';
 import { CONTROLLER_NAME } from '../proxies.ts';
@@ -18,7 +19,7 @@ function l4Clusters(dump: ConfigDump): string[] {
     if (!String(c['@type']).endsWith('ListenersConfigDump')) continue;
     for (const l of c.dynamic_listeners ?? []) {
       const listener = l.active_state?.listener;
-      for (const f of listener?.filter_chains?.[0]?.filters ?? []) {
+      for (const f of (listener?.filter_chains ?? []).flatMap((fc: any) => fc.filters ?? [])) {
         const t = f.typed_config ?? {};
         if (t.cluster) out.push(t.cluster);
         for (const w of t.weighted_clusters?.clusters ?? []) out.push(w.name);
@@ -45,7 +46,7 @@ function routeClusters(route: KObj): string[] {
 
 export function l4RouteFindings(world: World, route: KObj): Finding[] {
   const ns = route.metadata!.namespace!;
-  const kind = route.kind as 'TCPRoute' | 'UDPRoute';
+  const kind = route.kind as 'TCPRoute' | 'UDPRoute' | 'TLSRoute';
   const subject = subjectOf(kind, { namespace: ns, name: route.metadata!.name! });
   const out: Finding[] = [];
   const statuses: any[] = route.status?.parents ?? [];

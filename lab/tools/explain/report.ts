@@ -5,7 +5,15 @@ import type { AttachLevel, PrecedenceRule } from '../../../system/controlplane/i
 import type { Condition, KObj } from '../../toolkit/kube.ts';
 import { VENDOR_API } from '../proxies.ts';
 
-export const KINDS = ['HTTPRoute', 'TCPRoute', 'UDPRoute', 'Gateway', 'TrafficPolicy', 'GatewayExtension'] as const;
+export const KINDS = [
+  'HTTPRoute',
+  'TCPRoute',
+  'UDPRoute',
+  'TLSRoute',
+  'Gateway',
+  'TrafficPolicy',
+  'GatewayExtension',
+] as const;
 export type ExplainKind = (typeof KINDS)[number];
 
 export interface Target {

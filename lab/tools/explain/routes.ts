@@ -122,7 +122,7 @@ export function routeFindings(world: World, route: KObj): Finding[] {
 export function backendGrantFix(
   world: World,
   route: KObj,
-  kind: 'HTTPRoute' | 'TCPRoute' | 'UDPRoute' = 'HTTPRoute',
+  kind: 'HTTPRoute' | 'TCPRoute' | 'UDPRoute' | 'TLSRoute' = 'HTTPRoute',
 ): Pick<Finding, 'yaml'> {
   const ns = route.metadata!.namespace!;
   const grants = world.grants as unknown as ReferenceGrant[];

@@ -44,7 +44,7 @@ export interface World {
   gatewayClasses: KObj[];
   gateways: KObj[];
   routes: KObj[];
-  /** TCPRoutes and UDPRoutes (none on a cluster without their CRDs). */
+  /** TCPRoutes, UDPRoutes and TLSRoutes (none on a cluster without their CRDs). */
   l4Routes?: KObj[];
   policies: KObj[];
   extensions: KObj[];
@@ -88,18 +88,20 @@ async function validationMode(kube: Kube): Promise<'strict' | 'off'> {
 
 /** Every object explain reasons about (all namespaces: policies and grants cross namespaces). */
 export async function gatherObjects(kube: Kube): Promise<Omit<World, 'services' | 'proxies' | 'xdsError'>> {
-  const [gatewayClasses, gateways, routes, tcp, udp, policies, extensions, grants, validation] = await Promise.all([
-    listOrEmpty(kube, GW_API, 'GatewayClass'),
-    listOrEmpty(kube, GW_API, 'Gateway'),
-    listOrEmpty(kube, GW_API, 'HTTPRoute'),
-    listOrEmpty(kube, GW_API, 'TCPRoute'),
-    listOrEmpty(kube, GW_API, 'UDPRoute'),
-    listOrEmpty(kube, VENDOR_API, 'TrafficPolicy'),
-    listOrEmpty(kube, VENDOR_API, 'GatewayExtension'),
-    listOrEmpty(kube, watchedKind('ReferenceGrant')!.apiVersion, 'ReferenceGrant'),
-    validationMode(kube),
-  ]);
-  const l4Routes = [...tcp, ...udp];
+  const [gatewayClasses, gateways, routes, tcp, udp, tlsr, policies, extensions, grants, validation] =
+    await Promise.all([
+      listOrEmpty(kube, GW_API, 'GatewayClass'),
+      listOrEmpty(kube, GW_API, 'Gateway'),
+      listOrEmpty(kube, GW_API, 'HTTPRoute'),
+      listOrEmpty(kube, GW_API, 'TCPRoute'),
+      listOrEmpty(kube, GW_API, 'UDPRoute'),
+      listOrEmpty(kube, GW_API, 'TLSRoute'),
+      listOrEmpty(kube, VENDOR_API, 'TrafficPolicy'),
+      listOrEmpty(kube, VENDOR_API, 'GatewayExtension'),
+      listOrEmpty(kube, watchedKind('ReferenceGrant')!.apiVersion, 'ReferenceGrant'),
+      validationMode(kube),
+    ]);
+  const l4Routes = [...tcp, ...udp, ...tlsr];
   return { gatewayClasses, gateways, routes, l4Routes, policies, extensions, grants, validation };
 }
 

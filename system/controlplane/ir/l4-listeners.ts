@@ -4,11 +4,12 @@
 // bound: the Gateway API's conflict rule, as upstream's conformance test TCPRouteMultipleRoutesAttachment expects.
 // A UDPRoute with several resolved backends gets one cluster of them all, weighted per endpoint (udp_proxy has no
 // weighted clusters; Envoy Gateway merges a UDPRoute's backends into one cluster the same way); an unresolved
-// backend's share is then not refused, unlike TCP's.
+// backend's share is then not refused, unlike TCP's. TLS listeners (TLSRoutes, by SNI): tls-listeners.ts.
 import type { Placement } from './attach-routes.ts';
 import type { L4RouteInfo } from './l4-routes.ts';
 import type { ListenerState } from './listeners.ts';
 import { BLACKHOLE_CLUSTER } from './routes.ts';
+import { buildTlsListeners } from './tls-listeners.ts';
 import { type ClusterIR, compareStrings, type L4ListenerIR } from './types.ts';
 
 export function buildL4Listeners(
@@ -21,7 +22,7 @@ export function buildL4Listeners(
     if (!s.usable || (s.l.protocol !== 'TCP' && s.l.protocol !== 'UDP')) continue;
     const protocol = s.l.protocol;
     const routes = placements
-      .filter((p) => p.s === s)
+      .filter((p) => p.s === s && p.r.ref.kind !== 'TLSRoute')
       .map((p) => p.r)
       .sort(
         (a, b) =>
@@ -47,6 +48,9 @@ export function buildL4Listeners(
       backends,
     });
   }
+  const tls = buildTlsListeners(listeners, placements);
+  out.push(...tls.listeners);
+  for (const c of tls.clusters) clusters.set(c.name, c);
   out.sort((a, b) => a.port - b.port || compareStrings(a.protocol, b.protocol));
   return { listeners: out, clusters: [...clusters.values()] };
 }

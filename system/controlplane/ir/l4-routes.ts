@@ -1,5 +1,6 @@
-// One TCPRoute or UDPRoute (v1, Gateway API v1.6.1: apis/v1/tcproute_types.go, udproute_types.go), resolved on its
-// own: its single rule's weighted backendRefs against Services and ReferenceGrants (the one resolver HTTPRoutes use,
+// One TCPRoute, UDPRoute or TLSRoute (v1, Gateway API v1.6.1: apis/v1/{tcproute,udproute,tlsroute}_types.go),
+// resolved on its own (a TLSRoute's hostnames are the SNI names it serves, intersected with listeners' hostnames at
+// attachment): its single rule's weighted backendRefs against Services and ReferenceGrants (the one resolver HTTPRoutes use,
 // routes.ts). "If unspecified or invalid, the underlying implementation MUST actively reject connection attempts to
 // this backend ... respect weight": an unresolved backend's share goes to `blackhole-cluster`, which is never
 // defined, so the proxy closes those connections (Envoy's tcp_proxy with an unknown cluster does the same).
@@ -8,7 +9,7 @@ import type { AttachableRoute } from './attach-routes.ts';
 import { BLACKHOLE_CLUSTER, normalizeParentRef, type RouteWorld, resolveServiceRef } from './routes.ts';
 import { type ClusterIR, compareStrings, type ObjRef, type Outcome, type WeightedClusterIR } from './types.ts';
 
-export type L4Kind = 'TCPRoute' | 'UDPRoute';
+export type L4Kind = 'TCPRoute' | 'UDPRoute' | 'TLSRoute';
 
 export interface L4RouteInfo extends AttachableRoute {
   ref: ObjRef & { kind: L4Kind };
@@ -45,7 +46,7 @@ export function buildL4RouteInfo(kind: L4Kind, route: L4Route, world: RouteWorld
     ref: { kind, namespace: ns, name: route.metadata.name },
     generation: route.metadata.generation ?? 1,
     creationTimestamp: route.metadata.creationTimestamp ?? '',
-    hostnames: [],
+    hostnames: kind === 'TLSRoute' ? (route.spec?.hostnames ?? []) : [],
     parentRefs: (route.spec?.parentRefs ?? []).map((p) => normalizeParentRef(ns, p)),
     ruleCount: 1,
     droppedRules: [],

@@ -5,11 +5,15 @@
 // HTTPS listeners get their statuses as the spec (v1.6.1 gateway_types.go, ListenerConditionResolvedRefs) and the
 // conformance tests GatewayInvalidTLSConfiguration and GatewaySecret*ReferenceGrant ask: Accepted, ResolvedRefs
 // False/InvalidCertificateRef for a certificateRef that is not a core Secret, or a Secret that does not exist or does
-// not hold a PEM certificate and key in tls.crt and tls.key, False/RefNotPermitted for a Secret in another namespace
-// that no ReferenceGrant allows. One whose references resolve is served (tls.mode Terminate: the proxy terminates TLS
+// not hold a PEM certificate and its key in tls.crt and tls.key (a key not matching the certificate included),
+// False/RefNotPermitted for a Secret in another namespace that no ReferenceGrant allows. One whose references resolve is served (tls.mode Terminate: the proxy terminates TLS
 // with the Secrets' certificates, carried in `certificates`); one whose references do not is not programmed, but
 // routes still attach to it.
-import { createPrivateKey, X509Certificate } from 'node:crypto';
+// TLS listeners carry TLSRoutes (GEP-2643, TLSRoute v1 in v1.6.1): tls.mode Passthrough (no certificates: the proxy
+// routes the connection by its SNI without terminating) or Terminate (certificateRefs resolved as for HTTPS). Two TLS
+// listeners on one port with different modes conflict (ProtocolConflict, Accepted False: mixed termination is not
+// supported, conformance TLSRouteListenerMixedTerminationNotSupported).
+import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { GATEWAY_GROUP, type Gateway, type Listener, type ReferenceGrant, type Secret } from '../model.ts';
 import { missingGrantMessage, referenceAllowed } from './refgrant.ts';
 import { bad, type CertificateIR, type Outcome, ok } from './types.ts';
@@ -43,7 +47,10 @@ export interface ListenerState {
    * with unresolved references or not served (conformance GatewayWithAttachedRoutes, GatewayModifyListeners).
    */
   attachable: boolean;
-  /** HTTPS: the certificates of its certificateRefs, in order, once they all resolve (base64 PEM, as in the Secret). */
+  /**
+   * HTTPS and TLS Terminate: the certificates of its certificateRefs, in order, once they all resolve (base64 PEM, as
+   * in the Secret).
+   */
   certificates?: CertificateIR[];
 }
 
@@ -65,6 +72,7 @@ export interface ListenerOwner {
 const ROUTE_KIND_OF: Record<string, string> = {
   HTTP: 'HTTPRoute',
   HTTPS: 'HTTPRoute',
+  TLS: 'TLSRoute',
   TCP: 'TCPRoute',
   UDP: 'UDPRoute',
 };
@@ -126,11 +134,17 @@ export function certificateProblem(secret: Secret): string | undefined {
   } catch (err) {
     return `tls.crt is not a PEM certificate (${(err as Error).message})`;
   }
+  let privateKey: KeyObject;
   try {
-    createPrivateKey(Buffer.from(key, 'base64'));
+    privateKey = createPrivateKey(Buffer.from(key, 'base64'));
   } catch (err) {
     return `tls.key is not a PEM private key (${(err as Error).message})`;
   }
+  // A key that is not the certificate's: Envoy refuses the pair ("Failed to load private key"), so it is not sent.
+  // An expired certificate, or one whose issuer is not in tls.crt, is well-formed: Envoy loads and serves it (clients
+  // refuse it), and the spec's InvalidCertificateRef is for refs that are nonexistent, unsupported or malformed.
+  if (!new X509Certificate(Buffer.from(crt, 'base64')).checkPrivateKey(privateKey))
+    return 'tls.key does not match the certificate in tls.crt';
   return undefined;
 }
 
@@ -178,7 +192,7 @@ function certificateRefsOutcome(
   refs: ListenerRefs,
   certificates: CertificateIR[],
 ): Outcome {
-  if ((l.tls?.mode ?? 'Terminate') !== 'Terminate') {
+  if (l.protocol === 'HTTPS' && (l.tls?.mode ?? 'Terminate') !== 'Terminate') {
     return bad('InvalidCertificateRef', `listener ${l.name}: tls.mode ${l.tls?.mode} is not supported on HTTPS`);
   }
   if (!l.tls?.certificateRefs?.length) {
@@ -219,12 +233,13 @@ function validateListener(l: Listener, owner: ListenerOwner, id: string, refs: L
       );
     }
   }
-  const https = l.protocol === 'HTTPS';
+  // HTTPS, and TLS in mode Terminate (the default mode), resolve certificates; TLS Passthrough has none to resolve.
+  const https = l.protocol === 'HTTPS' || (l.protocol === 'TLS' && tlsMode(l) === 'Terminate');
   const certificates: CertificateIR[] = [];
   if (https && resolvedRefs.ok) resolvedRefs = certificateRefsOutcome(l, owner, refs, certificates);
   const accepted = kind
     ? ok('Accepted', 'listener accepted')
-    : bad('UnsupportedProtocol', `protocol ${l.protocol} is not supported (supported: HTTP, HTTPS, TCP, UDP)`);
+    : bad('UnsupportedProtocol', `protocol ${l.protocol} is not supported (supported: HTTP, HTTPS, TLS, TCP, UDP)`);
   return {
     l,
     owner,
@@ -245,6 +260,15 @@ function validateListener(l: Listener, owner: ListenerOwner, id: string, refs: L
       conflicted: ok('NoConflicts', 'no conflicts'),
     },
   };
+}
+
+/** A TLS listener's mode: Terminate unless it says Passthrough (the API's default). */
+export const tlsMode = (l: Listener): 'Terminate' | 'Passthrough' =>
+  l.tls?.mode === 'Passthrough' ? 'Passthrough' : 'Terminate';
+
+/** Two TLS listeners on one port with different modes (mixed termination: not supported). */
+function mixedTls(a: Listener, b: Listener): boolean {
+  return a.protocol === 'TLS' && b.protocol === 'TLS' && tlsMode(a) !== tlsMode(b);
 }
 
 /**
@@ -268,10 +292,10 @@ function markConflictWithEarlier(s: ListenerState, earlier: ListenerState[], gat
     if (!o.report.accepted.ok || !o.report.conflicted.ok || o.l.port !== s.l.port || transportOf(o.l.protocol) !== t)
       continue;
     const where = conflictingListener(o, s, gatewayKey);
-    if (o.l.protocol !== s.l.protocol) {
+    if (o.l.protocol !== s.l.protocol || mixedTls(o.l, s.l)) {
       s.report.conflicted = bad(
         'ProtocolConflict',
-        `port ${s.l.port} is used by ${where} with protocol ${o.l.protocol}`,
+        `port ${s.l.port} is used by ${where} with protocol ${o.l.protocol}${mixedTls(o.l, s.l) ? ` (tls.mode ${tlsMode(o.l)})` : ''}`,
       );
     } else if ((o.l.hostname ?? '') === (s.l.hostname ?? '')) {
       s.report.conflicted = bad(
@@ -295,12 +319,25 @@ function markConflicts(states: ListenerState[]): void {
   for (const group of byPort.values()) {
     if (group.length < 2) continue;
     const protocols = new Set(group.map((s) => s.l.protocol));
+    const modes = new Set(group.filter((s) => s.l.protocol === 'TLS').map((s) => tlsMode(s.l)));
     for (const s of group) {
       if (protocols.size > 1) {
         s.report.conflicted = bad(
           'ProtocolConflict',
           `port ${s.l.port} is used with protocols ${[...protocols].join(', ')}`,
         );
+        continue;
+      }
+      if (modes.size > 1) {
+        // Mixed Terminate/Passthrough on one port: "MUST have Accepted=False with Reason=ProtocolConflict"
+        // (conformance TLSRouteListenerMixedTerminationNotSupported).
+        s.report.conflicted = bad(
+          'ProtocolConflict',
+          `port ${s.l.port} has TLS listeners with both tls.mode Terminate and Passthrough (mixed termination is not supported)`,
+        );
+        s.report.accepted = bad('ProtocolConflict', s.report.conflicted.message);
+        // Not accepted: it carries no route kind (the test expects supportedKinds empty).
+        s.report.supportedKinds = [];
         continue;
       }
       const same = group.filter((o) => o !== s && (o.l.hostname ?? '') === (s.l.hostname ?? ''));

@@ -193,18 +193,38 @@ export interface CertificateIR {
   privateKey: string;
 }
 
-/** A TCP or UDP listener (TCPRoute, UDPRoute): every connection or datagram session to one route's backends. */
+/**
+ * A TCP, UDP or TLS listener (TCPRoute, UDPRoute, TLSRoute): every connection or datagram session to one route's
+ * backends; TLS: to the backends of the chain its SNI picks.
+ */
 export interface L4ListenerIR {
-  /** `listener~<port>` (TCP; it shares the port space with HTTP), `listener~udp~<port>` (UDP). */
+  /** `listener~<port>` (TCP and TLS; they share the port space with HTTP), `listener~udp~<port>` (UDP). */
   name: string;
-  protocol: 'TCP' | 'UDP';
+  protocol: 'TCP' | 'UDP' | 'TLS';
   port: number;
   /** The listeners (ids: the Gateway's by name, a ListenerSet's as `<ns>/<set>/<name>`) on this port. */
   gatewayListeners: string[];
   /** The route served: the oldest of those attached (the Gateway API's conflict rule); absent: none attached. */
   route?: ObjRef;
-  /** Weighted clusters; empty: every connection is refused (no route, or no backend resolved). */
+  /** Weighted clusters; empty: every connection is refused (no route, or no backend resolved). TLS: unused. */
   backends: WeightedClusterIR[];
+  /** TLS: one filter chain per (TLSRoute, Gateway listener), matched by SNI; none: every connection is closed. */
+  chains?: L4ChainIR[];
+}
+
+/** One TLSRoute on one TLS Gateway listener: the SNI names it serves there and where they go. */
+export interface L4ChainIR {
+  /** `<listener id>/<route ns>/<route name>`: the filter chain's name. */
+  name: string;
+  /** The Gateway listener (its id). */
+  listener: string;
+  route: ObjRef;
+  /** SNI names (the route's hostnames ∩ the listener's); empty: every name no other chain matches, and no SNI. */
+  serverNames: string[];
+  /** Weighted clusters; empty: the connection is closed (no backend resolved). */
+  backends: WeightedClusterIR[];
+  /** tls.mode Terminate: the listener's certificates (TLS is terminated, plaintext to the backend). */
+  certificates?: CertificateIR[];
 }
 
 /** One ready endpoint of a Service port: the address and the target port. */

@@ -89,6 +89,7 @@ export const WATCHED = [
   // v1 as Gateway API v1.6.1 serves them (standard channel).
   watched(GATEWAY_GROUP, 'v1', 'TCPRoute', 'tcproutes', { collection: 'TCPRoutes', optional: true }),
   watched(GATEWAY_GROUP, 'v1', 'UDPRoute', 'udproutes', { collection: 'UDPRoutes', optional: true }),
+  watched(GATEWAY_GROUP, 'v1', 'TLSRoute', 'tlsroutes', { collection: 'TLSRoutes', optional: true }),
   watched(GATEWAY_GROUP, 'v1', 'ListenerSet', 'listenersets', { collection: 'ListenerSets', optional: true }),
   // GEP-1897, v1 in Gateway API v1.6.1 (standard channel); ir/backend-tls.ts.
   watched(GATEWAY_GROUP, 'v1', 'BackendTLSPolicy', 'backendtlspolicies', {

@@ -34,6 +34,7 @@ export interface StatusUpdate {
     | 'httproutes'
     | 'tcproutes'
     | 'udproutes'
+    | 'tlsroutes'
     | 'listenersets'
     | 'trafficpolicies'
     | 'gatewayextensions'

@@ -22,6 +22,7 @@ const KIND_OF: Record<StatusUpdate['resource'], string> = {
   httproutes: 'HTTPRoute',
   tcproutes: 'TCPRoute',
   udproutes: 'UDPRoute',
+  tlsroutes: 'TLSRoute',
   listenersets: 'ListenerSet',
   trafficpolicies: 'TrafficPolicy',
   gatewayextensions: 'GatewayExtension',
@@ -109,7 +110,8 @@ export function mergeStatus(
     }
     case 'httproutes':
     case 'tcproutes':
-    case 'udproutes': {
+    case 'udproutes':
+    case 'tlsroutes': {
       const m = mergeControllerEntries(cur.parents, desired.parents, 'parentRef', now);
       if (!m.ours.length && m.others.length === m.existing.length) return undefined;
       return { ...cur, parents: [...m.others, ...m.ours] };
@@ -221,6 +223,7 @@ export class StatusWriter {
       httproutes: 'RouteStatuses',
       tcproutes: 'TCPRouteStatuses',
       udproutes: 'UDPRouteStatuses',
+      tlsroutes: 'TLSRouteStatuses',
       listenersets: 'ListenerSetStatuses',
       trafficpolicies: 'PolicyStatuses',
       gatewayextensions: 'ExtensionStatuses',

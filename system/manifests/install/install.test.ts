@@ -99,6 +99,7 @@ describe('install RBAC', () => {
       'httproutes/status',
       'tcproutes/status',
       'udproutes/status',
+      'tlsroutes/status',
       'listenersets/status',
       'backendtlspolicies/status',
     ]) {

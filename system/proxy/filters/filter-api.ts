@@ -79,6 +79,11 @@ export interface FilterStream {
   write(chunk: Buffer): boolean;
   /** Runs `f` once the downstream can take more bytes. */
   whenDrained(f: () => void): void;
+  /**
+   * The request body as it arrives, for the router to stream upstream (Envoy streams bodies it need not buffer);
+   * undefined when there is none or it is being buffered (readBody). Taken once.
+   */
+  requestStream(): import('node:stream').Readable | undefined;
   /** Ends the response, with trailers when the upstream sent some (gRPC's grpc-status). */
   finishWith(chunk?: Buffer, trailers?: HeaderMap): void;
   /** Abandons the downstream response (a stream reset in Envoy's terms). */

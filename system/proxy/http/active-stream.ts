@@ -6,12 +6,14 @@
 // (Envoy's HTTP/2 codec maps one to the other), pseudo headers never go upstream, a body is what follows HEADERS
 // without END_STREAM, and connection-specific headers are not sent on it (RFC 9113 §8.2.2).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { PassThrough, type Readable } from 'node:stream';
 import { applyMutations } from '../config/headers.ts';
 import type { CompiledRoute } from '../config/route.ts';
 import { ENABLED, isDisabled } from '../filters/disabled.ts';
 import type { DownstreamUpgrade, FilterStream, HttpFilter, LocalReplyOptions } from '../filters/filter-api.ts';
 import type { Logger, Tags } from '../log.ts';
 import { type HeaderMap, headerLines, type ResponseFlag, StreamInfo } from '../stream-info.ts';
+import { grpcLocalReplyHeaders, isGrpcContentType } from './grpc-local-reply.ts';
 import type { HcmConfig } from './hcm-config.ts';
 import { parseRequestTarget, type TargetOptions } from './request-target.ts';
 import { upgradeTypeOf } from './upgrade.ts';
@@ -234,6 +236,24 @@ export class ActiveStream implements FilterStream {
     return this.bodyRead;
   }
 
+  requestStream(): Readable | undefined {
+    if (this.bodyRead || !this.hasBody()) return undefined;
+    // Taken: a later readBody() has nothing to read.
+    this.bodyRead = Promise.resolve(undefined);
+    const info = this.info;
+    const counted = new PassThrough({
+      transform(chunk: Buffer, _enc, cb) {
+        info.bytesReceived += chunk.length;
+        cb(null, chunk);
+      },
+    } as ConstructorParameters<typeof PassThrough>[0]);
+    counted.once('end', () => {
+      info.lastDownstreamRxMono = performance.now();
+    });
+    this.req.pipe(counted);
+    return counted;
+  }
+
   /**
    * Whether filter `i` of the chain runs for this stream: always, unless the HCM disables it (`disabled: true`);
    * then only when the route's typed_per_filter_config names it and does not disable it (Envoy's semantics).
@@ -272,6 +292,15 @@ export class ActiveStream implements FilterStream {
       return;
     }
     const buf = typeof body === 'string' ? Buffer.from(body) : body;
+    if (isGrpcContentType(this.headers['content-type'])) {
+      // A gRPC request: Envoy answers 200 with grpc-status and grpc-message, trailers-only (grpc-local-reply.ts).
+      const headers = grpcLocalReplyHeaders(status, buf, opts.headers);
+      delete headers.connection;
+      if (opts.routeMutations && this.route) applyMutations(headers, this.route.responseMutations, this.info);
+      this.writeHeaders(200, headers, false, this.http2, opts.fromFilter ?? this.hcm.filters.length);
+      this.finishWith();
+      return;
+    }
     const headers: HeaderMap = { ...(opts.headers ?? {}) };
     if (buf.length > 0) headers['content-type'] ??= 'text/plain';
     headers['content-length'] = String(buf.length);

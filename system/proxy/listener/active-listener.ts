@@ -15,15 +15,17 @@ import type { DownstreamUpgrade } from '../filters/filter-api.ts';
 import type { HcmRuntime } from '../http/hcm.ts';
 import type { Logger, LogRegistry } from '../log.ts';
 import type { TcpProxy } from '../network/tcp-proxy.ts';
+import type { SniTcpProxy } from '../network/tls-inspector.ts';
 import type { UdpProxy } from '../network/udp-proxy.ts';
 import type { Counter, Gauge, Histogram, StatsStore } from '../stats.ts';
 import { strerror } from '../strerror.ts';
 import { type CodecOwner, HttpCodecServers, type HttpProtocol } from './http-codec.ts';
 import type { ListenerSpec } from './listener-config.ts';
-import { pickTlsChain } from './tls-config.ts';
+import { SslStats } from './ssl-stats.ts';
+import { pickTlsChain, tlsError } from './tls-config.ts';
 
 /** What serves a listener's traffic: the HTTP connection manager, a tcp_proxy or a udp_proxy. */
-export type NetworkRuntime = HcmRuntime | TcpProxy | UdpProxy;
+export type NetworkRuntime = HcmRuntime | TcpProxy | SniTcpProxy | UdpProxy;
 
 /** A listening socket; kept while listeners with its address (and kind) come and go. */
 export class ListenerSocket {
@@ -53,7 +55,7 @@ export class ListenerSocket {
     if (kind === 'tcp') {
       this.server = net.createServer({ allowHalfOpen: true, pauseOnConnect: true }, (c) => {
         const id = handler.onConnection(this, c);
-        this.whenActive(() => (this.current!.network as TcpProxy).handle(c, id));
+        this.whenActive(() => (this.current!.network as TcpProxy | SniTcpProxy).handle(c, id));
       });
       return;
     }
@@ -68,11 +70,17 @@ export class ListenerSocket {
       whenActive: (f) => this.whenActive(f),
       hcmConfig: () => this.current?.hcm?.config,
       tlsChains: () => this.current?.spec.tls ?? [],
-      onConnection: (c) => handler.onConnection(this, c, null),
+      onConnection: (c) => {
+        const id = handler.onConnection(this, c, null);
+        if (c instanceof tls.TLSSocket) handler.onHandshake(id);
+      },
       onCodec: (c, protocol) => handler.onCodec(c, protocol),
       onRequest: (req, res, upgrade) => handler.onRequest(this, req, res, upgrade),
       onHandshake: (c) => this.current?.ssl?.onHandshake(c),
-      onTlsError: () => this.current?.ssl?.connection_error.inc(),
+      onTlsError: (c, err) => {
+        this.current?.ssl?.connection_error.inc();
+        handler.onTlsError(c, err);
+      },
       http2Stat: (name) => handler.stats.counter(`http2.${name}`),
     };
   }
@@ -118,7 +126,7 @@ export class ListenerSocket {
       const fallback = pickTlsChain(l.spec.tls ?? [], undefined);
       this.server.setSecureContext(fallback ? fallback.options : {});
     }
-    this.codecs?.configure(l.hcm?.config);
+    this.codecs?.configure(l.hcm?.config, l.spec.tls?.[0]?.alpn);
     for (const f of this.queued.splice(0)) f();
   }
 
@@ -159,38 +167,6 @@ interface ListenerStats {
   downstream_cx_active: Gauge;
   downstream_cx_destroy: Counter;
   downstream_cx_length_ms: Histogram;
-}
-
-/**
- * A TLS listener's `<listener prefix>ssl.*` stats, as Envoy's TLS context counts them (source/common/tls/
- * context_impl.cc, docs configuration/listeners/stats "TLS statistics"): handshake, connection_error (a handshake
- * that failed, e.g. no filter chain for the SNI), no_certificate (a handshake without a client certificate), and per
- * handshake ssl.versions.<TLS version> and ssl.ciphers.<cipher>.
- */
-export class SslStats {
-  readonly handshake: Counter;
-  readonly connection_error: Counter;
-  readonly no_certificate: Counter;
-  private readonly prefix: string;
-  private readonly stats: StatsStore;
-
-  constructor(prefix: string, stats: StatsStore) {
-    this.prefix = `${prefix}ssl.`;
-    this.stats = stats;
-    this.handshake = stats.counter(`${this.prefix}handshake`);
-    this.connection_error = stats.counter(`${this.prefix}connection_error`);
-    this.no_certificate = stats.counter(`${this.prefix}no_certificate`);
-  }
-
-  onHandshake(c: tls.TLSSocket): void {
-    this.handshake.inc();
-    const peer = c.getPeerCertificate();
-    if (!peer || Object.keys(peer).length === 0) this.no_certificate.inc();
-    const version = c.getProtocol();
-    if (version) this.stats.counter(`${this.prefix}versions.${version}`).inc();
-    const cipher = c.getCipher()?.name;
-    if (cipher) this.stats.counter(`${this.prefix}ciphers.${cipher}`).inc();
-  }
 }
 
 export class ActiveListener {
@@ -306,6 +282,15 @@ export class ConnectionHandler {
       }
     });
     return id;
+  }
+
+  /** Envoy's SSL socket's debug lines (ssl_socket.cc): a completed handshake, a failed one with its reason. */
+  onHandshake(id: number): void {
+    this.connectionLog.debug('handshake complete', { ConnectionId: id });
+  }
+  onTlsError(c: net.Socket, err: Error): void {
+    if (this.connectionLog.on('debug'))
+      this.connectionLog.debug(`remote address:${c.remoteAddress}:${c.remotePort},${tlsError(err)}`);
   }
 
   /** The codec of an HTTP connection is known (ALPN or the first bytes): the HCM counts it. */

@@ -1,14 +1,15 @@
 // The HTTP codecs of a listener socket that runs the HTTP connection manager: which codec a connection gets and the
 // servers that speak them (node:http for HTTP/1.1, node:http2 for HTTP/2). Envoy's rules
 // (source/common/http/conn_manager_utility.cc determineNextProtocol, codec_type in http_connection_manager.proto):
-// over TLS the ALPN protocol the filter chain's `alpn_protocols` and the client agreed on (`h2` → HTTP/2, `http/1.1`
+// over TLS the ALPN protocol the filter chains' `alpn_protocols` and the client agreed on (`h2` → HTTP/2, `http/1.1`
 // → HTTP/1.1, none → as in the clear); in the clear, codec_type HTTP1 or HTTP2 as told, AUTO by the first bytes
 // (the HTTP/2 connection preface `PRI * HTTP/2` → HTTP/2, h2c with prior knowledge; anything else HTTP/1.1, on the
 // same port). An HTTP/2 session gets the HCM's http2_protocol_options (SETTINGS max_concurrent_streams and
 // initial_window_size, the connection window by WINDOW_UPDATE, the HPACK table size). A request whose header block
 // is over max_request_headers_kb or common_http_protocol_options.max_headers_count is refused as Envoy's HTTP/2 codec
 // refuses it (source/common/http/http2/codec_impl.cc saveHeader: stat http2.header_overflow, the stream reset with
-// INTERNAL_ERROR, the connection kept); HTTP/1.1 gets 431 from node:http as from Envoy's HTTP/1 codec.
+// INTERNAL_ERROR, the connection kept). HTTP/1.1 keeps node:http's own limit (431 over 16 KiB of headers, where
+// Envoy's HTTP/1 codec answers 431 over max_request_headers_kb).
 import http from 'node:http';
 import http2 from 'node:http2';
 import net from 'node:net';
@@ -35,7 +36,8 @@ export interface CodecOwner {
   /** A request; `upgrade`: an HTTP/1.1 upgrade request's raw connection (filters/router/upgrade.ts tunnels it). */
   onRequest(req: http.IncomingMessage, res: http.ServerResponse, upgrade?: DownstreamUpgrade): void;
   onHandshake(c: tls.TLSSocket): void;
-  onTlsError(): void;
+  /** A failed handshake (ssl.connection_error, the [connection] debug line). */
+  onTlsError(c: net.Socket, err: Error): void;
   /** `http2.*` codec stats (Envoy's root-scope http2.header_overflow, http2.tx_reset). */
   http2Stat(name: 'header_overflow' | 'tx_reset'): Counter;
 }
@@ -92,13 +94,8 @@ export class HttpCodecServers {
         if (chain) cb(null, chain.context);
         else cb(new Error(`no filter chain matches server name ${name}`));
       });
-    // ALPN as Envoy selects it (SSL_select_next_proto): the chain's alpn_protocols in its order, the first the client
-    // offers; no overlap or none configured: no ALPN, and the codec is chosen as in the clear.
-    const ALPNCallback = ({ servername, protocols }: { servername: string; protocols: string[] }) => {
-      const chain = pickTlsChain(owner.tlsChains(), servername || undefined);
-      return chain?.alpn.find((p) => protocols.includes(p));
-    };
-    const front = tls.createServer({ SNICallback, ALPNCallback });
+    // ALPN: set per listener in configure(); none negotiated, the codec is chosen as in the clear.
+    const front = tls.createServer({ SNICallback });
     front.on('secureConnection', (c: tls.TLSSocket) => {
       owner.onHandshake(c);
       owner.onConnection(c);
@@ -106,15 +103,27 @@ export class HttpCodecServers {
       else if (c.alpnProtocol === 'http/1.1') this.toH1(c);
       else owner.whenActive(() => this.byConfig(c));
     });
-    front.on('tlsClientError', (_err: Error, c: tls.TLSSocket) => {
-      owner.onTlsError();
+    front.on('tlsClientError', (err: Error, c: tls.TLSSocket) => {
+      owner.onTlsError(c, err);
       c.destroy();
     });
     this.front = front;
   }
 
-  /** A listener (re)activated: new HTTP/2 sessions get its http2_protocol_options. */
-  configure(cfg: HcmConfig | undefined): void {
+  /**
+   * A listener (re)activated: its ALPN list (the TLS chains' alpn_protocols, one list per listener: listener-config.ts)
+   * for new TLS connections, selected as Envoy selects it (SSL_select_next_proto: the server's order, the first the
+   * client offers; none configured: no ALPN). One difference: when the client offers none of them, Node's TLS sends
+   * the no_application_protocol alert where Envoy goes on without ALPN. New HTTP/2 sessions get the HCM's
+   * http2_protocol_options.
+   */
+  configure(cfg: HcmConfig | undefined, alpn: string[] = []): void {
+    if (this.front instanceof tls.Server) {
+      // What tls.Server keeps from its ALPNProtocols option (length-prefixed names), read for every new connection.
+      (this.front as tls.Server & { ALPNProtocols?: Buffer }).ALPNProtocols = alpn.length
+        ? Buffer.concat(alpn.flatMap((p) => [Buffer.from([p.length]), Buffer.from(p)]))
+        : undefined;
+    }
     const o = cfg?.http2;
     if (!o) return;
     const key = JSON.stringify(o);

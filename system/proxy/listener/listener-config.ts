@@ -3,8 +3,11 @@
 // (socket_address.protocol UDP / udp_listener_config), the udp_proxy listener filter; with Envoy's rejection texts
 // for the rest (pipes, internal listeners, other filters). Filter chains with a TLS transport socket (tls-config.ts)
 // make an `https` listener: each chain its secure context and server_names, all with the same network filters.
+// Filter chains of tcp_proxy picked by SNI (TLSRoute listeners: passthrough or TLS terminated before tcp_proxy) make
+// a `tcp` listener with `sniChains` (network/tls-inspector.ts).
 import { ConfigError, durationMs } from '../config/errors.ts';
 import { compileTcpProxy, type TcpProxyConfig } from '../network/tcp-proxy.ts';
+import { compileSniChains, isSniTcpListener, type SniChain } from '../network/tls-inspector.ts';
 import { compileUdpProxy, type UdpProxyConfig } from '../network/udp-proxy.ts';
 import { checkTlsChainMatch, compileTlsChain, DOWNSTREAM_TLS_CONTEXT, type TlsChain } from './tls-config.ts';
 
@@ -25,6 +28,8 @@ export interface ListenerSpec {
   /** The HCM's config ({} for TCP and UDP listeners). */
   hcm: J;
   tcpProxy?: TcpProxyConfig;
+  /** tcp: filter chains picked by the ClientHello's SNI, each a tcp_proxy (passthrough or behind TLS). */
+  sniChains?: SniChain[];
   udpProxy?: UdpProxyConfig;
   idleTimeoutMs: number;
   statPrefix: string | undefined;
@@ -56,6 +61,8 @@ export function compileListener(l: J): ListenerSpec {
     );
   const base = { name, address, port: Number(sa.port_value ?? 0), statPrefix: l.stat_prefix || undefined, json: l };
   if (sa.protocol === 'UDP' || l.udp_listener_config) return { ...base, ...compileUdpListener(l, name) };
+  if (isSniTcpListener(l))
+    return { ...base, kind: 'tcp', hcm: {}, sniChains: compileSniChains(l, name), idleTimeoutMs: 0 };
   const chains = (l.filter_chains ?? []) as J[];
   const tlsChains = compileTlsChains(l, name);
   const chain =
@@ -142,6 +149,10 @@ function compileTlsChains(l: J, name: string): TlsChain[] | undefined {
       );
     checkTlsChainMatch(c, name, i);
     const compiled = compileTlsChain(c, name, i);
+    if (out.length && compiled.alpn.join(',') !== out[0]!.alpn.join(','))
+      throw new ConfigError(
+        `listener ${name}: filter_chains[${i}]: TLS filter chains with different alpn_protocols are not supported`,
+      );
     for (const n of compiled.serverNames.length ? compiled.serverNames.map((x) => x.toLowerCase()) : ['']) {
       if (seen.has(n))
         throw new ConfigError(

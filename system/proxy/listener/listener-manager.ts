@@ -11,6 +11,7 @@ import type { AccessLogSinks } from '../http/access-log.ts';
 import { type HcmDeps, HcmRuntime } from '../http/hcm.ts';
 import type { Logger, LogRegistry } from '../log.ts';
 import { TcpProxy } from '../network/tcp-proxy.ts';
+import { SniTcpProxy } from '../network/tls-inspector.ts';
 import { UdpProxy } from '../network/udp-proxy.ts';
 import type { StatsStore } from '../stats.ts';
 import type { ClusterManager } from '../upstream/cluster-manager.ts';
@@ -75,6 +76,7 @@ export class ListenerManager {
     const d = this.deps;
     const l4 = { stats: d.stats, logs: d.logs, clusters: d.clusters };
     if (spec.tcpProxy) return new TcpProxy(spec.tcpProxy, l4);
+    if (spec.sniChains) return new SniTcpProxy(spec.sniChains, { ...l4, listenerStatPrefix: statPrefix });
     if (spec.udpProxy) return new UdpProxy(spec.udpProxy, l4);
     const hcmPrefix = String(spec.hcm.stat_prefix ?? '');
     return new HcmRuntime(spec.hcm, {

@@ -143,7 +143,10 @@ function secureContext(options: tls.SecureContextOptions): tls.SecureContext {
 }
 
 /** The chain for a server name, as Envoy matches server_names: exact, longest wildcard suffix, then the default. */
-export function pickTlsChain(chains: TlsChain[], serverName: string | undefined): TlsChain | undefined {
+export function pickTlsChain<C extends { serverNames: string[] }>(
+  chains: C[],
+  serverName: string | undefined,
+): C | undefined {
   const name = (serverName ?? '').toLowerCase();
   if (name) {
     const exact = chains.find((c) => c.serverNames.some((n) => n.toLowerCase() === name));
@@ -163,4 +166,10 @@ export function checkTlsChainMatch(chain: J, listener: string, index: number): v
     if (k === 'server_names' || (k === 'transport_protocol' && v === 'tls')) continue;
     throw new ConfigError(`listener ${listener}: filter_chains[${index}].filter_chain_match.${k} is not supported`);
   }
+}
+
+/** Envoy's failure reason text (ssl_socket.cc drainErrorQueue): `TLS_error:|<code>:<library>:<reason>:TLS_error_end`. */
+export function tlsError(err: NodeJS.ErrnoException & { library?: string; reason?: string }): string {
+  const reason = (err.reason ?? err.message).toUpperCase().replace(/ /g, '_');
+  return `TLS_error:|${err.code ?? 'ERR_SSL'}:${err.library ?? 'SSL routines'}:OPENSSL_internal:${reason}:TLS_error_end`;
 }

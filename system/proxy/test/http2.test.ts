@@ -9,7 +9,9 @@
 // header_overflow, RST_STREAM INTERNAL_ERROR; test/integration/protocol_integration_test.cc "waitForReset" for
 // HTTP/2, 431 for HTTP/1) and the connection keeps serving.
 import http2 from 'node:http2';
+import https from 'node:https';
 import type net from 'node:net';
+import type tls from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rsaCert } from '../../../conformance/utils/certificates.ts';
@@ -22,7 +24,7 @@ import {
   staticCluster,
   type XdsFixture,
 } from '../testing/harness.ts';
-import { startTestUpstream, type TestUpstream } from '../testing/upstream.ts';
+import { closedPort, startTestUpstream, type TestUpstream } from '../testing/upstream.ts';
 
 type J = Record<string, any>;
 
@@ -188,6 +190,7 @@ describe('HTTP/2 through the proxy', () => {
   let upstream: TestUpstream;
   let h2Upstream: http2.Http2Server;
   let client: grpc.Client;
+  let grpcPort: number;
   const sessions: http2.ClientHttp2Session[] = [];
   const pem = rsaCert(['h2.example.com'], 'server');
   const connect = (url: string, opts: http2.SecureClientSessionOptions = {}) => {
@@ -200,6 +203,7 @@ describe('HTTP/2 through the proxy', () => {
   beforeAll(async () => {
     const g = await startGrpcServer();
     grpcServer = g.server;
+    grpcPort = g.port;
     upstream = await startTestUpstream('h1');
     // A plain h2c server with trailers, to see them on an HTTP/1.1 downstream too.
     h2Upstream = http2.createServer((req, res) => {
@@ -226,6 +230,7 @@ describe('HTTP/2 through the proxy', () => {
         plainListener('mixed', 'h1', { common_http_protocol_options: { max_headers_count: 20 } }),
         plainListener('trailers', 'h2plain'),
         tlsListener('tls', 'h2plain', pem, ['h2', 'http/1.1']),
+        tlsListener('tls-noalpn', 'h2plain', pem, []),
       ],
     });
     expect(res.nacks).toEqual([]);
@@ -263,6 +268,31 @@ describe('HTTP/2 through the proxy', () => {
     expect(fx.proxy.access.some((l) => l.includes('"POST /test.Echo/Unary HTTP/2"'))).toBe(true);
   });
 
+  it("the proxy's own replies to a gRPC request are gRPC statuses, as Envoy sends them (200, grpc-status, grpc-message)", async () => {
+    // A connection failure (503 UF → UNAVAILABLE) with Envoy's message; HTTP 200 in the access log.
+    const res = await fx.apply({
+      clusters: [
+        h2Cluster('grpc', (await closedPort()) as number),
+        h2Cluster('h2plain', (h2Upstream.address() as net.AddressInfo).port),
+        staticCluster('h1', [['127.0.0.1', upstream.port]]),
+      ],
+    });
+    expect(res.nacks).toEqual([]);
+    const e2: grpc.ServiceError = await unary(client, 'unary', { text: 'x' }).catch((e) => e);
+    expect(e2.code).toBe(grpc.status.UNAVAILABLE);
+    expect(e2.details).toMatch(/^upstream connect error or disconnect\/reset before headers\. reset reason: /);
+    const last = fx.proxy.access.filter((l) => l.includes('/test.Echo/Unary')).at(-1)!;
+    expect(last.split('"')[2]?.trim().split(' ').slice(0, 2)).toEqual(['200', 'UF']);
+    await fx.apply({
+      clusters: [
+        h2Cluster('grpc', grpcPort, { max_concurrent_streams: 100, initial_stream_window_size: 65536 }),
+        h2Cluster('h2plain', (h2Upstream.address() as net.AddressInfo).port),
+        staticCluster('h1', [['127.0.0.1', upstream.port]]),
+      ],
+    });
+    expect(await unary(client, 'unary', { text: 'back' })).toEqual({ text: 'echo back via http' });
+  });
+
   it('server, client and bidi streaming calls pass through with their messages and grpc-status', async () => {
     const got: Msg[] = [];
     await new Promise<void>((resolve, reject) => {
@@ -288,6 +318,20 @@ describe('HTTP/2 through the proxy', () => {
       call.end();
     });
     expect(echoed).toEqual([{ n: 10 }, { n: 20 }]);
+  });
+
+  it('a bidirectional stream whose client waits for each answer before its next message: the body streams upstream', async () => {
+    const call = (client as any).bidi() as grpc.ClientDuplexStream<Msg, Msg>;
+    const done = new Promise<grpc.StatusObject>((resolve) => call.on('status', resolve));
+    call.on('error', () => {});
+    const answers: Msg[] = [];
+    for (const n of [1, 2, 3]) {
+      call.write({ n });
+      answers.push(await new Promise<Msg>((resolve) => call.once('data', resolve)));
+    }
+    call.end();
+    expect(answers).toEqual([{ n: 10 }, { n: 20 }, { n: 30 }]);
+    expect((await done).code).toBe(grpc.status.OK);
   });
 
   it('HTTP/1.1 keeps working on the h2c port (codec AUTO), and trailers from an HTTP/2 upstream reach both', async () => {
@@ -317,6 +361,34 @@ describe('HTTP/2 through the proxy', () => {
     const stats = (await fx.proxy.admin('/stats')).body;
     expect(stats).toMatch(/^http\.tls\.downstream_cx_http2_total: 1$/m);
     expect(stats).toMatch(/^listener\.127\.0\.0\.1_\d+\.ssl\.handshake: [1-9]/m);
+  });
+
+  it('a chain without alpn_protocols negotiates no ALPN: a client offering h2 and http/1.1 is served HTTP/1.1', async () => {
+    const port = fx.proxy.port('tls-noalpn');
+    const r = await new Promise<{ status: number; alpn: unknown; body: string }>((resolve, reject) => {
+      const req = https.request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/',
+          servername: 'h2.example.com',
+          ca: pem.cert,
+          headers: { host: 'h2.example.com' },
+          ALPNProtocols: ['h2', 'http/1.1'],
+          agent: false,
+        } as https.RequestOptions,
+        (res) => {
+          let body = '';
+          res.on('data', (d) => (body += d));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, alpn: (res.socket as tls.TLSSocket).alpnProtocol, body }),
+          );
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    expect(r).toEqual({ status: 200, alpn: false, body: 'h2 upstream saw h2.example.com https' });
   });
 
   it('an h2 request over max_headers_count is reset (INTERNAL_ERROR, http2.header_overflow); the session keeps serving', async () => {
@@ -356,5 +428,15 @@ describe('HTTP/2 through the proxy', () => {
       expect.stringContaining('Proto constraint validation failed'),
     ]);
     expect(await unary(client, 'unary', { text: 'still' })).toEqual({ text: 'echo still via http' });
+    // Last: an LDS update naming only this listener removes the others (state of the world), as in Envoy.
+    const mixed = tlsListener('tls', 'h2plain', pem, ['h2', 'http/1.1']);
+    const second = structuredClone(mixed.filter_chains[0]);
+    second.filter_chain_match = { server_names: ['other.example.com'] };
+    second.transport_socket.typed_config.common_tls_context.alpn_protocols = ['http/1.1'];
+    mixed.filter_chains.push(second);
+    const badAlpn = await fx.apply({ listeners: [mixed] });
+    expect(badAlpn.nacks.map((n) => n.error_detail?.message)).toEqual([
+      expect.stringContaining('TLS filter chains with different alpn_protocols are not supported'),
+    ]);
   });
 });

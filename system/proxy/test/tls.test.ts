@@ -4,37 +4,18 @@
 // envoy/config/listener/v3/listener_components.proto FilterChainMatch.server_names), ALPN http/1.1, the HCM behind
 // it as in the clear; certificates Envoy cannot load NACKed with its words (source/common/tls/context_impl.cc) while
 // the last good listener keeps serving; config_dump shows private keys as Envoy does ("[redacted]").
-import { generateKeyPairSync } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import tls from 'node:tls';
-import forge from 'node-forge';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { selfSigned } from '../testing/certs.ts';
 import { HCM_TYPE, ROUTER, startXdsFixture, type XdsFixture } from '../testing/harness.ts';
 
 type J = Record<string, any>;
 
 const TLS_CONTEXT = 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext';
 const TLS_INSPECTOR = 'type.googleapis.com/envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector';
-
-/** A self-signed certificate whose CN (and SAN) names the chain it belongs to. */
-function selfSigned(cn: string): { cert: string; key: string } {
-  // Node's key generation (forge's is slow); 2048 bits, what OpenSSL's default security level takes.
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const priv = forge.pki.privateKeyFromPem(privateKey.export({ type: 'pkcs1', format: 'pem' }) as string);
-  const keys = { privateKey: priv, publicKey: forge.pki.rsa.setPublicKey(priv.n, priv.e) };
-  const c = forge.pki.createCertificate();
-  c.publicKey = keys.publicKey;
-  c.serialNumber = '01';
-  c.validity.notBefore = new Date(Date.now() - 60_000);
-  c.validity.notAfter = new Date(Date.now() + 86_400_000);
-  c.setSubject([{ name: 'commonName', value: cn }]);
-  c.setIssuer([{ name: 'commonName', value: cn }]);
-  c.setExtensions([{ name: 'subjectAltName', altNames: [{ type: 2, value: cn }] }]);
-  c.sign(keys.privateKey, forge.md.sha256.create());
-  return { cert: forge.pki.certificateToPem(c), key: forge.pki.privateKeyToPem(keys.privateKey) };
-}
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
@@ -230,6 +211,43 @@ describe('TLS termination', () => {
     expect(await stat('no_certificate')).toBeGreaterThanOrEqual(before.ok + 1);
     expect(await stat('versions\\.TLSv1\\.3')).toBe(before.v13 + 1);
     await vi.waitFor(async () => expect(await stat('connection_error')).toBe(before.bad + 1));
+  });
+
+  it("a plaintext HTTP/1.1 client on an HTTPS port: connection_error counted, Envoy's [connection] line, closed; others served", async () => {
+    const port = fx.proxy.port('https');
+    const errors = async () =>
+      Number(
+        /: (\d+)/.exec(
+          (
+            await fx.proxy.admin(
+              `/stats?filter=${encodeURIComponent(`^listener\\.127\\.0\\.0\\.1_${port}\\.ssl\\.connection_error$`)}`,
+            )
+          ).body,
+        )?.[1] ?? Number.NaN,
+      );
+    // The contract's procedure: the connection logger to debug at run time (/logging).
+    expect((await fx.proxy.admin('/logging?connection=debug', 'POST')).status).toBe(200);
+    const before = await errors();
+    const got = await new Promise<string>((resolve) => {
+      const c = net.connect({ host: '127.0.0.1', port });
+      let text = '';
+      c.on('data', (d) => {
+        text += d.toString('latin1');
+      });
+      c.on('connect', () => c.write('GET / HTTP/1.1\r\nhost: a.example.com\r\n\r\n'));
+      c.on('close', () => resolve(text));
+      c.on('error', () => {});
+    });
+    expect(got).not.toContain('HTTP/1.1 200');
+    await vi.waitFor(async () => expect(await errors()).toBe(before + 1));
+    expect(
+      fx.proxy.logs.some((l) => /\[connection\].*remote address:127\.0\.0\.1:\d+,TLS_error:\|.*:TLS_error_end/.test(l)),
+    ).toBe(true);
+    expect((await get(port, 'a.example.com')).status).toBe(200);
+    expect(fx.proxy.logs.some((l) => /\[connection\].*\[Tags: "ConnectionId":"\d+"\] handshake complete/.test(l))).toBe(
+      true,
+    );
+    await fx.proxy.admin('/logging?connection=info', 'POST');
   });
 
   it('honours tls_params: a listener capped at TLS 1.2 negotiates TLS 1.2', async () => {

@@ -8,6 +8,7 @@
 // upstream_cx_http2_total, as Envoy counts them.
 import http2 from 'node:http2';
 import net from 'node:net';
+import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { Http2Options } from '../config/http2-options.ts';
 import type { Logger } from '../log.ts';
@@ -251,7 +252,8 @@ class Http2PoolStream implements PoolStream {
       if (k === 'te' && v !== 'trailers') continue;
       headers[k] = v;
     }
-    const body = opts.body as Buffer | null | undefined;
+    const body = opts.body as Buffer | Readable | null | undefined;
+    const streamed = body instanceof Readable ? body : undefined;
     let aborted = false;
     let paused = false;
     let reason: Error | null = null;
@@ -272,6 +274,7 @@ class Http2PoolStream implements PoolStream {
         if (aborted) return;
         aborted = true;
         reason = err;
+        if (streamed) streamed.unpipe(req);
         if (req && !req.destroyed) req.close(http2.constants.NGHTTP2_CANCEL);
       },
       pause() {
@@ -284,14 +287,16 @@ class Http2PoolStream implements PoolStream {
       },
     };
     try {
-      req = this.session.request(headers, { endStream: !body || body.length === 0 });
+      const empty = !body || (!streamed && (body as Buffer).length === 0);
+      req = this.session.request(headers, { endStream: empty });
     } catch (err) {
       handler.onResponseError?.(controller, Object.assign(err as Error, { code: 'UND_ERR_SOCKET' }));
       return;
     }
     handler.onRequestStart?.(controller, {});
     if (aborted) return;
-    if (body && body.length > 0) req.end(body);
+    if (streamed) streamed.pipe(req);
+    else if (body && (body as Buffer).length > 0) req.end(body);
     req.on('response', (h, flags: number) => {
       const status = Number(h[':status']);
       const out: Record<string, string | string[] | undefined> = {};

@@ -2,7 +2,7 @@
 // `tls_inspector` listener filter (`filter_chain_match.server_names` from the listener's hostname; a listener without
 // hostname is the chain without server_names), each with a `envoy.transport_sockets.tls` DownstreamTlsContext
 // carrying its certificates inline (certificate_chain / private_key `inline_bytes`, the Secret's data as it is: the
-// control plane pushes them with the listener, no SDS; see the control plane README), ALPN `http/1.1`.
+// control plane pushes them with the listener, no SDS; see the control plane README), ALPN `h2`, `http/1.1`.
 // Shapes: envoy/config/listener/v3/listener_components.proto (FilterChainMatch), envoy/extensions/transport_sockets/
 // tls/v3/{tls,common}.proto, envoy/extensions/filters/listener/tls_inspector/v3/tls_inspector.proto.
 import type { TlsChainIR } from '../../ir/types.ts';
@@ -17,8 +17,11 @@ export const TLS_TRANSPORT_SOCKET = {
   type: 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext',
 };
 
-/** The filter chain of one HTTPS Gateway listener around the port's network filters. */
-export function tlsFilterChain(c: TlsChainIR, filters: Json[]): Json {
+/**
+ * The filter chain of one HTTPS Gateway listener around the port's network filters (a TLS Terminate listener's
+ * tcp_proxy chains too, without ALPN: `alpn` empty).
+ */
+export function tlsFilterChain(c: TlsChainIR, filters: Json[], alpn: string[] = ['h2', 'http/1.1']): Json {
   return {
     ...(c.serverNames.length ? { filter_chain_match: { server_names: c.serverNames } } : {}),
     filters,
@@ -31,8 +34,8 @@ export function tlsFilterChain(c: TlsChainIR, filters: Json[]): Json {
             certificate_chain: { inline_bytes: cert.certificateChain },
             private_key: { inline_bytes: cert.privateKey },
           })),
-          // Envoy Gateway's default ALPN for HTTPS listeners: HTTP/2 first, then HTTP/1.1.
-          alpn_protocols: ['h2', 'http/1.1'],
+          // Envoy Gateway's default ALPN for HTTPS listeners: HTTP/2 first, then HTTP/1.1 (none before tcp_proxy).
+          ...(alpn.length ? { alpn_protocols: alpn } : {}),
         },
       },
     },

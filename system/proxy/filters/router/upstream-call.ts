@@ -3,6 +3,7 @@
 // header mutations, mirrors, the route and per-try timeouts, retries with back-off under the retry circuit
 // breaker, the response headers and body downstream, and the local replies Envoy's router sends when upstream gives
 // no answer (503 with the reset reason, 504 upstream request timeout). Each try is an Attempt (attempt.ts).
+import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { inFraction } from '../../config/errors.ts';
 import { applyMutations } from '../../config/headers.ts';
@@ -65,6 +66,8 @@ export class UpstreamCall implements AttemptOwner {
   private finished = false;
   private path: string;
   private headers: HeaderMap;
+  /** The request body streamed upstream (start()), when it is not buffered. */
+  private bodyStream: Readable | undefined;
 
   constructor(
     router: RouterContext,
@@ -133,17 +136,30 @@ export class UpstreamCall implements AttemptOwner {
     const go = () => {
       if (s.done) return;
       // Envoy starts the route timeout once the whole request has been received.
-      if (this.timeoutMs > 0) {
-        this.globalTimer = setTimeout(() => this.onGlobalTimeout(), this.timeoutMs);
-      }
+      this.armGlobalTimeout();
       this.sendMirrors();
       this.startAttempt();
     };
+    // A body nothing needs whole (no retries, no mirrors) is streamed upstream as it arrives, as Envoy does: a gRPC
+    // bidirectional stream needs it. The route timeout then starts when its last byte has arrived.
+    const stream = !this.retry && this.action.mirrors.length === 0 ? s.requestStream() : undefined;
+    if (stream) {
+      this.bodyStream = stream;
+      stream.once('end', () => this.armGlobalTimeout());
+      this.startAttempt();
+      return;
+    }
     if (s.hasBody()) {
       s.readBody().then(go, () => s.sendLocalReply(413, 'Payload Too Large', { details: 'request_payload_too_large' }));
     } else {
       s.info.lastDownstreamRxMono = performance.now();
       go();
+    }
+  }
+
+  private armGlobalTimeout(): void {
+    if (this.timeoutMs > 0 && !this.finished && !this.globalTimer) {
+      this.globalTimer = setTimeout(() => this.onGlobalTimeout(), this.timeoutMs);
     }
   }
 
@@ -194,7 +210,7 @@ export class UpstreamCall implements AttemptOwner {
       path: this.path,
       method: s.method as Dispatcher.HttpMethod,
       headers: this.headers as Record<string, string | string[]>,
-      body: s.body ?? null,
+      body: this.bodyStream ?? s.body ?? null,
     };
   }
 
