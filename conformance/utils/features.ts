@@ -149,6 +149,9 @@ export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   'TLSRoute',
   'TLSRouteModeTerminate',
   'GRPCRoute',
+  'BackendTLSPolicy',
+  'BackendTLSPolicySANValidation',
+  'GatewayBackendClientCertificate',
 ]);
 
 /** A test runs when gwlab supports all its features (upstream: SupportedFeatures.HasAll). */

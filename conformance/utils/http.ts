@@ -22,6 +22,10 @@ export interface Request {
   headers?: Record<string, string>;
   unfollowRedirect?: boolean;
   body?: string;
+  /** The SNI (a TLS request sends it; as an expectation, the SNI the backend must have seen). */
+  sni?: string;
+  /** As an expectation: a PEM certificate the backend must have been presented (the Gateway's client certificate). */
+  clientCert?: string;
   /** roundtrip-h2.ts H2C_PRIOR_KNOWLEDGE or H2 (upstream's roundtripper protocols); HTTP/1.1 when absent. */
   protocol?: string;
 }
@@ -107,6 +111,12 @@ function compareRequest(cReq: CapturedRequest, e: ExpectedResponse): string | un
   if ((exp.path ?? '') !== cReq.path) return `expected path to be ${exp.path ?? ''}, got ${cReq.path}`;
   if (method !== cReq.method) return `expected method to be ${method}, got ${cReq.method}`;
   if ((e.namespace ?? '') !== cReq.namespace) return `expected namespace to be ${e.namespace}, got ${cReq.namespace}`;
+  if (exp.sni && exp.sni !== (cReq.tls?.serverName ?? ''))
+    return `expected SNI "${cReq.tls?.serverName ?? ''}" to be equal to "${exp.sni}"`;
+  // PEM line endings aside (the suite's generator writes CRLF, the echo LF), as upstream's slices.Contains.
+  const lf = (p: string) => p.replace(/\r\n/g, '\n').trim();
+  if (exp.clientCert && !(cReq.tls?.peerCertificates ?? []).some((c) => lf(c) === lf(exp.clientCert!)))
+    return `expected client certificate ${JSON.stringify(exp.clientCert)} to be presented, got ${JSON.stringify(cReq.tls?.peerCertificates ?? [])}`;
   const got = lower(cReq.headers);
   if (exp.headers) {
     if (!cReq.headers) return `no headers captured, expected ${Object.keys(exp.headers).length}`;

@@ -434,13 +434,47 @@ export async function mustHaveLatestConditions(
     const o = await get(kube, kind, nn);
     if (!o) return { ok: false, seen: 'not found' };
     const lists =
-      kind === 'HTTPRoute' ? (o.status?.parents ?? []).map((p: any) => p.conditions) : [o.status?.conditions];
+      kind === 'HTTPRoute'
+        ? (o.status?.parents ?? []).map((p: any) => p.conditions)
+        : kind === 'BackendTLSPolicy'
+          ? (o.status?.ancestors ?? []).map((a: any) => a.conditions)
+          : [o.status?.conditions];
     for (const l of lists) {
       const stale = staleConditions(o, l);
       if (stale) return { ok: false, seen: stale };
     }
     return { ok: true };
   });
+}
+
+/**
+ * BackendTLSPolicyMustHaveCondition: an ancestor naming the Gateway has the condition, every ancestor's conditions at
+ * the policy's generation (HTTPRouteMustHaveCondition's timeout, as upstream).
+ */
+export async function backendTLSPolicyMustHaveCondition(
+  kube: Kube,
+  tc: TimeoutConfig,
+  policy: NN,
+  gw: NN,
+  c: Cond,
+): Promise<void> {
+  await poll(
+    `BackendTLSPolicy ${policy.namespace}/${policy.name} to have ${JSON.stringify(c)} for ${gw.namespace}/${gw.name}`,
+    tc,
+    tc.httpRouteMustHaveCondition,
+    async () => {
+      const p = await get(kube, 'BackendTLSPolicy', policy);
+      let found = false;
+      for (const a of p?.status?.ancestors ?? []) {
+        const stale = staleConditions(p!, a.conditions);
+        if (stale) return { ok: false, seen: stale };
+        const ns = a.ancestorRef?.namespace;
+        if (a.ancestorRef?.name === gw.name && (ns === undefined || ns === gw.namespace))
+          found ||= findCondition(a.conditions, c.type, c.status ?? '', c.reason ?? '');
+      }
+      return { ok: found, seen: p?.status?.ancestors };
+    },
+  );
 }
 
 /** HTTPRouteMustHaveResolvedRefsConditionsTrue. */

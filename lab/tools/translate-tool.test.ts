@@ -98,7 +98,7 @@ kind: Deployment
 metadata: {name: app, namespace: ns}
 ---
 apiVersion: v1
-kind: ConfigMap
+kind: PersistentVolumeClaim
 metadata: {name: cm, namespace: ns}
 ---
 apiVersion: networking.istio.io/v1
@@ -120,7 +120,7 @@ status: {loadBalancer: {ingress: [{ip: 10.0.0.9}]}}
     expect(out.notes).toEqual(
       expect.arrayContaining([
         'input.yaml: document 2: Deployment ns/app skipped: the control plane reads only Deployments labelled gateway.networking.k8s.io/gateway-name',
-        'input.yaml: document 3: ConfigMap ns/cm skipped: the control plane does not read v1 ConfigMap',
+        'input.yaml: document 3: PersistentVolumeClaim ns/cm skipped: the control plane does not read v1 PersistentVolumeClaim',
         'input.yaml: document 4: Gateway ns/istio skipped: the control plane does not read networking.istio.io/v1 Gateway',
       ]),
     );

@@ -49,6 +49,10 @@ export interface GatewaySpec {
   /** Which ListenerSets may attach (v1.6.1: `from` None by default). */
   allowedListeners?: { namespaces?: { from?: 'All' | 'Same' | 'Selector' | 'None'; selector?: LabelSelector } };
   addresses?: { type?: string; value?: string }[];
+  /** Gateway-wide TLS settings (v1.6.1 standard): the client certificate presented to TLS backends. */
+  tls?: {
+    backend?: { clientCertificateRef?: { group?: string; kind?: string; name: string; namespace?: string } };
+  };
   infrastructure?: {
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
@@ -382,3 +386,22 @@ export interface Secret extends KObject {
   /** base64 values */
   data?: Record<string, string>;
 }
+
+/** A ConfigMap as the control plane reads it: BackendTLSPolicies' caCertificateRefs (key `ca.crt`). */
+export interface ConfigMap extends KObject {
+  data?: Record<string, string>;
+}
+
+/** BackendTLSPolicy (v1 in Gateway API v1.6.1, GEP-1897): TLS from the Gateway to a Service's endpoints. */
+export interface BackendTLSPolicySpec {
+  targetRefs?: { group?: string; kind: string; name: string; sectionName?: string }[];
+  validation?: {
+    caCertificateRefs?: { group?: string; kind: string; name: string }[];
+    wellKnownCACertificates?: string;
+    hostname: string;
+    subjectAltNames?: { type: 'Hostname' | 'URI'; hostname?: string; uri?: string }[];
+  };
+  options?: Record<string, string>;
+}
+
+export type BackendTLSPolicy = KObject<BackendTLSPolicySpec, { ancestors?: PolicyAncestorStatus[] }>;

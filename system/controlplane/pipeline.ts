@@ -10,6 +10,8 @@
 // snapshots, and nothing else.
 
 import { redactSecrets } from '../shared/envoy/redact.ts';
+import { deriveBackendTlsInfos, deriveBackendTlsStatuses } from './backend-tls-stages.ts';
+import type { BackendTlsInfo } from './ir/backend-tls.ts';
 import { buildServiceEndpoints, SERVICE_NAME_LABEL, type ServiceEndpoints } from './ir/endpoints.ts';
 import { buildExtensionInfo, type ExtensionInfo } from './ir/extensions.ts';
 import { buildGateway, type GatewayResult, type GatewayWorld, isOurGateway } from './ir/gateway.ts';
@@ -19,9 +21,12 @@ import { buildPolicyInfo, type PolicyInfo, policyTargetKeys } from './ir/policie
 import { buildRouteInfo, type RouteInfo, type RouteWorld, routeGatewayKeys } from './ir/routes.ts';
 import type { ClusterIR, EndpointAddress, ValidationMode } from './ir/types.ts';
 import { type Collection, type Ctx, derive, InputCollection, Runtime } from './krt/collection.ts';
+import { krtView } from './krt-view.ts';
 import { WATCHED, type WatchedKindName } from './kube/watched.ts';
 import {
+  type BackendTLSPolicy,
   CONTROLLER_NAME,
+  type ConfigMap,
   type Deployment,
   type EndpointSlice,
   GATEWAY_GROUP,
@@ -31,7 +36,6 @@ import {
   type GatewayParameters,
   type GRPCRoute,
   type HTTPRoute,
-  type KObject,
   keyOf,
   type L4Route,
   type ListenerSet,
@@ -80,46 +84,6 @@ export interface PipelineOptions {
   observe?: (stage: 'gateway' | 'xds', seconds: number) => void;
 }
 
-function stripNoise<T extends { metadata: KObject['metadata'] }>(o: T): T {
-  const m = o.metadata as KObject['metadata'] & { managedFields?: unknown };
-  if (!m.managedFields && !m.annotations?.['kubectl.kubernetes.io/last-applied-configuration']) return o;
-  const { managedFields: _mf, ...meta } = m;
-  if (meta.annotations?.['kubectl.kubernetes.io/last-applied-configuration']) {
-    const { 'kubectl.kubernetes.io/last-applied-configuration': _l, ...rest } = meta.annotations;
-    meta.annotations = rest;
-  }
-  return { ...o, metadata: meta };
-}
-
-/** What /snapshots/krt shows of a Secret: its type and the names of its keys, never their values. */
-function redactSecret(o: Secret): unknown {
-  const c = stripNoise(o);
-  return { ...c, data: Object.fromEntries(Object.keys(c.data ?? {}).map((k) => [k, '<redacted>'])) };
-}
-
-/**
- * What /snapshots/krt shows of a GatewayParameters: its env values can carry credentials (a token passed to the
- * proxy), so only their names are shown. The pipeline itself keeps the object as read.
- */
-function redactGatewayParameters(o: GatewayParameters): unknown {
-  const c = stripNoise(o);
-  const env = c.spec?.kube?.envoyContainer?.env;
-  if (!env?.some((e) => e.value !== undefined)) return c;
-  return {
-    ...c,
-    spec: {
-      ...c.spec,
-      kube: {
-        ...c.spec!.kube,
-        envoyContainer: {
-          ...c.spec!.kube!.envoyContainer,
-          env: env.map((e) => (e.value === undefined ? e : { ...e, value: '<redacted>' })),
-        },
-      },
-    },
-  };
-}
-
 export class Pipeline {
   readonly rt: Runtime;
   readonly mode: ValidationMode;
@@ -144,6 +108,8 @@ export class Pipeline {
   readonly gatewayParameters: InputCollection<GatewayParameters>;
   readonly trafficPolicies: InputCollection<TrafficPolicy>;
   readonly gatewayExtensions: InputCollection<GatewayExtension>;
+  readonly backendTlsPoliciesIn: InputCollection<BackendTLSPolicy>;
+  readonly configMaps: InputCollection<ConfigMap>;
   readonly rejections: InputCollection<RejectionRecord>;
 
   readonly routes: Collection<RouteInfo>;
@@ -153,6 +119,7 @@ export class Pipeline {
   readonly tlsRouteInfos: Collection<L4RouteInfo>;
   readonly extensions: Collection<ExtensionInfo>;
   readonly policies: Collection<PolicyInfo>;
+  readonly backendTlsPolicies: Collection<BackendTlsInfo>;
   readonly serviceEndpoints: Collection<ServiceEndpoints>;
   readonly gateways: Collection<GatewayResult>;
   readonly xds: Collection<XdsResources & { gateway: string; role: string }>;
@@ -168,6 +135,7 @@ export class Pipeline {
   readonly listenerSetStatuses: Collection<StatusUpdate>;
   readonly policyStatuses: Collection<StatusUpdate>;
   readonly extensionStatuses: Collection<StatusUpdate>;
+  readonly backendTlsPolicyStatuses: Collection<StatusUpdate>;
 
   constructor(opts: PipelineOptions) {
     this.rt = opts.runtime ?? new Runtime();
@@ -178,9 +146,7 @@ export class Pipeline {
     const mode = opts.mode;
     // One input collection per watched kind (kube/watched.ts); GatewayParameters are shown redacted.
     for (const w of WATCHED) {
-      const show =
-        w.kind === 'GatewayParameters' ? redactGatewayParameters : w.kind === 'Secret' ? redactSecret : stripNoise;
-      this.inputs.set(w.kind, new InputCollection<any>(rt, w.collection, keyOf, show));
+      this.inputs.set(w.kind, new InputCollection<any>(rt, w.collection, keyOf, krtView(w.kind)));
     }
     const input = <T>(kind: WatchedKindName) => this.inputs.get(kind) as InputCollection<T>;
     this.gatewayClasses = input<GatewayClass>('GatewayClass');
@@ -200,6 +166,8 @@ export class Pipeline {
     this.gatewayParameters = input<GatewayParameters>('GatewayParameters');
     this.trafficPolicies = input<TrafficPolicy>('TrafficPolicy');
     this.gatewayExtensions = input<GatewayExtension>('GatewayExtension');
+    this.backendTlsPoliciesIn = input<BackendTLSPolicy>('BackendTLSPolicy');
+    this.configMaps = input<ConfigMap>('ConfigMap');
     this.rejections = new InputCollection<RejectionRecord>(rt, 'ProxyRejections', (r) => r.key);
 
     const resources = deriveResources(this, mode);
@@ -210,6 +178,7 @@ export class Pipeline {
     this.tlsRouteInfos = resources.tlsRoutes;
     this.extensions = resources.extensions;
     this.policies = resources.policies;
+    this.backendTlsPolicies = resources.backendTlsPolicies;
     this.serviceEndpoints = resources.serviceEndpoints;
     const gateways = deriveGateways(this, resources, { controllerName, mode, observe: opts.observe });
     this.gateways = gateways.gateways;
@@ -228,6 +197,7 @@ export class Pipeline {
     this.listenerSetStatuses = statuses.listenerSetStatuses;
     this.policyStatuses = statuses.policyStatuses;
     this.extensionStatuses = statuses.extensionStatuses;
+    this.backendTlsPolicyStatuses = statuses.backendTlsPolicyStatuses;
   }
 
   /** The input collection of a watched kind (kube/watched.ts); undefined for a kind the control plane does not read. */
@@ -253,6 +223,7 @@ export class Pipeline {
       this.listenerSetStatuses,
       this.policyStatuses,
       this.extensionStatuses,
+      this.backendTlsPolicyStatuses,
     ];
   }
 }
@@ -299,6 +270,7 @@ function deriveResources(p: Pipeline, mode: ValidationMode) {
     buildPolicyInfo(tp, { extension: (ns, name) => ctx.fetch(extensions, `${ns}/${name}`) }, mode),
   );
   const policiesByTarget = p.trafficPolicies.index('target', policyTargetKeys);
+  const backendTls = deriveBackendTlsInfos(rt, p.backendTlsPoliciesIn, p.configMaps);
   const serviceEndpoints = derive(rt, 'ServiceEndpoints', p.services, (ctx, s) =>
     buildServiceEndpoints(s, ctx.fetchIndex(slicesByService, keyOf(s))),
   );
@@ -317,6 +289,8 @@ function deriveResources(p: Pipeline, mode: ValidationMode) {
     extensions,
     policies,
     policiesByTarget,
+    backendTlsPolicies: backendTls.infos,
+    backendTlsLookup: backendTls.lookup,
     serviceEndpoints,
     grantsByNs,
   };
@@ -364,6 +338,8 @@ function deriveGateways(
         secret: (ns, name) => ctx.fetch(p.secrets, `${ns}/${name}`),
         policiesTargeting: (kind, ns, name) => policyInfos(ctx, `${kind}/${ns}/${name}`),
         policiesSelecting: (kind, ns) => policyInfos(ctx, `selector/${kind}/${ns}`),
+        backendTlsPolicies: r.backendTlsLookup(ctx),
+        service: (ns, name) => ctx.fetch(p.services, `${ns}/${name}`),
       };
       const t0 = performance.now();
       const result = buildGateway(gw, world, { mode: o.mode });
@@ -376,14 +352,22 @@ function deriveGateways(
   const l4ReportsByRoute = reportsByObject(rt, 'L4RouteReports', gateways, 'l4Routes', 'route');
   const policyReportsByPolicy = reportsByObject(rt, 'PolicyReports', gateways, 'policies', 'policy');
   const setReportsBySet = reportsByObject(rt, 'ListenerSetReports', gateways, 'listenerSets', 'listenerSet');
-  return { gateways, routeReportsByRoute, l4ReportsByRoute, policyReportsByPolicy, setReportsBySet };
+  const btlsReportsByPolicy = reportsByObject(rt, 'BackendTLSPolicyReports', gateways, 'backendTlsPolicies', 'policy');
+  return {
+    gateways,
+    routeReportsByRoute,
+    l4ReportsByRoute,
+    policyReportsByPolicy,
+    setReportsBySet,
+    btlsReportsByPolicy,
+  };
 }
 
 /**
  * One kind of the reports the Gateways make about other objects (their routes, the policies attached to them) as a
  * row per (Gateway, object), indexed (`index`) by the object's key: what that object's status is written from.
  */
-function reportsByObject<K extends 'routes' | 'l4Routes' | 'policies' | 'listenerSets'>(
+function reportsByObject<K extends 'routes' | 'l4Routes' | 'policies' | 'listenerSets' | 'backendTlsPolicies'>(
   rt: Runtime,
   name: string,
   gateways: Collection<GatewayResult>,
@@ -427,6 +411,8 @@ function deriveSnapshots(p: Pipeline, observe: PipelineOptions['observe']) {
     const list = g.ir.clusters.map((c) => {
       const of = (m: { namespace: string; service: string; port: number }) =>
         ctx.fetch(p.serviceEndpoints, `${m.namespace}/${m.service}`)?.ports[String(m.port)] ?? [];
+      // A cluster whose BackendTLSPolicy is not accepted gets no endpoints: its requests fail (GEP-1897).
+      if (c.tls?.invalid) return translateEndpoints(c.name, []);
       return translateEndpoints(c.name, c.members ? weightedMembers(c.members, of) : of(c));
     });
     return { gateway: g.key, endpoints: list };
@@ -515,6 +501,7 @@ function deriveStatuses(p: Pipeline, g: ReturnType<typeof deriveGateways>, contr
       status: policyStatus(info, reports, rejectionsOf(ctx, `TrafficPolicy/${key}`)),
     };
   });
+  const backendTlsPolicyStatuses = deriveBackendTlsStatuses(rt, p.backendTlsPoliciesIn, g.btlsReportsByPolicy);
   const extensionStatuses = derive(rt, 'ExtensionStatuses', p.extensions, (_ctx, e, key) => ({
     key: `gatewayextensions/${key}`,
     resource: 'gatewayextensions' as const,
@@ -541,6 +528,7 @@ function deriveStatuses(p: Pipeline, g: ReturnType<typeof deriveGateways>, contr
     grpcRouteStatuses,
     policyStatuses,
     extensionStatuses,
+    backendTlsPolicyStatuses,
     ...deriveL4AndListenerSetStatuses(p, g, gatewayStatuses),
   };
 }

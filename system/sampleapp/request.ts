@@ -75,7 +75,8 @@ export function clientIp(req: IncomingMessage): string {
 /** `scheme://host/uri` as the client asked for it; the scheme honours X-Forwarded-Proto as go-httpbin does. */
 export function requestUrl(req: IncomingMessage): string {
   const proto = req.headers['x-forwarded-proto'] ?? req.headers['x-forwarded-protocol'];
-  let scheme = typeof proto === 'string' && proto !== '' ? proto : 'http';
+  const tlsConn = (req.socket as { encrypted?: boolean }).encrypted === true;
+  let scheme = typeof proto === 'string' && proto !== '' ? proto : tlsConn ? 'https' : 'http';
   if (req.headers['x-forwarded-ssl'] === 'on') scheme = 'https';
   return `${scheme}://${req.headers.host ?? ''}${req.url ?? '/'}`;
 }

@@ -34,6 +34,8 @@ export interface SampleAppOptions {
   accessLog?: 'stdout' | false | ((line: string) => void);
   /** Cap of `/delay/{s}`, default MAX_DELAY_SECONDS (tests lower it to check the cap without waiting 10 s). */
   maxDelaySeconds?: number;
+  /** Serve HTTPS with this certificate and key (PEM): `--tls`, for BackendTLSPolicy. */
+  tls?: { cert: string; key: string };
 }
 
 export type SampleApp = ListeningService;
@@ -74,6 +76,7 @@ export async function startSampleApp(opts: SampleAppOptions = {}): Promise<Sampl
     host,
     port: opts.port,
     onClosed: () => writer?.flush(),
+    ...(opts.tls ? { tls: opts.tls } : {}),
   });
 }
 

@@ -1,14 +1,16 @@
 // What the two sample services (sampleapp/, extauth/) share, as HTTP servers and as pods' processes: listening with
 // the keep-alive a proxy's upstream pool needs, the URL to reach them, a close that ends every connection; on the
 // command line a checked --port, and SIGTERM (the kubelet) or SIGINT (a terminal) closing the server, then exit 0.
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 
 export interface ListeningService {
   host: string;
   port: number;
-  /** `http://<host>:<port>` (127.0.0.1 when listening on all interfaces). */
+  /** `http(s)://<host>:<port>` (127.0.0.1 when listening on all interfaces). */
   url: string;
   close(): Promise<void>;
 }
@@ -20,6 +22,8 @@ export interface ListenOptions {
   port?: number;
   /** Runs once the server has closed, before close() resolves (a log writer flushes there). */
   onClosed?: () => void;
+  /** Serve HTTPS (HTTP/1.1 over TLS) with this certificate and key (PEM) instead of plain HTTP. */
+  tls?: { cert: string; key: string };
 }
 
 /** An HTTP server of `handler` listening on host:port; a failure to listen names the service, the address and why. */
@@ -29,7 +33,9 @@ export async function listenHttp(
   opts: ListenOptions = {},
 ): Promise<ListeningService> {
   const host = opts.host ?? '127.0.0.1';
-  const server = http.createServer(handler);
+  const server = opts.tls
+    ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key, ALPNProtocols: ['http/1.1'] }, handler)
+    : http.createServer(handler);
   // Proxies keep pooled upstream connections for long; a short server idle timeout races with their reuse and shows
   // up as spurious 503s, so idle keep-alive connections live for 65 s (longer than common proxy idle timeouts' floor).
   server.keepAliveTimeout = 65_000;
@@ -50,7 +56,7 @@ export async function listenHttp(
   return {
     host,
     port,
-    url: `http://${urlHost}:${port}`,
+    url: `${opts.tls ? 'https' : 'http'}://${urlHost}:${port}`,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => {
@@ -69,6 +75,8 @@ export interface ServiceArgs {
   flags: Set<string>;
   /** The extra port options given (of those the service named), checked as --port is. */
   ports: Record<string, number>;
+  /** The string options (of those the service named) with their value or default. */
+  strings: Record<string, string>;
 }
 
 /**
@@ -81,6 +89,7 @@ export function serviceArgs(
   defaultPort: number,
   flags: readonly string[] = [],
   portOptions: readonly string[] = [],
+  stringOptions: Readonly<Record<string, string>> = {},
 ): ServiceArgs | undefined {
   const { values } = parseArgs({
     args,
@@ -89,6 +98,7 @@ export function serviceArgs(
       host: { type: 'string', default: '0.0.0.0' },
       ...Object.fromEntries(flags.map((f) => [f, { type: 'boolean', default: false }])),
       ...Object.fromEntries(portOptions.map((f) => [f, { type: 'string' }])),
+      ...Object.fromEntries(Object.entries(stringOptions).map(([f, d]) => [f, { type: 'string', default: d }])),
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -105,6 +115,7 @@ export function serviceArgs(
     ports: Object.fromEntries(
       portOptions.filter((f) => values[f] !== undefined).map((f) => [f, parsePort(values[f] as string, `--${f}`)]),
     ),
+    strings: Object.fromEntries(Object.keys(stringOptions).map((f) => [f, values[f] as string])),
   };
 }
 
@@ -127,4 +138,16 @@ export function stopOnSignals(close: () => Promise<void>, onSignal?: (signal: No
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+}
+
+/** A certificate and key read from files (a Secret volume's tls.crt and tls.key); an error names the flag and file. */
+export function readTlsFiles(certFile: string, keyFile: string): { cert: string; key: string } {
+  const read = (flag: string, file: string) => {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new Error(`${flag}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+  };
+  return { cert: read('--tls-cert', certFile), key: read('--tls-key', keyFile) };
 }

@@ -5,6 +5,7 @@
 // (l4-listeners.ts), and what each policy's attachment came to (policy-reports.ts).
 
 import {
+  GATEWAY_GROUP,
   type Gateway,
   type GatewayClass,
   type GatewayParameters,
@@ -13,14 +14,16 @@ import {
   type ReferenceGrant,
   roleOf,
   type Secret,
+  type Service,
   VENDOR_GROUP,
 } from '../model.ts';
 import { GatewayPolicies } from './attach-policies.ts';
 import { attachRoutes, type RouteParentReport, routeReportKey } from './attach-routes.ts';
+import { applyBackendTls, type BackendTlsInfo, type BackendTlsReport } from './backend-tls.ts';
 import { buildL4Listeners } from './l4-listeners.ts';
 import type { L4RouteInfo } from './l4-routes.ts';
 import { admitListenerSets, type ListenerSetReport, listenerSetReports } from './listener-sets.ts';
-import { type ListenerReport, type ListenerState, validateListeners } from './listeners.ts';
+import { type ListenerReport, type ListenerState, resolveCertificateRef, validateListeners } from './listeners.ts';
 import type { PolicyInfo } from './policies.ts';
 import { type PolicyAncestorReport, policyReports } from './policy-reports.ts';
 import type { RouteInfo } from './routes.ts';
@@ -49,6 +52,10 @@ export interface GatewayWorld {
   policiesTargeting(kind: 'Gateway' | 'HTTPRoute', namespace: string, name: string): PolicyInfo[];
   /** Policies with a targetSelector for `kind` in `namespace`. */
   policiesSelecting(kind: 'Gateway' | 'HTTPRoute', namespace: string): PolicyInfo[];
+  /** BackendTLSPolicies with a targetRef to this Service (any section). */
+  backendTlsPolicies(namespace: string, service: string): BackendTlsInfo[];
+  /** A Service (the port names BackendTLSPolicies' sectionNames select). */
+  service(namespace: string, name: string): Service | undefined;
 }
 
 export interface GatewayReports {
@@ -66,8 +73,12 @@ export interface GatewayReports {
   attachedListenerSets: number;
   /** policy key → its ancestor status for this Gateway */
   policies: Record<string, { generation: number } & PolicyAncestorReport>;
+  /** BackendTLSPolicy key → its ancestor status for this Gateway (policies targeting a Service its routes use). */
+  backendTlsPolicies: Record<string, BackendTlsReport>;
   /** The GatewayParameters in use (namespace/name), when valid. */
   parameters?: string;
+  /** The Gateway's ResolvedRefs, when it has references of its own (spec.tls.backend.clientCertificateRef). */
+  resolvedRefs?: Outcome;
   /** spec.addresses as the load balancer is asked for them (static-addresses.ts): the one requested, or why none. */
   addresses?: Pick<StaticAddresses, 'requestedIp' | 'notUsable'>;
 }
@@ -114,6 +125,7 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
     listenerSets: setReports,
     attachedListenerSets: Object.values(setReports).filter((r) => r.accepted.ok).length,
     policies: {},
+    backendTlsPolicies: {},
     ...(params ? { parameters: params } : {}),
     ...addressesReport(gw),
   };
@@ -135,7 +147,11 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
   policies.noteAttached(listeners.filter((s) => s.usable && s.owner.kind === 'Gateway').map((s) => s.l.name));
   const hosts = buildVirtualHosts(listeners, routes.placements, policies);
   const l4Listeners = buildL4Listeners(listeners, l4.placements);
-  const clusters = new Map([...hosts.clusters, ...l4Listeners.clusters].map((c) => [c.name, c]));
+  const client = backendClientCertificate(gw, world);
+  if (client) reports.resolvedRefs = client.outcome;
+  const btls = applyBackendTls(hosts.clusters, world.backendTlsPolicies, world.service, client?.certificate);
+  reports.backendTlsPolicies = btls.reports;
+  const clusters = new Map([...btls.clusters, ...l4Listeners.clusters].map((c) => [c.name, c]));
   reports.policies = policyReports(policies.tallies, opts.mode);
   const ir: GatewayIR = {
     gateway: gwRef,
@@ -148,6 +164,29 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
     findings: hosts.findings,
   };
   return { key, ir, reports };
+}
+
+/**
+ * The Gateway's `spec.tls.backend.clientCertificateRef` (GEP-3155, conformance GatewayTLSBackendClientCertificate,
+ * GatewayInvalidTLSBackendConfiguration): the certificate its proxies present to TLS backends, and the Gateway's
+ * ResolvedRefs (False/InvalidClientCertificateRef or RefNotPermitted; the Gateway stays Accepted). Undefined: none set.
+ */
+function backendClientCertificate(gw: Gateway, world: GatewayWorld) {
+  const ref = gw.spec?.tls?.backend?.clientCertificateRef;
+  if (!ref) return undefined;
+  const from = { group: GATEWAY_GROUP, kind: 'Gateway', namespace: gw.metadata.namespace ?? 'default' };
+  const r = resolveCertificateRef(
+    ref,
+    from,
+    'spec.tls.backend.clientCertificateRef',
+    {
+      grants: (n) => world.referenceGrants(n),
+      secret: (n, name) => world.secret(n, name),
+    },
+    'InvalidClientCertificateRef',
+  );
+  if ('problem' in r) return { outcome: r.problem };
+  return { outcome: ok('ResolvedRefs', 'references resolved'), certificate: r.certificate };
 }
 
 /**

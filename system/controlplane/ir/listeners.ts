@@ -155,6 +155,40 @@ export function certificateProblem(secret: Secret): string | undefined {
 }
 
 /**
+ * One reference to a certificate Secret (a listener's certificateRef, a Gateway's backend clientCertificateRef): a
+ * core Secret in the referrer's namespace or granted by a ReferenceGrant, that exists and holds a certificate and
+ * key; else the outcome naming why (`invalidReason`, or RefNotPermitted).
+ */
+export function resolveCertificateRef(
+  ref: { group?: string; kind?: string; name: string; namespace?: string },
+  from: { group: string; kind: string; namespace: string },
+  where: string,
+  refs: ListenerRefs,
+  invalidReason: string,
+): { certificate: CertificateIR } | { problem: Outcome } {
+  const group = ref.group ?? '';
+  const kind = ref.kind ?? 'Secret';
+  if (group !== '' || kind !== 'Secret') {
+    return { problem: bad(invalidReason, `${where}: ${group || 'core'}/${kind} is not supported (only core Secrets)`) };
+  }
+  const to = { group: '', kind: 'Secret', namespace: ref.namespace ?? from.namespace, name: ref.name };
+  if (!referenceAllowed(refs.grants(to.namespace), from, to)) {
+    return { problem: bad('RefNotPermitted', `${where}: ${missingGrantMessage(from, to)}`) };
+  }
+  const secret = refs.secret(to.namespace, to.name);
+  if (!secret) return { problem: bad(invalidReason, `${where}: Secret ${to.namespace}/${to.name} does not exist`) };
+  const problem = certificateProblem(secret);
+  if (problem) return { problem: bad(invalidReason, `${where}: Secret ${to.namespace}/${to.name} ${problem}`) };
+  return {
+    certificate: {
+      secret: `${to.namespace}/${to.name}`,
+      certificateChain: secret.data!['tls.crt']!,
+      privateKey: secret.data!['tls.key']!,
+    },
+  };
+}
+
+/**
  * An HTTPS listener's certificateRefs: core Secrets, in the owner's namespace or granted by a ReferenceGrant, that
  * exist and hold a certificate and key.
  */
@@ -171,26 +205,16 @@ function certificateRefsOutcome(
     return bad('InvalidCertificateRef', `listener ${l.name}: tls.certificateRefs is required for tls.mode Terminate`);
   }
   for (const [i, ref] of (l.tls?.certificateRefs ?? []).entries()) {
-    const group = ref.group ?? '';
-    const kind = ref.kind ?? 'Secret';
-    const where = `listener ${l.name}: tls.certificateRefs[${i}]`;
-    if (group !== '' || kind !== 'Secret') {
-      return bad('InvalidCertificateRef', `${where}: ${group || 'core'}/${kind} is not supported (only core Secrets)`);
-    }
-    const to = { group: '', kind: 'Secret', namespace: ref.namespace ?? owner.namespace, name: ref.name };
     const from = { group: GATEWAY_GROUP, kind: owner.kind, namespace: owner.namespace };
-    if (!referenceAllowed(refs.grants(to.namespace), from, to)) {
-      return bad('RefNotPermitted', `${where}: ${missingGrantMessage(from, to)}`);
-    }
-    const secret = refs.secret(to.namespace, to.name);
-    if (!secret) return bad('InvalidCertificateRef', `${where}: Secret ${to.namespace}/${to.name} does not exist`);
-    const problem = certificateProblem(secret);
-    if (problem) return bad('InvalidCertificateRef', `${where}: Secret ${to.namespace}/${to.name} ${problem}`);
-    certificates.push({
-      secret: `${to.namespace}/${to.name}`,
-      certificateChain: secret.data!['tls.crt']!,
-      privateKey: secret.data!['tls.key']!,
-    });
+    const r = resolveCertificateRef(
+      ref,
+      from,
+      `listener ${l.name}: tls.certificateRefs[${i}]`,
+      refs,
+      'InvalidCertificateRef',
+    );
+    if ('problem' in r) return r.problem;
+    certificates.push(r.certificate);
   }
   return ok('ResolvedRefs', 'references resolved');
 }

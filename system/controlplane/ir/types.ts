@@ -257,6 +257,26 @@ export interface ClusterIR {
    * every GRPCRoute backend, grpc-routes.ts); absent: HTTP/1.1.
    */
   protocol?: 'http2' | 'websocket';
+  /** TLS to the endpoints, from the BackendTLSPolicy that applies to this Service port (ir/backend-tls.ts). */
+  tls?: UpstreamTlsIR;
+}
+
+/** What a BackendTLSPolicy makes a cluster speak: Envoy's UpstreamTlsContext (xds/translator/cluster.ts). */
+export interface UpstreamTlsIR {
+  /** `<ns>/<name>` of the BackendTLSPolicy. */
+  policy: string;
+  /** The SNI, and the name the certificate must match when `sans` is empty. */
+  sni: string;
+  /** PEM of the trusted CA certificates (caCertificateRefs). */
+  trustedCa?: string;
+  /** wellKnownCACertificates: System. */
+  systemCa?: boolean;
+  /** subjectAltNames: the certificate must carry one of these (then `sni` is not matched). */
+  sans: { type: 'DNS' | 'URI'; value: string }[];
+  /** The policy is not accepted (why): the cluster gets no endpoints, so its requests fail with a 5xx. */
+  invalid?: string;
+  /** The Gateway's spec.tls.backend.clientCertificateRef, presented to the backend. */
+  clientCertificate?: CertificateIR;
 }
 
 export interface GatewayIR {

@@ -127,6 +127,7 @@ export function startInformers(
       log,
       {
         ...(w.labelSelector ? { params: { labelSelector: w.labelSelector } } : {}),
+        ...(w.transform ? { transform: w.transform } : {}),
         initialBackoffMs: 500,
         maxBackoffMs: 30_000,
         // A missing CRD may be installed later (lab/install.ts applies them after the control plane may have started).

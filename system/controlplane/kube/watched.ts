@@ -24,6 +24,11 @@ export interface WatchedKind {
    * its informer counts as synced with no objects and keeps retrying, so the control plane still gets ready.
    */
   optional?: boolean;
+  /**
+   * What the informer keeps of each object (client-go's cache TransformFunc): ConfigMaps are read for one key only, so
+   * their other data is dropped before they reach the store.
+   */
+  transform?: (o: any) => any;
 }
 
 function watched<K extends string>(
@@ -31,7 +36,13 @@ function watched<K extends string>(
   version: string,
   kind: K,
   plural: string,
-  o: { namespaced?: boolean; collection: string; labelSelector?: string; optional?: boolean },
+  o: {
+    namespaced?: boolean;
+    collection: string;
+    labelSelector?: string;
+    optional?: boolean;
+    transform?: (o: any) => any;
+  },
 ): WatchedKind & { kind: K } {
   const apiVersion = group ? `${group}/${version}` : version;
   return {
@@ -43,6 +54,30 @@ function watched<K extends string>(
     collection: o.collection,
     ...(o.labelSelector ? { labelSelector: o.labelSelector } : {}),
     ...(o.optional ? { optional: true } : {}),
+    ...(o.transform ? { transform: o.transform } : {}),
+  };
+}
+
+/** A ConfigMap reduced to what BackendTLSPolicies read: its identity and the `ca.crt` key (no managedFields). */
+export function caOnly(o: {
+  apiVersion?: string;
+  kind?: string;
+  metadata: Record<string, unknown>;
+  data?: Record<string, string>;
+}): unknown {
+  const { name, namespace, uid, resourceVersion, generation, creationTimestamp, deletionTimestamp } =
+    o.metadata as Record<string, unknown>;
+  const metadata = Object.fromEntries(
+    Object.entries({ name, namespace, uid, resourceVersion, generation, creationTimestamp, deletionTimestamp }).filter(
+      ([, v]) => v !== undefined,
+    ),
+  );
+  const ca = o.data?.['ca.crt'];
+  return {
+    apiVersion: o.apiVersion ?? 'v1',
+    kind: o.kind ?? 'ConfigMap',
+    metadata,
+    ...(ca !== undefined ? { data: { 'ca.crt': ca } } : {}),
   };
 }
 
@@ -57,11 +92,18 @@ export const WATCHED = [
   watched(GATEWAY_GROUP, 'v1', 'UDPRoute', 'udproutes', { collection: 'UDPRoutes', optional: true }),
   watched(GATEWAY_GROUP, 'v1', 'TLSRoute', 'tlsroutes', { collection: 'TLSRoutes', optional: true }),
   watched(GATEWAY_GROUP, 'v1', 'ListenerSet', 'listenersets', { collection: 'ListenerSets', optional: true }),
+  // GEP-1897, v1 in Gateway API v1.6.1 (standard channel); ir/backend-tls.ts.
+  watched(GATEWAY_GROUP, 'v1', 'BackendTLSPolicy', 'backendtlspolicies', {
+    collection: 'BackendTLSPolicies',
+    optional: true,
+  }),
   watched(GATEWAY_GROUP, 'v1', 'ReferenceGrant', 'referencegrants', { collection: 'ReferenceGrants' }),
   watched('', 'v1', 'Namespace', 'namespaces', { namespaced: false, collection: 'Namespaces' }),
   watched('', 'v1', 'Service', 'services', { collection: 'Services' }),
   // For HTTPS listeners' certificateRefs (ResolvedRefs); /snapshots/krt shows their keys only (pipeline.ts).
   watched('', 'v1', 'Secret', 'secrets', { collection: 'Secrets' }),
+  // For BackendTLSPolicies' caCertificateRefs: only the `ca.crt` key is kept (caOnly), whatever else they hold.
+  watched('', 'v1', 'ConfigMap', 'configmaps', { collection: 'ConfigMaps', transform: caOnly }),
   watched('discovery.k8s.io', 'v1', 'EndpointSlice', 'endpointslices', { collection: 'EndpointSlices' }),
   // Only the proxies' Deployments (for the Gateways' Programmed condition and the deployer).
   watched('apps', 'v1', 'Deployment', 'deployments', {

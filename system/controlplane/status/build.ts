@@ -3,6 +3,7 @@
 // it was computed from.
 
 import type { RouteParentReport } from '../ir/attach-routes.ts';
+import type { BackendTlsReport } from '../ir/backend-tls.ts';
 import type { ExtensionInfo } from '../ir/extensions.ts';
 import type { GatewayReports } from '../ir/gateway.ts';
 import type { ListenerSetReport } from '../ir/listener-sets.ts';
@@ -37,7 +38,8 @@ export interface StatusUpdate {
     | 'tlsroutes'
     | 'listenersets'
     | 'trafficpolicies'
-    | 'gatewayextensions';
+    | 'gatewayextensions'
+    | 'backendtlspolicies';
   namespace?: string;
   name: string;
   /** The status we own (for routes and policies: our entries only; the writer keeps other controllers'). */
@@ -151,7 +153,11 @@ export function gatewayStatus(
   }
   return {
     addresses,
-    conditions: [fromOutcome('Accepted', r.accepted, g), programmed],
+    conditions: [
+      fromOutcome('Accepted', r.accepted, g),
+      programmed,
+      ...(r.resolvedRefs ? [fromOutcome('ResolvedRefs', r.resolvedRefs, g)] : []),
+    ],
     listeners: r.listeners.map((l) => listenerStatus(l, g)),
     // Only with ListenerSets in play (v1.6.1: "the total number of ListenerSets ... successfully attached").
     ...(Object.keys(r.listenerSets).length ? { attachedListenerSets: r.attachedListenerSets } : {}),
@@ -344,5 +350,24 @@ export function extensionStatus(e: ExtensionInfo): { conditions: StatusCondition
       fromOutcome('Accepted', e.accepted, e.generation),
       fromOutcome('ResolvedRefs', e.resolvedRefs, e.generation),
     ],
+  };
+}
+
+/**
+ * A BackendTLSPolicy's status: one ancestor per Gateway whose routes use a Service it targets, with Accepted and
+ * ResolvedRefs (GEP-1897; conformance's BackendTLSPolicyMustHaveCondition reads them per Gateway).
+ */
+export function backendTlsPolicyStatus(reports: GatewayReportOf<BackendTlsReport>[]): {
+  ancestors: (Omit<PolicyAncestorStatus, 'conditions'> & { conditions: StatusCondition[] })[];
+} {
+  return {
+    ancestors: reports.map((r) => ({
+      ancestorRef: { group: GATEWAY_GROUP, kind: 'Gateway', namespace: r.gateway.namespace, name: r.gateway.name },
+      controllerName: CONTROLLER_NAME,
+      conditions: [
+        fromOutcome('Accepted', r.report.accepted, r.report.generation),
+        fromOutcome('ResolvedRefs', r.report.resolvedRefs, r.report.generation),
+      ],
+    })),
   };
 }

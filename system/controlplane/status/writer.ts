@@ -27,6 +27,7 @@ const KIND_OF: Record<StatusUpdate['resource'], string> = {
   listenersets: 'ListenerSet',
   trafficpolicies: 'TrafficPolicy',
   gatewayextensions: 'GatewayExtension',
+  backendtlspolicies: 'BackendTLSPolicy',
 };
 
 function resourceOf(u: StatusUpdate): { group: string; version: string; kind: string; apiVersion: string } {
@@ -116,6 +117,11 @@ export function mergeStatus(
       const m = mergeControllerEntries(cur.parents, desired.parents, 'parentRef', now);
       if (!m.ours.length && m.others.length === m.existing.length) return undefined;
       return { ...cur, parents: [...m.others, ...m.ours] };
+    }
+    case 'backendtlspolicies': {
+      const m = mergeControllerEntries(cur.ancestors, desired.ancestors, 'ancestorRef', now);
+      if (!m.ours.length && m.others.length === m.existing.length) return undefined;
+      return { ...cur, ancestors: [...m.others, ...m.ours] };
     }
     case 'trafficpolicies': {
       const m = mergeControllerEntries(cur.ancestors, desired.ancestors, 'ancestorRef', now);
@@ -224,6 +230,7 @@ export class StatusWriter {
       listenersets: 'ListenerSetStatuses',
       trafficpolicies: 'PolicyStatuses',
       gatewayextensions: 'ExtensionStatuses',
+      backendtlspolicies: 'BackendTLSPolicyStatuses',
     };
     const statusColl = Object.fromEntries(this.p.statusCollections().map((c) => [c.name, c]));
     for (const [resource, kind] of Object.entries(KIND_OF) as [StatusUpdate['resource'], string][]) {

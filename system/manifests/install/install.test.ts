@@ -102,6 +102,7 @@ describe('install RBAC', () => {
       'udproutes/status',
       'tlsroutes/status',
       'listenersets/status',
+      'backendtlspolicies/status',
     ]) {
       expect(allows('gateway.networking.k8s.io', r, 'patch'), r).toBe(true);
     }

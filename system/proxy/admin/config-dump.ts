@@ -54,6 +54,10 @@ function endpointConfig(c: Cluster): J {
   };
 }
 
+/** A cluster as config_dump shows it: its JSON with the `@type`, client certificates' private keys `[redacted]`. */
+const clusterJson = (c: { spec: { json: Record<string, unknown> } }) =>
+  redactSecrets({ '@type': TYPE_URL.cluster, ...c.spec.json });
+
 /** The dumps in Envoy's order, each `{type, json}` (json with its own "@type"), names filtered by `match`. */
 export function buildDumps(srv: ServerInstance, match: (name: string) => boolean, includeEds: boolean): J[] {
   const cm = srv.clusters;
@@ -70,7 +74,7 @@ export function buildDumps(srv: ServerInstance, match: (name: string) => boolean
   if (cm.cdsVersion) clusters.version_info = cm.cdsVersion;
   clusters.static_clusters = [...cm.static_.values()]
     .filter((e) => match(e.cluster.name))
-    .map((e) => ({ cluster: { '@type': TYPE_URL.cluster, ...e.cluster.spec.json }, last_updated: e.lastUpdated }));
+    .map((e) => ({ cluster: clusterJson(e.cluster), last_updated: e.lastUpdated }));
   const activeNames = [...new Set([...cm.active.keys(), ...cm.errors.keys()])]
     .filter((n) => !cm.warming.has(n) || cm.active.has(n))
     .sort();
@@ -80,7 +84,7 @@ export function buildDumps(srv: ServerInstance, match: (name: string) => boolean
     const base: J = e
       ? {
           version_info: e.versionInfo,
-          cluster: { '@type': TYPE_URL.cluster, ...e.cluster.spec.json },
+          cluster: clusterJson(e.cluster),
           last_updated: e.lastUpdated,
         }
       : {};
@@ -91,7 +95,7 @@ export function buildDumps(srv: ServerInstance, match: (name: string) => boolean
     .sort(([a], [b]) => (a < b ? -1 : 1))
     .map(([, e]) => ({
       version_info: e.versionInfo,
-      cluster: { '@type': TYPE_URL.cluster, ...e.cluster.spec.json },
+      cluster: clusterJson(e.cluster),
       last_updated: e.lastUpdated,
       client_status: 'ACKED',
     }));

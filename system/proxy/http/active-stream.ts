@@ -283,6 +283,9 @@ export class ActiveStream implements FilterStream {
     if (this.done) return;
     if (opts.flag) this.info.setFlag(opts.flag);
     this.info.responseCodeDetails = opts.details ?? this.info.responseCodeDetails;
+    // Envoy's filter_manager.cc line, which names a TLS failure's reason (no access log needed to see it).
+    if (opts.details && this.hcm.httpLog.on('debug'))
+      this.hcm.httpLog.debug(`Sending local reply with details ${opts.details}`, this.tags);
     if (this.responseStarted) {
       // Too late for a reply: Envoy resets the stream.
       this.resetDownstream();

@@ -4,6 +4,7 @@
 import net from 'node:net';
 import { ConfigError, durationMs } from '../config/errors.ts';
 import { compileHttp2Options, type Http2Options } from '../config/http2-options.ts';
+import { compileUpstreamTls, type UpstreamTls } from './tls-transport.ts';
 
 type J = Record<string, any>;
 
@@ -48,6 +49,8 @@ export interface ClusterSpec {
   /** The cluster speaks HTTP/2 to its endpoints (h2c in the clear): upstream/http2-client.ts. */
   http2: boolean;
   http2Options: Http2Options;
+  /** TLS to the hosts (transport_socket UpstreamTlsContext); absent: plaintext. */
+  tls?: UpstreamTls;
   json: J;
 }
 
@@ -127,11 +130,9 @@ export function compileCluster(c: J): ClusterSpec {
   }
   if (c.load_balancing_policy)
     throw new ConfigError(`cluster ${name}: load_balancing_policy extensions are not supported`);
-  if (c.transport_socket && !String(c.transport_socket.typed_config?.['@type'] ?? '').endsWith('RawBuffer')) {
-    throw new ConfigError(
-      `cluster ${name}: transport_socket ${c.transport_socket.name ?? ''}: TLS upstreams are not supported`,
-    );
-  }
+  const tls = compileUpstreamTls(c.transport_socket, name);
+  if (tls && (c.http2_protocol_options || c.typed_extension_protocol_options))
+    throw new ConfigError(`cluster ${name}: HTTP/2 over TLS to upstreams is not supported (h2c or HTTP/1.1 over TLS)`);
   if (type === 'EDS' && c.load_assignment) {
     // Envoy ignores load_assignment for EDS clusters; keep it that way.
   }
@@ -189,6 +190,7 @@ export function compileCluster(c: J): ClusterSpec {
     endpoints,
     http2: http2Json !== undefined,
     http2Options: compileHttp2Options(http2Json, `cluster ${name}: http2_protocol_options`),
+    ...(tls ? { tls } : {}),
     json: c,
   };
 }

@@ -13,6 +13,7 @@ import { Host } from './host.ts';
 import { Http2Pool } from './http2-client.ts';
 import { LoadBalancer } from './load-balancer.ts';
 import { ConnPool, type UpstreamPool } from './pool.ts';
+import { UpstreamSslStats, type UpstreamTls } from './tls-transport.ts';
 
 type J = Record<string, any>;
 
@@ -34,6 +35,7 @@ export class Cluster {
   readonly connectTimeoutMs: number;
   readonly idleTimeoutMs: number;
   readonly maxRequestsPerConnection: number;
+  readonly tls?: { config: UpstreamTls; stats: UpstreamSslStats };
   private readonly upstreamLog: Logger;
   hosts: Host[] = [];
   private readonly lb: LoadBalancer;
@@ -61,6 +63,7 @@ export class Cluster {
     this.resources = new Resources(spec.thresholds, deps.stats, spec.name);
     this.statsStore = deps.stats;
     this.stats = makeClusterStats(deps.stats, spec.name);
+    if (spec.tls) this.tls = { config: spec.tls, stats: new UpstreamSslStats(spec.name, deps.stats) };
     this.lb = new LoadBalancer(spec.lbPolicy, spec.panicThreshold, spec.choiceCount, this.stats.lb_healthy_panic);
     this.initialized = new Promise((resolve) => {
       this.markInitialized = resolve;

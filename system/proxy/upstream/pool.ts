@@ -2,7 +2,9 @@
 // and connecting clients, a queue of pending streams, and the cluster's circuit breakers deciding whether a stream
 // may queue and whether a new connection may be opened. The sockets are opened here (so "connecting" and
 // "connected" are logged when they really happen, and "creating a new connection" once per new connection); each
-// connected socket is then handed to an undici Client that speaks HTTP/1.1 on it.
+// connected socket is then handed to an undici Client that speaks HTTP/1.1 on it. A cluster with an
+// UpstreamTlsContext connects through tls-transport.ts: the connection counts as connected once its handshake and
+// verification passed, and a failed one is a connect failure with Envoy's transport failure reason.
 import net from 'node:net';
 import { Client, type Dispatcher } from 'undici';
 import type { Logger, LogRegistry } from '../log.ts';
@@ -10,8 +12,10 @@ import { strerror } from '../strerror.ts';
 import type { Resources } from './circuit-breakers.ts';
 import type { ClusterStats } from './cluster-stats.ts';
 import type { Host } from './host.ts';
+import { connectTls, type UpstreamSslStats, type UpstreamTls } from './tls-transport.ts';
 
-export type PoolFailure = 'overflow' | 'connection failure' | 'connection timeout';
+/** 'transport failure': the TLS handshake or its verification failed (Envoy: "connection failure, transport ..."). */
+export type PoolFailure = 'overflow' | 'connection failure' | 'connection timeout' | 'transport failure';
 
 export interface PoolCallbacks {
   onReady(conn: PoolStream): void;
@@ -36,6 +40,8 @@ export interface PoolCluster {
   readonly maxRequestsPerConnection: number;
   /** A connection of this pool closed: the cluster's other pools may open one now. */
   onConnectionClosed(): void;
+  /** TLS to the hosts (the cluster's UpstreamTlsContext) and its ssl.* stats. */
+  readonly tls?: { config: UpstreamTls; stats: UpstreamSslStats };
 }
 
 /**
@@ -187,7 +193,9 @@ export class ConnPool implements UpstreamPool {
     const tags = { ConnectionId: id };
     this.clientLog.debug('connecting', tags);
     this.connLog.debug(`connecting to ${this.host.key}`, tags);
-    const socket = net.connect({ host: this.host.address, port: this.host.port, noDelay: true });
+    const socket = c.tls
+      ? connectTls(this.host, c.tls.config, c.tls.stats, this.connLog, tags)
+      : net.connect({ host: this.host.address, port: this.host.port, noDelay: true });
     const conn = new PoolConnection(this, id, socket);
     this.connecting.add(conn);
     c.resources.connections++;
@@ -202,7 +210,8 @@ export class ConnPool implements UpstreamPool {
       socket.destroy(Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT_CONNECT' }));
     }, c.connectTimeoutMs);
     timer.unref();
-    socket.once('connect', () => {
+    socket.once(c.tls ? 'secureConnect' : 'connect', () => {
+      if (socket.destroyed) return; // the TLS verification failed: the error handler below deals with it
       clearTimeout(timer);
       this.connecting.delete(conn);
       c.stats.upstream_cx_connect_ms.record(performance.now() - conn.openedAt);
@@ -215,7 +224,7 @@ export class ConnPool implements UpstreamPool {
       conn.state = 'ready';
       this.onReady(conn);
     });
-    socket.once('error', (err: NodeJS.ErrnoException) => {
+    socket.once('error', (err: NodeJS.ErrnoException & { transportFailure?: string }) => {
       if (conn.state !== 'connecting') return;
       clearTimeout(timer);
       this.connecting.delete(conn);
@@ -223,15 +232,17 @@ export class ConnPool implements UpstreamPool {
       const timeout = err.code === 'ETIMEDOUT_CONNECT';
       c.stats.upstream_cx_connect_fail.inc();
       this.host.stats.cx_connect_fail++;
-      const detail = timeout ? 'connection timeout' : `delayed connect error: ${describeErrno(err)}`;
-      this.connLog.debug(`delayed connection error: ${describeErrno(err)}`, tags);
+      const tlsFailure = !timeout ? err.transportFailure : undefined;
+      const detail = timeout ? 'connection timeout' : (tlsFailure ?? `delayed connect error: ${describeErrno(err)}`);
+      if (!tlsFailure) this.connLog.debug(`delayed connection error: ${describeErrno(err)}`, tags);
       this.log.debug(`client disconnected, failure reason: ${detail}`, tags);
       // Envoy purges the pending streams when a connection fails and nothing else is in progress (before the
       // freed slot could start another attempt for them).
       const failed = this.connecting.size === 0 ? this.pending.splice(0) : [];
       for (let i = 0; i < failed.length; i++) this.leavePending();
       this.closeConnection(conn, 'remote');
-      for (const p of failed) p.callbacks.onFailure(timeout ? 'connection timeout' : 'connection failure', detail);
+      const reason = timeout ? 'connection timeout' : tlsFailure ? 'transport failure' : 'connection failure';
+      for (const p of failed) p.callbacks.onFailure(reason, detail);
     });
     socket.once('close', () => {
       if (conn.state === 'connecting') return; // the error handler above deals with it

@@ -4,6 +4,7 @@
 // resourceVersion with bookmarks, relist on 410 (ERROR event or HTTP answer) with vanished objects reported DELETED,
 // back-off on failures, 404, stop. End to end over the embedded API server: lab/embedded/client/kube-client.test.ts.
 import { describe, expect, it } from 'vitest';
+import { caOnly } from '../../controlplane/kube/watched.ts';
 import { LogRegistry } from '../log.ts';
 import {
   Informer,
@@ -125,6 +126,30 @@ describe('ListWatch', () => {
       ['a', '12'],
       ['c', '11'],
     ]);
+  });
+
+  it("keeps and reports only what transform leaves (the control plane keeps a ConfigMap's ca.crt, nothing else)", async () => {
+    const big = (name: string, rv: string) => ({
+      ...obj(name, rv),
+      metadata: { ...obj(name, rv).metadata, managedFields: [{ manager: 'kubectl' }], labels: { a: 'b' } },
+      data: { 'ca.crt': `PEM-${rv}`, 'huge.json': 'x'.repeat(10_000) },
+      binaryData: { blob: 'AAAA' },
+    });
+    const seen: unknown[] = [];
+    const source = new ScriptedSource(list('10', big('a', '5')), [{ type: 'MODIFIED', object: big('a', '11') }]);
+    const lw = new ListWatch(source, PATH, (_t, o) => o && seen.push(o), log, { transform: caOnly as any });
+    const ended = lw.start();
+    await source.drained;
+    lw.stop();
+    await ended;
+    const want = (rv: string) => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'a', namespace: 'default', uid: 'uid-a', resourceVersion: rv },
+      data: { 'ca.crt': `PEM-${rv}` },
+    });
+    expect(seen).toEqual([want('5'), want('11')]);
+    expect(lw.objects()).toEqual([want('11')]);
   });
 
   it('relists after an ERROR 410 event, reporting what changed meanwhile and the vanished objects as DELETED', async () => {

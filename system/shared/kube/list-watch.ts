@@ -65,6 +65,11 @@ export interface ListWatchOptions {
   onNotFound?: 'stop' | 'retry';
   /** Each failure, before the back-off of `retryInMs`; by default a debug line 'list-watch retry'. */
   onError?: (err: unknown, retryInMs: number) => void;
+  /**
+   * What is kept and reported of each listed or watched object (client-go's cache TransformFunc): the loop's own
+   * store holds the transformed object, so a kind read for a few fields costs only those.
+   */
+  transform?: (o: ServedObject) => ServedObject;
 }
 
 /**
@@ -151,7 +156,9 @@ export class ListWatch {
     const list = await this.source.list(this.path, this.opts.params ?? {});
     if (this.stopped) return '';
     const seen = new Set<string>();
-    for (const o of list.items as ServedObject[]) {
+    const tf = this.opts.transform;
+    for (const item of list.items as ServedObject[]) {
+      const o = tf ? tf(item) : item;
       seen.add(o.metadata.uid);
       const had = this.known.get(o.metadata.uid);
       this.known.set(o.metadata.uid, o);
@@ -187,9 +194,10 @@ export class ListWatch {
           }
           if (obj?.metadata?.resourceVersion) last = obj.metadata.resourceVersion;
           if (type === 'BOOKMARK') return;
-          if (type === 'DELETED') this.known.delete(obj.metadata.uid);
-          else this.known.set(obj.metadata.uid, obj);
-          this.onEvent(type as WatchEvent, obj);
+          const o = this.opts.transform ? this.opts.transform(obj) : obj;
+          if (type === 'DELETED') this.known.delete(o.metadata.uid);
+          else this.known.set(o.metadata.uid, o);
+          this.onEvent(type as WatchEvent, o);
         },
         abort.signal,
       );

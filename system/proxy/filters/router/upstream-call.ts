@@ -305,7 +305,9 @@ export class UpstreamCall implements AttemptOwner {
     const why =
       reason === 'connection timeout'
         ? 'connection timeout'
-        : `remote connection failure, transport failure reason: ${detail}`;
+        : reason === 'transport failure'
+          ? `connection failure, transport failure reason: ${detail}`
+          : `remote connection failure, transport failure reason: ${detail}`;
     this.replyReset('UF', why);
   }
 
