@@ -105,6 +105,16 @@ export interface PathModifier {
   replacePrefixMatch?: string;
 }
 
+/** CORS as Gateway API's HTTPCORSFilter (GEP-1767) and the TrafficPolicy's `cors` both write it. */
+export interface CorsSpec {
+  allowOrigins?: string[];
+  allowMethods?: string[];
+  allowHeaders?: string[];
+  exposeHeaders?: string[];
+  maxAge?: number;
+  allowCredentials?: boolean;
+}
+
 export interface HTTPRouteFilter {
   type: string;
   requestHeaderModifier?: HeaderFilter;
@@ -123,14 +133,7 @@ export interface HTTPRouteFilter {
   };
   urlRewrite?: { hostname?: string; path?: PathModifier };
   extensionRef?: { group: string; kind: string; name: string };
-  cors?: {
-    allowOrigins?: string[];
-    allowMethods?: string[];
-    allowHeaders?: string[];
-    exposeHeaders?: string[];
-    maxAge?: number;
-    allowCredentials?: boolean;
-  };
+  cors?: CorsSpec;
 }
 
 export interface HTTPRouteMatch {
@@ -287,14 +290,7 @@ export interface TrafficPolicySpec {
     statusCodes?: number[];
     backoffBaseInterval?: string;
   };
-  cors?: {
-    allowOrigins?: string[];
-    allowMethods?: string[];
-    allowHeaders?: string[];
-    exposeHeaders?: string[];
-    maxAge?: number;
-    allowCredentials?: boolean;
-  };
+  cors?: CorsSpec;
   headerModifiers?: { request?: HeaderFilter; response?: HeaderFilter };
   rateLimit?: {
     local?: {

@@ -19,25 +19,8 @@
 // at admission; EG answers both with Accepted=False UnsupportedValue).
 import { re2Error } from '../../shared/regex.ts';
 import { GATEWAY_GROUP, type GRPCRoute, type GRPCRouteMatch } from '../model.ts';
-import {
-  forwardAction,
-  normalizeParentRef,
-  type RouteInfo,
-  type RouteWorld,
-  resolveServiceRef,
-  ruleFilters,
-} from './routes.ts';
-import {
-  type ActionIR,
-  type ClusterIR,
-  compareStrings,
-  type Finding,
-  type MatchIR,
-  type ObjRef,
-  type Outcome,
-  type RouteEntryIR,
-  type ValidationMode,
-} from './types.ts';
+import { forwardAction, type RouteInfo, type RouteWorld, resolveServiceRef, routeInfo, ruleFilters } from './routes.ts';
+import type { ActionIR, ClusterIR, Finding, MatchIR, ObjRef, RouteEntryIR, ValidationMode } from './types.ts';
 
 /** GRPCRouteFilter.type's enum (v1.6.1). */
 const GRPC_FILTERS: ReadonlySet<string> = new Set([
@@ -177,24 +160,7 @@ export function buildGrpcRouteInfo(route: GRPCRoute, world: RouteWorld, mode: Va
     });
   });
 
-  const resolvedRefs: Outcome = refErrors.length
-    ? { ok: false, reason: refErrors[0].reason, message: refErrors.map((e) => e.message).join('; ') }
-    : { ok: true, reason: 'ResolvedRefs', message: 'all references resolved' };
-  return {
-    ref,
-    generation: route.metadata.generation ?? 1,
-    creationTimestamp: route.metadata.creationTimestamp ?? '',
-    labels: route.metadata.labels ?? {},
-    hostnames: route.spec?.hostnames ?? [],
-    parentRefs: (route.spec?.parentRefs ?? []).map((p) => normalizeParentRef(ns, p)),
-    entries,
-    ruleCount: rules.length,
-    droppedRules: dropped,
-    resolvedRefs,
-    // gRPC is HTTP/2: its backends (and mirrors) are reached over h2c.
-    clusters: [...clusters.values()]
-      .map((c) => ({ ...c, protocol: 'http2' as const }))
-      .sort((a, b) => compareStrings(a.name, b.name)),
-    findings,
-  };
+  // gRPC is HTTP/2: its backends (and mirrors) are reached over h2c.
+  const h2 = [...clusters.values()].map((c) => ({ ...c, protocol: 'http2' as const }));
+  return routeInfo(route, ref, { entries, ruleCount: rules.length, dropped, refErrors, clusters: h2, findings });
 }

@@ -2,7 +2,7 @@
 // (Gateway API's HTTPCORSFilter, GEP-1767, has the same fields as the TrafficPolicy's `cors`). One reading, so an origin
 // wildcard or a header list means the same thing whichever object carried it.
 import { escapeRe2, re2Error } from '../../shared/regex.ts';
-import type { HeaderFilter } from '../model.ts';
+import type { CorsSpec, HeaderFilter } from '../model.ts';
 import type { HeaderOpsIR, PolicySettings } from './types.ts';
 
 /** A header filter's operations, or undefined when it has none. */
@@ -17,15 +17,6 @@ function originMatcher(o: string): { exact?: string; regex?: string } {
   if (!o.includes('*')) return { exact: o };
   if (o === '*') return { regex: '.*' };
   return { regex: o.split('*').map(escapeRe2).join('[^/]*') };
-}
-
-export interface CorsSpec {
-  allowOrigins?: string[];
-  allowMethods?: string[];
-  allowHeaders?: string[];
-  exposeHeaders?: string[];
-  maxAge?: number;
-  allowCredentials?: boolean;
 }
 
 /** A CORS spec normalized; `problem(field, message)` hears of an origin pattern RE2 refuses (`field` is the list's). */

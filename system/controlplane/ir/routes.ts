@@ -6,6 +6,7 @@ import { re2Error } from '../../shared/regex.ts';
 import {
   type BackendObjectRef,
   GATEWAY_GROUP,
+  type GRPCRoute,
   type HTTPRoute,
   type HTTPRouteFilter,
   type HTTPRouteMatch,
@@ -287,9 +288,29 @@ export function buildRouteInfo(route: HTTPRoute, world: RouteWorld, mode: Valida
     });
   });
 
-  const resolvedRefs: Outcome = refErrors.length
-    ? { ok: false, reason: refErrors[0].reason, message: refErrors.map((e) => e.message).join('; ') }
+  return routeInfo(route, ref, { entries, ruleCount: rules.length, dropped, refErrors, clusters, findings });
+}
+
+/**
+ * A resolved route's RouteInfo from what its rules gave (HTTPRoute here, GRPCRoute in grpc-routes.ts): ResolvedRefs
+ * from the first reference error (all messages joined), clusters sorted by name.
+ */
+export function routeInfo(
+  route: HTTPRoute | GRPCRoute,
+  ref: ObjRef,
+  r: {
+    entries: RouteEntryIR[];
+    ruleCount: number;
+    dropped: { rule: number; message: string }[];
+    refErrors: { reason: string; message: string }[];
+    clusters: Map<string, ClusterIR> | ClusterIR[];
+    findings: Finding[];
+  },
+): RouteInfo {
+  const resolvedRefs: Outcome = r.refErrors.length
+    ? { ok: false, reason: r.refErrors[0].reason, message: r.refErrors.map((e) => e.message).join('; ') }
     : { ok: true, reason: 'ResolvedRefs', message: 'all references resolved' };
+  const ns = route.metadata.namespace ?? 'default';
   return {
     ref,
     generation: route.metadata.generation ?? 1,
@@ -297,12 +318,12 @@ export function buildRouteInfo(route: HTTPRoute, world: RouteWorld, mode: Valida
     labels: route.metadata.labels ?? {},
     hostnames: route.spec?.hostnames ?? [],
     parentRefs: (route.spec?.parentRefs ?? []).map((p) => normalizeParentRef(ns, p)),
-    entries,
-    ruleCount: rules.length,
-    droppedRules: dropped,
+    entries: r.entries,
+    ruleCount: r.ruleCount,
+    droppedRules: r.dropped,
     resolvedRefs,
-    clusters: [...clusters.values()].sort((a, b) => compareStrings(a.name, b.name)),
-    findings,
+    clusters: [...r.clusters.values()].sort((a, b) => compareStrings(a.name, b.name)),
+    findings: r.findings,
   };
 }
 
