@@ -1,16 +1,16 @@
-// Temporary folders for tests, removed after the test file (vitest afterAll): a test leaves nothing under /tmp.
+// Temporary folders for tests, removed after the test that made them (or after the file, for one made while the file's
+// tests are collected): a test leaves nothing under /tmp. The unit project runs files in shared workers
+// (`isolate: false`), so a module-level afterAll would run in the first file only; the cleanup is registered where the
+// folder is made.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll } from 'vitest';
-
-const made: string[] = [];
-afterAll(() => {
-  for (const d of made.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+import { afterAll, expect, onTestFinished } from 'vitest';
 
 export function tempDir(prefix: string): string {
   const d = mkdtempSync(join(tmpdir(), prefix));
-  made.push(d);
+  const remove = () => rmSync(d, { recursive: true, force: true });
+  if (expect.getState().currentTestName !== undefined) onTestFinished(remove);
+  else afterAll(remove);
   return d;
 }
