@@ -19,7 +19,15 @@
 // at admission; EG answers both with Accepted=False UnsupportedValue).
 import { re2Error } from '../../shared/regex.ts';
 import { GATEWAY_GROUP, type GRPCRoute, type GRPCRouteMatch } from '../model.ts';
-import { forwardAction, type RouteInfo, type RouteWorld, resolveServiceRef, routeInfo, ruleFilters } from './routes.ts';
+import {
+  backendFilterProblems,
+  forwardAction,
+  type RouteInfo,
+  type RouteWorld,
+  resolveServiceRef,
+  routeInfo,
+  ruleFilters,
+} from './routes.ts';
 import type { ActionIR, ClusterIR, Finding, MatchIR, ObjRef, RouteEntryIR, ValidationMode } from './types.ts';
 
 /** GRPCRouteFilter.type's enum (v1.6.1). */
@@ -118,15 +126,7 @@ export function buildGrpcRouteInfo(route: GRPCRoute, world: RouteWorld, mode: Va
     if (filters.unsupportedType) problems.push(filters.unsupportedType);
     problems.push(...filters.problems);
     // GRPCBackendRef.filters: the header modifiers apply to that backend's requests (forwardAction), as HTTPRoute's.
-    (rule.backendRefs ?? []).forEach((b, bi) => {
-      (b.filters ?? []).forEach((f, fi) => {
-        if (f.type === 'RequestHeaderModifier' || f.type === 'ResponseHeaderModifier') return;
-        problems.push({
-          field: `${rf}.backendRefs[${bi}].filters[${fi}].type`,
-          message: `filter type ${f.type} is not supported on a backendRef (supported: RequestHeaderModifier, ResponseHeaderModifier)`,
-        });
-      });
-    });
+    backendFilterProblems(rule, rf, problems);
     for (const p of problems) findings.push({ resource: ref, ...p });
     if (problems.length && mode === 'strict') {
       dropped.push({ rule: ri, message: problems.map((p) => `${p.field}: ${p.message}`).join('; ') });

@@ -423,6 +423,16 @@ function checkRule(
     }
     timeouts = { ...(request ? { request } : {}), ...(backendRequest ? { backendRequest } : {}) };
   }
+  backendFilterProblems(rule, rf, problems);
+  return timeouts;
+}
+
+/** A backendRef filter other than the header modifiers (BACKEND_FILTERS) makes the rule invalid (HTTPRoute, GRPCRoute). */
+export function backendFilterProblems(
+  rule: { backendRefs?: { filters?: { type: string }[] }[] },
+  rf: string,
+  problems: { field: string; message: string }[],
+): void {
   (rule.backendRefs ?? []).forEach((b, bi) => {
     (b.filters ?? []).forEach((f, fi) => {
       if (BACKEND_FILTERS.has(f.type)) return;
@@ -432,7 +442,6 @@ function checkRule(
       });
     });
   });
-  return timeouts;
 }
 
 /**
