@@ -12,6 +12,7 @@ import { createSocket } from 'node:dgram';
 import { createServer, type Server, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import tls from 'node:tls';
+import { bindUdp, listenOn } from '../shared/listen.ts';
 
 export const WELCOME_MESSAGE = 'Gateway API Test TCP Server\n';
 
@@ -34,17 +35,6 @@ export function podContextFromEnv(env: NodeJS.ProcessEnv): PodContext {
 export interface L4Echo {
   port: number;
   close: () => Promise<void>;
-}
-
-function listening(server: Server, host: string, port: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      const a = server.address();
-      resolve(typeof a === 'object' && a ? a.port : port);
-    });
-  });
 }
 
 /** Go's tls.VersionName. */
@@ -109,7 +99,7 @@ export async function startTcpEcho(o: {
     track(c);
     handleTcp(c, o.context, ports);
   });
-  ports.tcp = await listening(server, o.host, o.port);
+  ports.tcp = await listenOn(server, o.host, o.port);
   let tlsServer: tls.Server | undefined;
   if (o.tls) {
     tlsServer = tls.createServer({ cert: o.tls.cert, key: o.tls.key }, (c) => {
@@ -118,7 +108,7 @@ export async function startTcpEcho(o: {
     });
     // A failed handshake: upstream logs it and closes the connection.
     tlsServer.on('tlsClientError', (_e, c) => c.destroy());
-    ports.tls = await listening(tlsServer, o.host, o.tls.port);
+    ports.tls = await listenOn(tlsServer, o.host, o.tls.port);
   }
   const close = (s: Server) => new Promise<void>((resolve) => s.close(() => resolve()));
   return {
@@ -144,12 +134,6 @@ export async function startUdpEcho(o: {
     const body = JSON.stringify({ request, ...o.context });
     sock.send(body, rinfo.port, rinfo.address);
   });
-  const port = await new Promise<number>((resolve, reject) => {
-    sock.once('error', reject);
-    sock.bind(o.port, o.host, () => {
-      sock.off('error', reject);
-      resolve(sock.address().port);
-    });
-  });
+  const port = await bindUdp(sock, o.host, o.port);
   return { port, close: () => new Promise<void>((resolve) => sock.close(() => resolve())) };
 }
