@@ -114,20 +114,11 @@ export function buildGrpcRouteInfo(route: GRPCRoute, world: RouteWorld, mode: Va
     const action =
       built.filterFailure(filters) ?? forwardAction(world, from, rule, rf, built.refErrors, built.clusters, 503);
     const { requestHeaders, responseHeaders, mirrors } = filters;
-    matches.forEach((m, mi) => {
-      built.entries.push({
-        name: `grpcroute/${ns}/${route.metadata.name}/rule/${ri}/match/${mi}`,
-        route: ref,
-        rule: ri,
-        ...(rule.name ? { ruleName: rule.name } : {}),
-        match: mi,
-        matchIR: m,
-        action,
-        ...(requestHeaders ? { requestHeaders } : {}),
-        ...(responseHeaders ? { responseHeaders } : {}),
-        mirrors,
-        grpc: true,
-      });
+    built.addEntries(route, ri, matches, action, {
+      ...(requestHeaders ? { requestHeaders } : {}),
+      ...(responseHeaders ? { responseHeaders } : {}),
+      mirrors,
+      grpc: true,
     });
   });
 

@@ -243,23 +243,14 @@ export function buildRouteInfo(route: HTTPRoute, world: RouteWorld, mode: Valida
         ? redirectAction(filters.redirect)
         : forwardAction(world, from, rule, rf, built.refErrors, built.clusters));
     const { requestHeaders, responseHeaders, rewrite, mirrors, cors } = filters;
-    matches.forEach((m, mi) => {
-      built.entries.push({
-        name: `httproute/${ns}/${route.metadata.name}/rule/${ri}/match/${mi}`,
-        route: ref,
-        rule: ri,
-        ...(rule.name ? { ruleName: rule.name } : {}),
-        match: mi,
-        matchIR: m,
-        action,
-        ...(requestHeaders ? { requestHeaders } : {}),
-        ...(responseHeaders ? { responseHeaders } : {}),
-        ...(rewrite && (rewrite.hostname || rewrite.path) ? { rewrite } : {}),
-        mirrors,
-        ...(timeouts && (timeouts.request || timeouts.backendRequest) ? { timeouts } : {}),
-        ...(retry ? { retry } : {}),
-        ...(cors ? { cors } : {}),
-      });
+    built.addEntries(route, ri, matches, action, {
+      ...(requestHeaders ? { requestHeaders } : {}),
+      ...(responseHeaders ? { responseHeaders } : {}),
+      ...(rewrite && (rewrite.hostname || rewrite.path) ? { rewrite } : {}),
+      mirrors,
+      ...(timeouts && (timeouts.request || timeouts.backendRequest) ? { timeouts } : {}),
+      ...(retry ? { retry } : {}),
+      ...(cors ? { cors } : {}),
     });
   });
 
@@ -321,6 +312,33 @@ export class RouteRules {
       return { type: 'direct', status: 500, reason };
     }
     return undefined;
+  }
+
+  /**
+   * Rule `ri`'s entries, one per match, named `<kind>/<ns>/<name>/rule/<ri>/match/<mi>`, with `action` and what the
+   * rule's filters and fields add to each.
+   */
+  addEntries(
+    route: HTTPRoute | GRPCRoute,
+    ri: number,
+    matches: MatchIR[],
+    action: ActionIR,
+    extra: Omit<RouteEntryIR, 'name' | 'route' | 'rule' | 'ruleName' | 'match' | 'matchIR' | 'action'>,
+  ): void {
+    const rule = route.spec?.rules?.[ri];
+    const kind = this.ref.kind.toLowerCase();
+    matches.forEach((m, mi) => {
+      this.entries.push({
+        name: `${kind}/${this.ref.namespace}/${this.ref.name}/rule/${ri}/match/${mi}`,
+        route: this.ref,
+        rule: ri,
+        ...(rule?.name ? { ruleName: rule.name } : {}),
+        match: mi,
+        matchIR: m,
+        action,
+        ...extra,
+      });
+    });
   }
 
   /** The route's RouteInfo; `clusters` replaces the resolved ones (GRPCRoute's, all HTTP/2). */
