@@ -13,24 +13,9 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import tls from 'node:tls';
 import { bindUdp, listenOn } from '../shared/listen.ts';
+import type { EchoContext } from './response.ts';
 
 export const WELCOME_MESSAGE = 'Gateway API Test TCP Server\n';
-
-export interface PodContext {
-  namespace: string;
-  ingress: string;
-  service: string;
-  pod: string;
-}
-
-export function podContextFromEnv(env: NodeJS.ProcessEnv): PodContext {
-  return {
-    namespace: env.NAMESPACE ?? '',
-    ingress: env.INGRESS_NAME ?? '',
-    service: env.SERVICE_NAME ?? '',
-    pod: env.POD_NAME ?? '',
-  };
-}
 
 export interface L4Echo {
   port: number;
@@ -59,7 +44,7 @@ function tlsAssertions(c: tls.TLSSocket): Record<string, string> {
 }
 
 /** Upstream's tcpserver handleConnection (plain TCP, or TLS once the handshake is done). */
-function handleTcp(conn: Socket, ctx: PodContext, ports: { tcp: number; tls: number }): void {
+function handleTcp(conn: Socket, ctx: EchoContext, ports: { tcp: number; tls: number }): void {
   conn.on('error', () => conn.destroy());
   const isTLS = conn instanceof tls.TLSSocket;
   // Field order as upstream's JSON (Context inline, then isTLS, then tls); tlsport as its default when TLS is not
@@ -85,7 +70,7 @@ function handleTcp(conn: Socket, ctx: PodContext, ports: { tcp: number; tls: num
 export async function startTcpEcho(o: {
   host: string;
   port: number;
-  context: PodContext;
+  context: EchoContext;
   /** TLS_SERVER_CERT and TLS_SERVER_PRIV_KEY's contents, and TLS_PORT: the same echo over TLS. */
   tls?: { cert: Buffer; key: Buffer; port: number };
 }): Promise<L4Echo & { tlsPort?: number }> {
@@ -124,7 +109,7 @@ export async function startTcpEcho(o: {
 export async function startUdpEcho(o: {
   host: string;
   port: number;
-  context: PodContext;
+  context: EchoContext;
   log?: (line: string) => void;
 }): Promise<L4Echo> {
   const sock = createSocket(o.host.includes(':') ? 'udp6' : 'udp4');
