@@ -194,6 +194,7 @@ export function mergePolicies(candidates: Candidate[]): MergeResult {
   const settings: PolicySettings = {};
   const provenance: Partial<Record<PolicyField, string>> = {};
   const fields: FieldDecision[] = [];
+  const values = new Map<PolicyField, { value: unknown; provenance: string }>();
   const outcomes: MergeResult['outcomes'] = new Map(
     sorted.map((c) => [c.policy.key, { won: [], lost: [], merged: [] }]),
   );
@@ -213,8 +214,7 @@ export function mergePolicies(candidates: Candidate[]): MergeResult {
     const top = chain[0]!;
     const last = chain.at(-1)!;
     const names = chain.map((c) => policyName(c.policy));
-    (settings as Record<string, unknown>)[f] = value;
-    provenance[f] = names.join('+');
+    values.set(f, { value, provenance: names.join('+') });
     const decision: FieldDecision = { field: f, winner: names[0]!, level: top.level, over: [] };
     if (refused) decision.mergeRefused = refused;
     outcomes.get(top.policy.key)!.won.push(f);
@@ -232,6 +232,13 @@ export function mergePolicies(candidates: Candidate[]): MergeResult {
       decision.over.push({ policy: policyName(c.policy), level: c.level, rule, ...(chain.length > 1 ? { to } : {}) });
     }
     fields.push(decision);
+  }
+  // In the order the winners come (precedence, then field): the order settings and provenance have always had.
+  for (const out of outcomes.values()) {
+    for (const f of out.won) {
+      (settings as Record<string, unknown>)[f] = values.get(f)!.value;
+      provenance[f] = values.get(f)!.provenance;
+    }
   }
   return { settings, provenance, outcomes, fields };
 }

@@ -1,7 +1,9 @@
 // The intermediate representation: what one Gateway's proxy must do, resolved and ordered, with no Kubernetes objects
 // left in it and no Envoy types yet. Reports (the inputs of status) travel beside it. Also the two constructors of an
 // Outcome and the string order the IR sorts by.
+
 import type { PolicyField } from '../model.ts';
+import type { FieldDecision } from './attach-policies.ts';
 
 export type ValidationMode = 'strict' | 'off';
 
@@ -157,8 +159,10 @@ export interface PolicySettings {
 /** One route of a virtual host: the rule-match, plus the policy settings that won for it and where they came from. */
 export interface RouteIR extends RouteEntryIR {
   policy: PolicySettings;
-  /** field → `TrafficPolicy/<ns>/<name>` that supplied it. */
+  /** field → `TrafficPolicy/<ns>/<name>` that supplied it; a merge (mergeType) names each policy merged, `A+B`. */
   provenance: Partial<Record<PolicyField, string>>;
+  /** The fields more than one policy sets: attach-policies.ts's decision (winner, the others, the rule). */
+  precedence?: FieldDecision[];
 }
 
 export interface VirtualHostIR {
