@@ -18,7 +18,7 @@
 import { matchesLabels, olderFirst, POLICY_FIELDS, type PolicyField } from '../model.ts';
 import { fieldSettingsOf } from './policies.ts';
 import { type MergeType, mergeable, mergeValue } from './policy-merge.ts';
-import type { ObjRef, PolicySettings } from './types.ts';
+import type { FieldDecision, ObjRef, PolicySettings, PrecedenceRule } from './types.ts';
 
 export const LEVELS = ['gateway', 'listener', 'route', 'rule'] as const;
 export type AttachLevel = (typeof LEVELS)[number];
@@ -58,27 +58,8 @@ export interface Candidate<P extends AttachablePolicy = AttachablePolicy> {
   by: 'targetRef' | 'selector';
 }
 
-/**
- * Why a policy's value of a field is not the setting as it wrote it: a more specific attachment, an older policy, or
- * the name tie-break put another one above it; `merged`: the one above it has a mergeType and its value was merged
- * onto this one's (sub-fields it sets and the one above does not survive).
- */
-export type PrecedenceRule = 'more specific' | 'older' | 'name' | 'merged';
-
-export interface FieldDecision {
-  field: PolicyField;
-  /** `TrafficPolicy/<ns>/<name>`: the highest-priority policy that sets it (its values win where merged ones meet). */
-  winner: string;
-  level: AttachLevel;
-  /**
-   * The other policies that set the field, in precedence order: first those merged under the winner (rule `merged`,
-   * with the mergeType of the policy just above), then those left out, each with the rule that put the last policy
-   * of the merge (the winner when nothing merged; else named as `to`) above it.
-   */
-  over: { policy: string; level: AttachLevel; rule: PrecedenceRule; mergeType?: MergeType; to?: string }[];
-  /** A merge asked for but not made because its result is invalid (the winner's value applies alone): why. */
-  mergeRefused?: string;
-}
+// FieldDecision and PrecedenceRule live in types.ts (the IR carries them: RouteIR.precedence).
+export type { FieldDecision, PrecedenceRule };
 
 /** What one policy's settings came to at a route entry. */
 export interface PolicyOutcome {
