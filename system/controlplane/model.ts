@@ -3,6 +3,7 @@
 // they are read, so a golden input without them means the same thing.
 import type { KObject, ObjectMeta } from '../shared/kobject.ts';
 import { type LabelSelector, matchesLabelSelector } from '../shared/selectors.ts';
+import type { PolicyFieldsSpec } from './model-policy-fields.ts';
 
 export const CONTROLLER_NAME = 'gateway.gwvendor.dev/gwvendor';
 export const GATEWAY_CLASS = 'gwvendor';
@@ -279,7 +280,7 @@ export interface PolicyTargetRef {
   sectionName?: string;
 }
 
-export interface TrafficPolicySpec {
+export interface TrafficPolicySpec extends PolicyFieldsSpec {
   targetRefs?: PolicyTargetRef[];
   targetSelectors?: { group: string; kind: string; matchLabels: Record<string, string> }[];
   timeouts?: { request?: string; streamIdle?: string };
@@ -328,6 +329,7 @@ export const POLICY_FIELDS = [
   'extAuth',
   'urlRewrite',
   'faultInjection',
+  'rbac',
 ] as const;
 export type PolicyField = (typeof POLICY_FIELDS)[number];
 

@@ -11,7 +11,9 @@ import {
 } from '../model.ts';
 import { toProtoDuration } from './duration.ts';
 import type { ExtensionInfo } from './extensions.ts';
+import type { FieldReader } from './field-reader.ts';
 import { corsSettings, headerOps } from './http-settings.ts';
+import { rbacSettings } from './policy-rbac.ts';
 import type { Finding, ObjRef, Outcome, PolicySettings, ValidationMode } from './types.ts';
 
 export interface PolicyInfo {
@@ -45,12 +47,6 @@ export function policyTargetKeys(p: TrafficPolicy): string[] {
 }
 
 const perMillion = (pct: number | undefined) => Math.round((pct ?? 100) * 10_000);
-
-/** How a field is read: its problems are collected, durations converted (an invalid one is a problem). */
-interface FieldReader {
-  problem(field: string, message: string): void;
-  duration(field: string, v: string | undefined): string | undefined;
-}
 
 type SettingsOf<F extends keyof PolicySettings & keyof TrafficPolicySpec> = (
   spec: NonNullable<TrafficPolicySpec[F]>,
@@ -130,6 +126,7 @@ const FIELD_SETTINGS: { [F in Exclude<PolicyField, 'extAuth'>]: SettingsOf<F> } 
       ...(f.abort ? { abort: { httpStatus: f.abort.httpStatus, perMillion: perMillion(f.abort.percentage) } } : {}),
     };
   },
+  rbac: rbacSettings,
 };
 
 /** extAuth: off (`disable`), or the GatewayExtension it names when that one and its backend resolved. */

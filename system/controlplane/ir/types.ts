@@ -152,6 +152,36 @@ export interface PolicySettings {
     delay?: { fixedDelay: string; perMillion: number };
     abort?: { httpStatus: number; perMillion: number };
   };
+  rbac?: RbacIR;
+}
+
+// ---- TrafficPolicy fields of issue 13 item 4 (ir/policy-<field>.ts reads them, xds/translator/<filter>.ts writes) --
+
+/** A request header match: exactly one of the kinds is set. */
+export interface HeaderMatchIR {
+  name: string;
+  exact?: string;
+  prefix?: string;
+  regex?: string;
+  present?: true;
+}
+
+export interface CidrIR {
+  addressPrefix: string;
+  prefixLen: number;
+}
+
+export type RbacPrincipalIR =
+  | { any: true }
+  | { directRemoteIp: CidrIR }
+  | { remoteIp: CidrIR }
+  | { header: HeaderMatchIR };
+export type RbacPermissionIR = { any: true } | { header: HeaderMatchIR };
+
+/** Envoy's RBAC rules: ALLOW lets through what a policy matches, DENY refuses it. */
+export interface RbacIR {
+  action: 'ALLOW' | 'DENY';
+  policies: { name: string; principals: RbacPrincipalIR[]; permissions: RbacPermissionIR[] }[];
 }
 
 /** One route of a virtual host: the rule-match, plus the policy settings that won for it and where they came from. */

@@ -7,6 +7,7 @@ import { faultFactory } from './fault.ts';
 import type { FilterContext, FilterFactory, HttpFilter, J } from './filter-api.ts';
 import { healthCheckFactory } from './health-check.ts';
 import { localRateLimitFactory } from './local-ratelimit.ts';
+import { rbacFactory } from './rbac.ts';
 import { routerFactory } from './router/router.ts';
 
 export const FACTORIES: readonly FilterFactory[] = [
@@ -16,6 +17,7 @@ export const FACTORIES: readonly FilterFactory[] = [
   extAuthzFactory,
   faultFactory,
   healthCheckFactory,
+  rbacFactory,
 ];
 
 const byConfigType = new Map<string, FilterFactory>();
