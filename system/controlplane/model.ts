@@ -330,6 +330,7 @@ export const POLICY_FIELDS = [
   'urlRewrite',
   'faultInjection',
   'rbac',
+  'jwt',
 ] as const;
 export type PolicyField = (typeof POLICY_FIELDS)[number];
 

@@ -54,6 +54,13 @@ describe('TrafficPolicy rbac schema', () => {
     );
   });
 
+  it('jwt: refuses a provider with both an inline and a remote JWKS, and a remote path not starting with /', async () => {
+    const remote = { backendRef: { name: 'idp', port: 8080 }, path: 'jwks' };
+    const msg = await refused('two-jwks', { jwt: { providers: [{ name: 'p', jwks: { inline: '{}', remote } }] } });
+    expect(msg).toContain('spec.jwt.providers[0].jwks: Invalid value: "object": exactly one of inline, remote');
+    expect(msg).toContain('spec.jwt.providers[0].jwks.remote.path: Invalid value: "jwks"');
+  });
+
   it('stores a good one', async () => {
     const r = await lab.kubectl(['create', '-f', '-'], {
       input: policy('good-rbac', {

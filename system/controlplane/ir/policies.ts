@@ -13,7 +13,9 @@ import { toProtoDuration } from './duration.ts';
 import type { ExtensionInfo } from './extensions.ts';
 import type { FieldReader } from './field-reader.ts';
 import { corsSettings, headerOps } from './http-settings.ts';
+import { jwtSettings } from './policy-jwt.ts';
 import { rbacSettings } from './policy-rbac.ts';
+import type { RouteWorld } from './routes.ts';
 import type { Finding, ObjRef, Outcome, PolicySettings, ValidationMode } from './types.ts';
 
 export interface PolicyInfo {
@@ -35,6 +37,8 @@ export interface PolicyInfo {
 
 export interface PolicyWorld {
   extension(namespace: string, name: string): ExtensionInfo | undefined;
+  /** Services and ReferenceGrants (a jwt provider's remote JWKS Service). */
+  routes?: RouteWorld;
 }
 
 /** Index keys for policy lookup: `<Kind>/<ns>/<name>` per targetRef, `selector/<Kind>/<ns>` per selector. */
@@ -54,11 +58,11 @@ type SettingsOf<F extends keyof PolicySettings & keyof TrafficPolicySpec> = (
 ) => PolicySettings[F] | undefined;
 
 /**
- * Per TrafficPolicy field (but extAuth, which needs the world: extAuthSettings), its settings as the IR carries
+ * Per TrafficPolicy field (but extAuth and jwt, which need the world), its settings as the IR carries
  * them; undefined when it has nothing to apply. Checked in this order, which is the order of the problems in
  * Accepted's message.
  */
-const FIELD_SETTINGS: { [F in Exclude<PolicyField, 'extAuth'>]: SettingsOf<F> } = {
+const FIELD_SETTINGS: { [F in Exclude<PolicyField, 'extAuth' | 'jwt'>]: SettingsOf<F> } = {
   timeouts: (t, r) => {
     const request = r.duration('spec.timeouts.request', t.request);
     const streamIdle = r.duration('spec.timeouts.streamIdle', t.streamIdle);
@@ -215,6 +219,9 @@ export function buildPolicyInfo(p: TrafficPolicy, world: PolicyWorld, mode: Vali
   }
   const extAuth = spec.extAuth ? extAuthSettings(spec.extAuth, ns, world, reader) : {};
   if (extAuth.settings) settings.extAuth = extAuth.settings;
+  const jwt =
+    spec.jwt && jwtSettings(spec.jwt, reader, { namespace: ns, policy: p.metadata.name, world: world.routes });
+  if (jwt) settings.jwt = jwt;
 
   const invalid = problems.length > 0;
   const accepted: Outcome = invalid

@@ -153,6 +153,7 @@ export interface PolicySettings {
     abort?: { httpStatus: number; perMillion: number };
   };
   rbac?: RbacIR;
+  jwt?: JwtIR;
 }
 
 // ---- TrafficPolicy fields of issue 13 item 4 (ir/policy-<field>.ts reads them, xds/translator/<filter>.ts writes) --
@@ -321,4 +322,21 @@ export interface GatewayIR {
   extAuth: ExtAuthIR[];
   /** Problems found (strict: dropped from the config; off: sent as written). */
   findings: Finding[];
+}
+
+/** One JWT provider (Envoy's JwtProvider): its name is unique on a Gateway, `<ns>/<policy>/<provider>`. */
+export interface JwtProviderIR {
+  name: string;
+  issuer?: string;
+  audiences: string[];
+  /** The JWKS inline (a JSON document, checked), or fetched from a Service (remote_jwks). */
+  jwks: { inline: string } | { remote: { uri: string; cluster: ClusterIR; timeout: string; cacheDuration?: string } };
+  claimToHeaders: { claim: string; header: string }[];
+  forward: boolean;
+}
+
+/** A policy's JWT requirement (`<ns>/<policy>`): a token one of its providers verifies. */
+export interface JwtIR {
+  requirement: string;
+  providers: JwtProviderIR[];
 }

@@ -1,7 +1,10 @@
 // The HTTP filters behind the TrafficPolicy fields of issue 13 item 4, end to end through the proxy against the
 // sample application, each configured as the control plane does (a filter in the HCM chain, the policy per route in
 // typed_per_filter_config): rbac (Envoy's rbac_filter.cc: 403 `RBAC: access denied`,
-// rbac_access_denied_matched_policy[...] details, rbac.allowed/denied stats).
+// rbac_access_denied_matched_policy[...] details, rbac.allowed/denied stats); jwt_authn (filter.cc and jwt_verify_lib's
+// statuses: 401 `Jwt is expired` ..., claims to headers, remote JWKS through a cluster; tokens made with node:crypto).
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SampleApp, startSampleApp } from '../../sampleapp/main.ts';
 import {
@@ -15,6 +18,7 @@ import {
   vhost,
   type XdsFixture,
 } from '../testing/harness.ts';
+import { testSigner } from '../testing/jwt.ts';
 
 type J = Record<string, any>;
 
@@ -54,6 +58,12 @@ async function nack(filters: J[], routes: J[]): Promise<string> {
 const get = (path: string, headers: Record<string, string> = {}, method = 'GET', body?: string) =>
   httpRequest(`http://127.0.0.1:${fx.proxy.port(L)}${path}`, { host: 'www.example.com', headers, method, body });
 const lastAccess = () => (fx.proxy.access.at(-1) ?? '').trim();
+/** A request header as the sample application's /headers echoes it (values as lists, names capitalized). */
+function echoed(body: string, name: string): string | undefined {
+  const h = JSON.parse(body).headers as Record<string, string | string[]>;
+  const k = Object.keys(h).find((x) => x.toLowerCase() === name);
+  return k === undefined ? undefined : ([] as string[]).concat(h[k]!).join(',');
+}
 const stat = (n: string) => fx.proxy.server.stats.value(n) ?? 0;
 
 beforeAll(async () => {
@@ -165,5 +175,155 @@ describe('rbac', () => {
     );
     expect(bad).toContain('remote_ip.address_prefix: malformed IP address: 10.0.0.300');
     expect((await get('/get')).status).toBe(200);
+  });
+});
+
+const JWT = (providers: J, requirement_map: J) => ({
+  name: 'envoy.filters.http.jwt_authn',
+  typed_config: { '@type': `${T}jwt_authn.v3.JwtAuthentication`, providers, requirement_map },
+});
+const jwtRoute = (prefix: string, requirement: string | undefined) =>
+  route(prefix, APP, {
+    typed_per_filter_config: {
+      'envoy.filters.http.jwt_authn': {
+        '@type': `${T}jwt_authn.v3.PerRouteConfig`,
+        ...(requirement ? { requirement_name: requirement } : { disabled: true }),
+      },
+    },
+  });
+const now = () => Math.floor(Date.now() / 1000);
+
+describe('jwt_authn', () => {
+  const signer = testSigner('k1');
+  const other = testSigner('k1');
+  const provider = {
+    issuer: 'https://idp.example.com',
+    audiences: ['api'],
+    local_jwks: { inline_string: signer.jwks },
+    claim_to_headers: [
+      { header_name: 'x-user', claim_name: 'sub' },
+      { header_name: 'x-groups', claim_name: 'groups' },
+    ],
+  };
+  const claims = (extra: J = {}) => ({
+    iss: 'https://idp.example.com',
+    aud: 'api',
+    sub: 'alice',
+    exp: now() + 300,
+    ...extra,
+  });
+
+  it('401 with Envoy’s status text, www-authenticate and details for a missing, expired, forged or foreign token; 403 for an audience', async () => {
+    await push(
+      [JWT({ corp: provider }, { corp: { provider_name: 'corp' } })],
+      [jwtRoute('/open', undefined), jwtRoute('/', 'corp')],
+    );
+    const deniedBefore = stat('http.http.jwt_authn.denied');
+    const missing = await get('/get?x=1');
+    expect([missing.status, missing.body]).toEqual([401, 'Jwt is missing']);
+    expect(missing.headers['www-authenticate']).toBe('Bearer realm="http://www.example.com/get?x=1"');
+    expect(lastAccess()).toBe('401 - jwt_authn_access_denied{Jwt_is_missing}');
+    const expired = await get('/get', { authorization: `Bearer ${signer.token(claims({ exp: now() - 120 }))}` });
+    expect([expired.status, expired.body]).toEqual([401, 'Jwt is expired']);
+    expect(expired.headers['www-authenticate']).toBe(
+      'Bearer realm="http://www.example.com/get", error="invalid_token"',
+    );
+    expect(lastAccess()).toBe('401 - jwt_authn_access_denied{Jwt_is_expired}');
+    // Within the 60 s clock skew it is still valid.
+    expect((await get('/get', { authorization: `Bearer ${signer.token(claims({ exp: now() - 30 }))}` })).status).toBe(
+      200,
+    );
+    const forged = await get('/get', { authorization: `Bearer ${other.token(claims())}` });
+    expect([forged.status, forged.body]).toEqual([401, 'Jwt verification fails']);
+    const foreign = await get('/get', { authorization: `Bearer ${signer.token(claims({ iss: 'https://evil' }))}` });
+    expect([foreign.status, foreign.body]).toEqual([401, 'Jwt issuer is not configured']);
+    const unknownKid = await get('/get', { authorization: `Bearer ${signer.token(claims(), { kid: 'k2' })}` });
+    expect(unknownKid.body).toBe("Jwks doesn't have key to match kid or alg from Jwt");
+    const notJwt = await get('/get', { authorization: 'Bearer abc.def' });
+    expect(notJwt.body).toBe('Jwt is not in the form of Header.Payload.Signature with two dots and 3 sections');
+    const aud = await get('/get', { authorization: `Bearer ${signer.token(claims({ aud: ['web'] }))}` });
+    expect([aud.status, aud.body]).toEqual([403, 'Audiences in Jwt are not allowed']);
+    expect(stat('http.http.jwt_authn.denied') - deniedBefore).toBe(7);
+    // A route whose PerRouteConfig disables the filter is not checked.
+    expect((await get('/open/x')).status).not.toBe(401);
+  });
+
+  it('a valid token passes: claims to headers, the Authorization header removed (forward: false), or kept with forward', async () => {
+    await push([JWT({ corp: provider }, { corp: { provider_name: 'corp' } })], [jwtRoute('/', 'corp')]);
+    const allowedBefore = stat('http.http.jwt_authn.allowed');
+    const ok = await get('/headers', {
+      authorization: `Bearer ${signer.token(claims({ groups: ['eng', 'ops'] }))}`,
+      'x-user': 'mallory',
+    });
+    expect(ok.status).toBe(200);
+    expect(echoed(ok.body, 'x-user')).toBe('alice');
+    expect(echoed(ok.body, 'x-groups')).toBe('eng,ops');
+    expect(echoed(ok.body, 'authorization')).toBeUndefined();
+    expect(stat('http.http.jwt_authn.allowed') - allowedBefore).toBe(1);
+    await push(
+      [JWT({ corp: { ...provider, forward: true } }, { corp: { provider_name: 'corp' } })],
+      [jwtRoute('/', 'corp')],
+    );
+    const fwd = await get('/headers', { authorization: `Bearer ${signer.token(claims())}` });
+    expect(echoed(fwd.body, 'authorization')).toMatch(/^Bearer /);
+  });
+
+  it('remote_jwks: fetched from its cluster once and cached; requires_any over two providers; a fetch failure is 401', async () => {
+    let fetches = 0;
+    const idp = http.createServer((req, res) => {
+      fetches++;
+      if (req.url !== '/jwks.json') return res.writeHead(404).end();
+      res.writeHead(200, { 'content-type': 'application/json' }).end(other.jwks);
+    });
+    await new Promise<void>((r) => idp.listen(0, '127.0.0.1', r));
+    try {
+      const idpPort = (idp.address() as AddressInfo).port;
+      const remote = (cluster: string) => ({
+        issuer: 'https://partner.example.com',
+        remote_jwks: {
+          http_uri: { uri: 'http://idp.default.svc:8080/jwks.json', cluster, timeout: '2s' },
+          cache_duration: '300s',
+        },
+      });
+      await push(
+        [
+          JWT(
+            { corp: provider, partner: remote('idp'), dead: remote('nowhere') },
+            {
+              any: { requires_any: { requirements: [{ provider_name: 'corp' }, { provider_name: 'partner' }] } },
+              dead: { provider_name: 'dead' },
+            },
+          ),
+        ],
+        [jwtRoute('/dead', 'dead'), jwtRoute('/', 'any')],
+        [edsCluster('idp')],
+        [cla('idp', [['127.0.0.1', idpPort]])],
+      );
+      const partnerToken = other.token({ iss: 'https://partner.example.com', exp: now() + 60 });
+      expect((await get('/get', { authorization: `Bearer ${partnerToken}` })).status).toBe(200);
+      expect((await get('/get', { authorization: `Bearer ${partnerToken}` })).status).toBe(200);
+      expect((await get('/get', { authorization: `Bearer ${signer.token(claims())}` })).status).toBe(200);
+      expect(fetches).toBe(1);
+      expect(stat('http.http.jwt_authn.jwks_fetch_success')).toBeGreaterThanOrEqual(1);
+      const dead = await get('/dead', {
+        authorization: `Bearer ${other.token({ iss: 'https://partner.example.com' })}`,
+      });
+      expect([dead.status, dead.body]).toEqual([401, 'Jwks remote fetch is failed']);
+    } finally {
+      await new Promise((r) => idp.close(r));
+    }
+  });
+
+  it('NACKs an invalid inline JWKS and an unknown provider in a requirement', async () => {
+    const bad = await nack(
+      [JWT({ p: { issuer: 'i', local_jwks: { inline_string: '{"keys": 1}' } } }, { r: { provider_name: 'p' } })],
+      [jwtRoute('/', 'r')],
+    );
+    expect(bad).toContain("Issuer 'i' in jwt_authn config has invalid local jwks: Jwks has no [keys] array");
+    const unknown = await nack(
+      [JWT({ p: { local_jwks: { inline_string: signer.jwks } } }, { r: { provider_name: 'q' } })],
+      [jwtRoute('/', 'r')],
+    );
+    expect(unknown).toContain("Required provider ['q'] is not configured.");
   });
 });

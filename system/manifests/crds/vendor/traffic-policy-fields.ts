@@ -3,7 +3,19 @@
 // a Status naming the field; what a schema cannot check (a JWKS document, a regex, a formatter template) is a
 // TrafficPolicy condition (ir/policy-<field>.ts). Shapes follow Envoy's protos (config.rbac.v3, jwt_authn.v3,
 // buffer.v3, compressor.v3, header_mutation.v3) and kgateway's / Envoy Gateway's TrafficPolicy/SecurityPolicy.
-import { arr, bool, desc, headerName, obj, type Schema, str } from '../schema-blocks.ts';
+import {
+  arr,
+  bool,
+  desc,
+  duration,
+  headerName,
+  namespace,
+  obj,
+  objectName,
+  port,
+  type Schema,
+  str,
+} from '../schema-blocks.ts';
 
 const cel = (rule: string, message: string) => ({ 'x-kubernetes-validations': [{ rule, message }] });
 
@@ -68,7 +80,49 @@ const rbac = (): Schema =>
     ),
   );
 
+const jwt = (): Schema =>
+  desc(
+    "JWT authentication (Envoy's jwt_authn): a request needs a bearer token (Authorization header) one of the " +
+      'providers verifies; missing or invalid: 401 (`Jwt is missing`, `Jwt is expired`, ...), audience not allowed: 403.',
+    obj(
+      {
+        providers: arr(
+          obj(
+            {
+              name: str({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][-A-Za-z0-9_.]*$' }),
+              issuer: str({ minLength: 1, maxLength: 1024 }),
+              audiences: arr(str({ minLength: 1, maxLength: 1024 }), { maxItems: 32 }),
+              jwks: obj(
+                {
+                  inline: desc('A JSON Web Key Set document.', str({ minLength: 1, maxLength: 65536 })),
+                  remote: obj(
+                    {
+                      backendRef: obj({ name: objectName(), namespace: namespace(), port: port() }, ['name', 'port']),
+                      path: str({ minLength: 1, maxLength: 1024, pattern: '^/' }),
+                      cacheDuration: duration(),
+                    },
+                    ['backendRef', 'path'],
+                  ),
+                },
+                [],
+                oneOf(['inline', 'remote']),
+              ),
+              claimToHeaders: arr(
+                obj({ claim: str({ minLength: 1, maxLength: 256 }), header: headerName() }, ['claim', 'header']),
+                { maxItems: 32 },
+              ),
+              forward: desc('Keep the token on the request sent upstream (default: removed).', bool()),
+            },
+            ['name', 'jwks'],
+          ),
+          { minItems: 1, maxItems: 16, 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] },
+        ),
+      },
+      ['providers'],
+    ),
+  );
+
 /** The fields, by name, in POLICY_FIELDS order. */
 export function policyFieldSchemas(): Record<string, Schema> {
-  return { rbac: rbac() };
+  return { rbac: rbac(), jwt: jwt() };
 }
