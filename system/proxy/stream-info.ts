@@ -28,6 +28,7 @@ export const RESPONSE_FLAG_ORDER = [
   'DT',
   'UT',
   'LH',
+  'LR',
   'UR',
   'UC',
   'DI',
@@ -79,6 +80,8 @@ export class StreamInfo {
   firstUpstreamRxMono: number | undefined;
   lastDownstreamRxMono: number | undefined;
   attemptCount = 0;
+  /** Answered by the health_check filter (Envoy's StreamInfo::healthCheck, what not_health_check_filter reads). */
+  healthCheck = false;
 
   constructor(headers: IncomingHttpHeaders) {
     this.requestHeaders = headers;

@@ -279,7 +279,11 @@ export class HcmRuntime implements StreamOwner {
     if (s.downstreamGone) {
       st.downstream_rq_rx_reset.inc();
       if (!s.info.flags.size) s.info.setFlag('DC');
-      if (!s.responseStarted) s.info.responseCode = 0;
+      if (!s.responseStarted) {
+        s.info.responseCode = 0;
+        // Envoy's ResponseCodeDetails::DownstreamRemoteDisconnect, set when the client closed first.
+        if (!s.info.responseCodeDetails) s.info.responseCodeDetails = 'downstream_remote_disconnect';
+      }
     }
     if (code !== undefined && s.responseStarted) {
       const cls = Math.floor(code / 100);
