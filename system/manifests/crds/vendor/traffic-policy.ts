@@ -25,7 +25,7 @@ import {
 import { policyFieldSchemas } from './traffic-policy-fields.ts';
 import { vendorCrd } from './vendor-crd.ts';
 
-const policyAncestorStatus = (): Schema =>
+export const policyAncestorStatus = (): Schema =>
   obj({
     ancestors: arr(
       obj({ ancestorRef: parentReference(), controllerName: controllerName(), conditions: conditions() }, [
