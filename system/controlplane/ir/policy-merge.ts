@@ -33,7 +33,8 @@ export const STRATEGIC_LISTS: Record<string, { key: string } | 'set'> = {
   'retry.statusCodes': 'set',
 };
 
-/** Top-level fields that never merge (a reference resolved in the policy's own namespace): the winner's applies. */
+/** Top-level fields that never merge (a reference resolved in the policy's own namespace): the winner's applies. A field
+ * read with the world (not in policies.ts FIELD_SETTINGS) never merges either (attach-policies.ts mergeChain). */
 export const ATOMIC_FIELDS: readonly string[] = ['extAuth'];
 
 type Json = unknown;
