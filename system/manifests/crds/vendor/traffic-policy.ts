@@ -22,6 +22,7 @@ import {
   str,
   strMap,
 } from '../schema-blocks.ts';
+import { policyFieldSchemas } from './traffic-policy-fields.ts';
 import { vendorCrd } from './vendor-crd.ts';
 
 const policyAncestorStatus = (): Schema =>
@@ -146,6 +147,7 @@ export function trafficPolicyCrd(): Record<string, unknown> {
         delay: obj({ fixedDelay: duration(), percentage: percentage() }, ['fixedDelay']),
         abort: obj({ httpStatus: int32({ minimum: 200, maximum: 599 }), percentage: percentage() }, ['httpStatus']),
       }),
+      ...policyFieldSchemas(),
     }),
     status: policyAncestorStatus(),
     columns: [conditionColumn('Accepted'), conditionColumn('Attached', 'reason')],
