@@ -189,6 +189,13 @@ export interface TlsChainIR {
   /** SNI names it matches: the listener's hostname; empty: every name no other chain matches, and no SNI. */
   serverNames: string[];
   certificates: CertificateIR[];
+  /**
+   * GEP-91 client certificate validation (the Gateway's spec.tls.frontend for the listener's port): the PEM of the
+   * CA certificates a client certificate must chain to; AllowValidOnly requires one, AllowInsecureFallback asks for
+   * one and accepts any (or none). Envoy: require_client_certificate, validation_context.trusted_ca and
+   * trust_chain_verification (xds/translator/tls.ts).
+   */
+  clientValidation?: { trustedCa: string; mode: 'AllowValidOnly' | 'AllowInsecureFallback' };
 }
 
 /** A certificate and its key from a Secret (tls.crt, tls.key), base64 PEM as in the Secret's data. */

@@ -105,6 +105,7 @@ function groupByPortAndHost(listeners: ListenerState[], placements: Placement[],
         listener: s.id,
         serverNames: s.l.hostname ? [s.l.hostname] : [],
         certificates: s.certificates ?? [],
+        ...(s.clientValidation ? { clientValidation: s.clientValidation } : {}),
       });
     }
   }
