@@ -21,11 +21,14 @@ export function http2RoundTrip(r: {
   headers: Record<string, string>;
   body?: string;
   timeoutMs: number;
-  tls?: { ca: string; servername: string };
+  tls?: { ca: string; servername: string; clientCert?: { cert: string; key: string } };
 }): Promise<H2Response> {
   return new Promise((resolve, reject) => {
     const origin = `${r.tls ? 'https' : 'http'}://${r.url.host}`;
-    const session = http2.connect(origin, r.tls ? { ca: r.tls.ca, servername: r.tls.servername } : {});
+    const session = http2.connect(
+      origin,
+      r.tls ? { ca: r.tls.ca, servername: r.tls.servername, ...(r.tls.clientCert ?? {}) } : {},
+    );
     const timer = setTimeout(() => {
       session.destroy();
       reject(new Error(`context deadline exceeded (${r.timeoutMs} ms)`));

@@ -16,8 +16,11 @@ export interface RoundTripRequest {
   body?: string;
   unfollowRedirect?: boolean;
   timeoutMs: number;
-  /** HTTPS: the server certificate (PEM) to trust and the SNI to send (upstream's tls.MakeTLSRequest...). */
-  tls?: { ca: string; servername: string };
+  /**
+   * HTTPS: the server certificate (PEM) to trust and the SNI to send (upstream's tls.MakeTLSRequest...), and the
+   * client certificate and key (PEM) to present when the server asks for one (upstream's GetClientCertificateHook).
+   */
+  tls?: TlsOptions;
   /** Upstream's Request.Protocol: H2C_PRIOR_KNOWLEDGE or H2 (roundtrip-h2.ts); else HTTP/1.1. */
   protocol?: string;
 }
@@ -53,9 +56,15 @@ export interface CapturedResponse {
 // Connections are pooled per origin as Go's default transport does.
 const agent = new Agent({ connect: { timeout: 10_000 } });
 
+export interface TlsOptions {
+  ca: string;
+  servername: string;
+  clientCert?: { cert: string; key: string };
+}
+
 const tlsAgents = new Map<string, Agent>();
-function tlsAgent(t: { ca: string; servername: string }): Agent {
-  const key = `${t.servername}\n${t.ca}`;
+function tlsAgent(t: TlsOptions): Agent {
+  const key = `${t.servername}\n${t.ca}\n${t.clientCert?.cert ?? ''}`;
   let a = tlsAgents.get(key);
   if (!a) {
     // Go's x509 pool: every certificate in it is a trust anchor, a CA-signed leaf too (OpenSSL's partial chain).
@@ -66,6 +75,7 @@ function tlsAgent(t: { ca: string; servername: string }): Agent {
         servername: t.servername,
         checkServerIdentity,
         allowPartialTrustChain: true,
+        ...(t.clientCert ? { cert: t.clientCert.cert, key: t.clientCert.key } : {}),
       },
     });
     tlsAgents.set(key, a);
