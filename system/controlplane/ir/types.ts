@@ -196,6 +196,16 @@ export interface TlsChainIR {
    * trust_chain_verification (xds/translator/tls.ts).
    */
   clientValidation?: { trustedCa: string; mode: 'AllowValidOnly' | 'AllowInsecureFallback' };
+  /**
+   * HTTPS (absent on TLS chains before tcp_proxy). Misdirected requests (Gateway API
+   * HTTPRouteHTTPSListenerDetectMisdirectedRequests): the chain's own route
+   * configuration, named `routeConfig`, holding the port's virtual hosts its listener owns (`virtualHosts`, by name)
+   * and a virtual host answering 421 for the `misdirected` domains: the other listeners' hostnames on the port, and
+   * `*` when this listener has a hostname (a request whose Host another listener, or none, serves).
+   */
+  routeConfig?: string;
+  virtualHosts?: string[];
+  misdirected?: string[];
 }
 
 /** A certificate and its key from a Secret (tls.crt, tls.key), base64 PEM as in the Secret's data. */

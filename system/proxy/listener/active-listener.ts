@@ -19,7 +19,7 @@ import type { SniTcpProxy } from '../network/tls-inspector.ts';
 import type { UdpProxy } from '../network/udp-proxy.ts';
 import type { Counter, Gauge, Histogram, StatsStore } from '../stats.ts';
 import { strerror } from '../strerror.ts';
-import { clientCertError, isNoClientCertError } from './client-cert.ts';
+import { chainOf, clientCertError, isNoClientCertError } from './client-cert.ts';
 import { type CodecOwner, HttpCodecServers, type HttpProtocol } from './http-codec.ts';
 import type { ListenerSpec } from './listener-config.ts';
 import { SslStats } from './ssl-stats.ts';
@@ -322,6 +322,13 @@ export class ConnectionHandler {
   ): void {
     const id = (req.socket as net.Socket & { gwlabConnId?: number }).gwlabConnId ?? 0;
     if (sock.closed && req.httpVersion !== '2.0') res.shouldKeepAlive = false;
-    sock.whenActive(() => sock.current!.hcm!.handle(req, res, id, upgrade));
+    sock.whenActive(() => {
+      const l = sock.current!;
+      // HTTP/2: the session's socket (req.socket is a proxy of it).
+      const conn = (req as { stream?: { session?: { socket?: net.Socket } } }).stream?.session?.socket ?? req.socket;
+      const chain =
+        l.spec.tls && conn instanceof tls.TLSSocket ? chainOf(conn, pickTlsChain(l.spec.tls, undefined)) : undefined;
+      l.hcm!.handle(req, res, id, upgrade, chain?.routeConfigName);
+    });
   }
 }

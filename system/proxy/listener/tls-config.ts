@@ -28,6 +28,8 @@ export interface TlsChain {
   alpn: string[];
   /** What the context was made of, for the server's default context (clients without SNI). */
   options: tls.SecureContextOptions;
+  /** Its connection manager's RDS route configuration, when the listener's chains name different ones. */
+  routeConfigName?: string;
   /** validation_context: client certificates asked for and verified against `options.ca` (client-cert.ts). */
   clientCert?: { require: boolean; acceptUntrusted: boolean };
 }
