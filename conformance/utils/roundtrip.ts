@@ -3,10 +3,11 @@
 // RequestTimeout as a deadline, redirects followed unless asked not to; the echo backend's JSON body read into a
 // CapturedRequest when the response's Content-Type is exactly application/json, and a redirect's Location split into
 // scheme, host, port and path.
-import net from 'node:net';
-import type { PeerCertificate } from 'node:tls';
 import { Agent, request } from 'undici';
 import { H2, H2C_PRIOR_KNOWLEDGE, http2RoundTrip } from './roundtrip-h2.ts';
+import { checkServerIdentity } from './server-identity.ts';
+
+export { checkServerIdentity };
 
 export interface RoundTripRequest {
   url: URL;
@@ -81,31 +82,6 @@ function tlsAgent(t: TlsOptions): Agent {
     tlsAgents.set(key, a);
   }
   return a;
-}
-
-/**
- * The server name check of Go's crypto/x509 (Certificate.VerifyHostname, matchHostnames), which upstream's client
- * uses, instead of Node's: an IP against the IP SANs; a name against the DNS SANs, case-insensitive, `*` only as the
- * whole leftmost label and matching one label (Go takes `*.org` for `example.org`; Node refuses a wildcard over
- * fewer than three labels, and the suite's certificate has `*.org`).
- */
-export function checkServerIdentity(host: string, cert: PeerCertificate): Error | undefined {
-  const sans = (cert.subjectaltname ?? '').split(', ').filter(Boolean);
-  const name = host.replace(/\.$/, '').toLowerCase();
-  if (net.isIP(name)) {
-    if (sans.some((s) => s === `IP Address:${name}`)) return undefined;
-  } else {
-    const hostParts = name.split('.');
-    for (const san of sans) {
-      if (!san.startsWith('DNS:')) continue;
-      const parts = san.slice(4).replace(/\.$/, '').toLowerCase().split('.');
-      if (parts.length !== hostParts.length) continue;
-      if (parts.every((p, i) => p === hostParts[i] || (i === 0 && p === '*'))) return undefined;
-    }
-  }
-  return Object.assign(new Error(`x509: certificate is valid for ${sans.join(', ')}, not ${host}`), {
-    code: 'ERR_TLS_CERT_ALTNAME_INVALID',
-  });
 }
 
 const REDIRECTS = new Set([300, 301, 302, 303, 304, 305, 307, 308]);
