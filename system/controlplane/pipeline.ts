@@ -10,7 +10,9 @@
 // snapshots, and nothing else.
 
 import { redactSecrets } from '../shared/envoy/redact.ts';
+import { deriveBackendConfigInfos, deriveBackendConfigStatuses } from './backend-config-stages.ts';
 import { deriveBackendTlsInfos, deriveBackendTlsStatuses } from './backend-tls-stages.ts';
+import type { BackendConfigInfo } from './ir/backend-config-policy.ts';
 import type { BackendTlsInfo } from './ir/backend-tls.ts';
 import { buildServiceEndpoints, SERVICE_NAME_LABEL, type ServiceEndpoints } from './ir/endpoints.ts';
 import { buildExtensionInfo, type ExtensionInfo } from './ir/extensions.ts';
@@ -120,6 +122,7 @@ export class Pipeline {
   readonly extensions: Collection<ExtensionInfo>;
   readonly policies: Collection<PolicyInfo>;
   readonly backendTlsPolicies: Collection<BackendTlsInfo>;
+  readonly backendConfigPolicies: Collection<BackendConfigInfo>;
   readonly serviceEndpoints: Collection<ServiceEndpoints>;
   readonly gateways: Collection<GatewayResult>;
   readonly xds: Collection<XdsResources & { gateway: string; role: string }>;
@@ -136,6 +139,7 @@ export class Pipeline {
   readonly policyStatuses: Collection<StatusUpdate>;
   readonly extensionStatuses: Collection<StatusUpdate>;
   readonly backendTlsPolicyStatuses: Collection<StatusUpdate>;
+  readonly backendConfigPolicyStatuses: Collection<StatusUpdate>;
 
   constructor(opts: PipelineOptions) {
     this.rt = opts.runtime ?? new Runtime();
@@ -179,6 +183,7 @@ export class Pipeline {
     this.extensions = resources.extensions;
     this.policies = resources.policies;
     this.backendTlsPolicies = resources.backendTlsPolicies;
+    this.backendConfigPolicies = resources.backendConfig.infos;
     this.serviceEndpoints = resources.serviceEndpoints;
     const gateways = deriveGateways(this, resources, { controllerName, mode, observe: opts.observe });
     this.gateways = gateways.gateways;
@@ -198,6 +203,7 @@ export class Pipeline {
     this.policyStatuses = statuses.policyStatuses;
     this.extensionStatuses = statuses.extensionStatuses;
     this.backendTlsPolicyStatuses = statuses.backendTlsPolicyStatuses;
+    this.backendConfigPolicyStatuses = statuses.backendConfigPolicyStatuses;
   }
 
   /** The input collection of a watched kind (kube/watched.ts); undefined for a kind the control plane does not read. */
@@ -224,6 +230,7 @@ export class Pipeline {
       this.policyStatuses,
       this.extensionStatuses,
       this.backendTlsPolicyStatuses,
+      this.backendConfigPolicyStatuses,
     ];
   }
 }
@@ -271,6 +278,7 @@ function deriveResources(p: Pipeline, mode: ValidationMode) {
   );
   const policiesByTarget = p.trafficPolicies.index('target', policyTargetKeys);
   const backendTls = deriveBackendTlsInfos(rt, p.backendTlsPoliciesIn, p.configMaps);
+  const backendConfig = deriveBackendConfigInfos(rt, p.inputFor('BackendConfigPolicy')!);
   const serviceEndpoints = derive(rt, 'ServiceEndpoints', p.services, (ctx, s) =>
     buildServiceEndpoints(s, ctx.fetchIndex(slicesByService, keyOf(s))),
   );
@@ -291,6 +299,7 @@ function deriveResources(p: Pipeline, mode: ValidationMode) {
     policiesByTarget,
     backendTlsPolicies: backendTls.infos,
     backendTlsLookup: backendTls.lookup,
+    backendConfig,
     serviceEndpoints,
     grantsByNs,
   };
@@ -339,6 +348,7 @@ function deriveGateways(
         policiesTargeting: (kind, ns, name) => policyInfos(ctx, `${kind}/${ns}/${name}`),
         policiesSelecting: (kind, ns) => policyInfos(ctx, `selector/${kind}/${ns}`),
         backendTlsPolicies: r.backendTlsLookup(ctx),
+        backendConfigPolicies: r.backendConfig.lookup(ctx),
         service: (ns, name) => ctx.fetch(p.services, `${ns}/${name}`),
       };
       const t0 = performance.now();
@@ -353,7 +363,9 @@ function deriveGateways(
   const policyReportsByPolicy = reportsByObject(rt, 'PolicyReports', gateways, 'policies', 'policy');
   const setReportsBySet = reportsByObject(rt, 'ListenerSetReports', gateways, 'listenerSets', 'listenerSet');
   const btlsReportsByPolicy = reportsByObject(rt, 'BackendTLSPolicyReports', gateways, 'backendTlsPolicies', 'policy');
+  const bcpReports = reportsByObject(rt, 'BackendConfigPolicyReports', gateways, 'backendConfigPolicies', 'policy');
   return {
+    bcpReports,
     gateways,
     routeReportsByRoute,
     l4ReportsByRoute,
@@ -367,13 +379,9 @@ function deriveGateways(
  * One kind of the reports the Gateways make about other objects (their routes, the policies attached to them) as a
  * row per (Gateway, object), indexed (`index`) by the object's key: what that object's status is written from.
  */
-function reportsByObject<K extends 'routes' | 'l4Routes' | 'policies' | 'listenerSets' | 'backendTlsPolicies'>(
-  rt: Runtime,
-  name: string,
-  gateways: Collection<GatewayResult>,
-  kind: K,
-  index: string,
-) {
+function reportsByObject<
+  K extends 'routes' | 'l4Routes' | 'policies' | 'listenerSets' | 'backendTlsPolicies' | 'backendConfigPolicies',
+>(rt: Runtime, name: string, gateways: Collection<GatewayResult>, kind: K, index: string) {
   const rows = derive(
     rt,
     name,
@@ -502,6 +510,14 @@ function deriveStatuses(p: Pipeline, g: ReturnType<typeof deriveGateways>, contr
     };
   });
   const backendTlsPolicyStatuses = deriveBackendTlsStatuses(rt, p.backendTlsPoliciesIn, g.btlsReportsByPolicy);
+  const bcp = p.inputFor('BackendConfigPolicy')!;
+  const backendConfigPolicyStatuses = deriveBackendConfigStatuses(
+    rt,
+    bcp,
+    p.backendConfigPolicies,
+    g.bcpReports,
+    rejectionsOf,
+  );
   const extensionStatuses = derive(rt, 'ExtensionStatuses', p.extensions, (_ctx, e, key) => ({
     key: `gatewayextensions/${key}`,
     resource: 'gatewayextensions' as const,
@@ -529,6 +545,7 @@ function deriveStatuses(p: Pipeline, g: ReturnType<typeof deriveGateways>, contr
     policyStatuses,
     extensionStatuses,
     backendTlsPolicyStatuses,
+    backendConfigPolicyStatuses,
     ...deriveL4AndListenerSetStatuses(p, g, gatewayStatuses),
   };
 }

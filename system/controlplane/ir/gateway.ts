@@ -19,6 +19,7 @@ import {
 } from '../model.ts';
 import { GatewayPolicies } from './attach-policies.ts';
 import { attachRoutes, type RouteParentReport, routeReportKey } from './attach-routes.ts';
+import { applyBackendConfig, type BackendConfigInfo, type BackendConfigReport } from './backend-config-policy.ts';
 import { applyBackendTls, type BackendTlsInfo, type BackendTlsReport } from './backend-tls.ts';
 import { buildL4Listeners } from './l4-listeners.ts';
 import type { L4RouteInfo } from './l4-routes.ts';
@@ -54,6 +55,8 @@ export interface GatewayWorld {
   policiesSelecting(kind: 'Gateway' | 'HTTPRoute', namespace: string): PolicyInfo[];
   /** BackendTLSPolicies with a targetRef to this Service (any section). */
   backendTlsPolicies(namespace: string, service: string): BackendTlsInfo[];
+  /** BackendConfigPolicies with a targetRef to this Service (any section). */
+  backendConfigPolicies(namespace: string, service: string): BackendConfigInfo[];
   /** A Service (the port names BackendTLSPolicies' sectionNames select). */
   service(namespace: string, name: string): Service | undefined;
 }
@@ -75,6 +78,8 @@ export interface GatewayReports {
   policies: Record<string, { generation: number } & PolicyAncestorReport>;
   /** BackendTLSPolicy key → its ancestor status for this Gateway (policies targeting a Service its routes use). */
   backendTlsPolicies: Record<string, BackendTlsReport>;
+  /** BackendConfigPolicy key → its ancestor status for this Gateway (policies targeting a Service its routes use). */
+  backendConfigPolicies: Record<string, BackendConfigReport>;
   /** The GatewayParameters in use (namespace/name), when valid. */
   parameters?: string;
   /** The Gateway's ResolvedRefs, when it has references of its own (spec.tls.backend.clientCertificateRef). */
@@ -126,6 +131,7 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
     attachedListenerSets: Object.values(setReports).filter((r) => r.accepted.ok).length,
     policies: {},
     backendTlsPolicies: {},
+    backendConfigPolicies: {},
     ...(params ? { parameters: params } : {}),
     ...addressesReport(gw),
   };
@@ -151,7 +157,13 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
   if (client) reports.resolvedRefs = client.outcome;
   const btls = applyBackendTls(hosts.clusters, world.backendTlsPolicies, world.service, client?.certificate);
   reports.backendTlsPolicies = btls.reports;
-  const clusters = new Map([...btls.clusters, ...l4Listeners.clusters].map((c) => [c.name, c]));
+  const bcp = applyBackendConfig(
+    [...btls.clusters, ...l4Listeners.clusters],
+    world.backendConfigPolicies,
+    world.service,
+  );
+  reports.backendConfigPolicies = bcp.reports;
+  const clusters = new Map(bcp.clusters.map((c) => [c.name, c]));
   reports.policies = policyReports(policies.tallies, opts.mode);
   const ir: GatewayIR = {
     gateway: gwRef,

@@ -41,6 +41,7 @@ describe('static addresses', () => {
       accepted: ok('Accepted', 'gateway accepted'),
       listeners: [],
       backendTlsPolicies: {},
+      backendConfigPolicies: {},
       routes: {},
       l4Routes: {},
       listenerSets: {},

@@ -39,7 +39,8 @@ export interface StatusUpdate {
     | 'listenersets'
     | 'trafficpolicies'
     | 'gatewayextensions'
-    | 'backendtlspolicies';
+    | 'backendtlspolicies'
+    | 'backendconfigpolicies';
   namespace?: string;
   name: string;
   /** The status we own (for routes and policies: our entries only; the writer keeps other controllers'). */
@@ -255,7 +256,13 @@ export function routeParents(
   return out;
 }
 
-function describeTargets(p: PolicyInfo): string {
+/** What policyStatus reads of a policy: a TrafficPolicy's PolicyInfo, or a BackendConfigPolicy's info. */
+export type PolicyStatusSource = Pick<PolicyInfo, 'generation' | 'accepted' | 'selectors' | 'ref'> & {
+  targetRefs: { kind: string; name: string; sectionName?: string }[];
+  extAuthRefs?: PolicyInfo['extAuthRefs'];
+};
+
+function describeTargets(p: PolicyStatusSource): string {
   const refs = p.targetRefs.map(
     (t) => `${t.kind} ${p.ref.namespace}/${t.name}${t.sectionName ? ` (section ${t.sectionName})` : ''}`,
   );
@@ -269,7 +276,7 @@ function describeTargets(p: PolicyInfo): string {
 }
 
 export function policyStatus(
-  p: PolicyInfo,
+  p: PolicyStatusSource,
   reports: GatewayReportOf<PolicyAncestorReport>[],
   rejections: Rejection[],
 ): {

@@ -28,6 +28,7 @@ const KIND_OF: Record<StatusUpdate['resource'], string> = {
   trafficpolicies: 'TrafficPolicy',
   gatewayextensions: 'GatewayExtension',
   backendtlspolicies: 'BackendTLSPolicy',
+  backendconfigpolicies: 'BackendConfigPolicy',
 };
 
 function resourceOf(u: StatusUpdate): { group: string; version: string; kind: string; apiVersion: string } {
@@ -231,6 +232,7 @@ export class StatusWriter {
       trafficpolicies: 'PolicyStatuses',
       gatewayextensions: 'ExtensionStatuses',
       backendtlspolicies: 'BackendTLSPolicyStatuses',
+      backendconfigpolicies: 'BackendConfigPolicyStatuses',
     };
     const statusColl = Object.fromEntries(this.p.statusCollections().map((c) => [c.name, c]));
     for (const [resource, kind] of Object.entries(KIND_OF) as [StatusUpdate['resource'], string][]) {

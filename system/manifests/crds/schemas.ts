@@ -3,13 +3,14 @@
 // module is generated from it (`node system/manifests/crds/generate.ts`); crds.test.ts checks that they agree and that
 // every schema is structural. The Gateway API CRDs are upstream's, vendored unchanged (../gateway-api/).
 
+import { backendConfigPolicyCrd } from './vendor/backend-config-policy.ts';
 import { gatewayExtensionCrd } from './vendor/gateway-extension.ts';
 import { gatewayParametersCrd } from './vendor/gateway-parameters.ts';
 import { trafficPolicyCrd } from './vendor/traffic-policy.ts';
 
 export type { Schema } from './schema-blocks.ts';
 
-/** GatewayParameters, TrafficPolicy and GatewayExtension (gateway.gwvendor.dev/v1alpha1): gwvendor.yaml. */
+/** GatewayParameters, TrafficPolicy, GatewayExtension and BackendConfigPolicy (gateway.gwvendor.dev/v1alpha1): gwvendor.yaml. */
 export function vendorCrds(): Record<string, unknown>[] {
-  return [gatewayParametersCrd(), trafficPolicyCrd(), gatewayExtensionCrd()];
+  return [gatewayParametersCrd(), trafficPolicyCrd(), gatewayExtensionCrd(), backendConfigPolicyCrd()];
 }

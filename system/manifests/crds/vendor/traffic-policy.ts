@@ -22,7 +22,7 @@ import {
 } from '../schema-blocks.ts';
 import { vendorCrd } from './vendor-crd.ts';
 
-const policyAncestorStatus = (): Schema =>
+export const policyAncestorStatus = (): Schema =>
   obj({
     ancestors: arr(
       obj({ ancestorRef: parentReference(), controllerName: controllerName(), conditions: conditions() }, [
