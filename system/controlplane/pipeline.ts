@@ -19,12 +19,14 @@ import { buildExtensionInfo, type ExtensionInfo } from './ir/extensions.ts';
 import { buildGateway, type GatewayResult, type GatewayWorld, isOurGateway } from './ir/gateway.ts';
 import { buildGrpcRouteInfo } from './ir/grpc-routes.ts';
 import { buildL4RouteInfo, type L4Kind, type L4RouteInfo } from './ir/l4-routes.ts';
+import type { ListenerPolicyInfo } from './ir/listener-policy.ts';
 import { buildPolicyInfo, type PolicyInfo, policyTargetKeys } from './ir/policies.ts';
 import { buildRouteInfo, type RouteInfo, type RouteWorld, routeGatewayKeys } from './ir/routes.ts';
 import type { ClusterIR, EndpointAddress, ValidationMode } from './ir/types.ts';
 import { type Collection, type Ctx, derive, InputCollection, Runtime } from './krt/collection.ts';
 import { krtView } from './krt-view.ts';
 import { WATCHED, type WatchedKindName } from './kube/watched.ts';
+import { deriveListenerPolicyInfos, deriveListenerPolicyStatuses } from './listener-policy-stages.ts';
 import {
   type BackendTLSPolicy,
   CONTROLLER_NAME,
@@ -40,6 +42,7 @@ import {
   type HTTPRoute,
   keyOf,
   type L4Route,
+  type ListenerPolicy,
   type ListenerSet,
   type Namespace,
   type ReferenceGrant,
@@ -110,6 +113,7 @@ export class Pipeline {
   readonly gatewayParameters: InputCollection<GatewayParameters>;
   readonly trafficPolicies: InputCollection<TrafficPolicy>;
   readonly gatewayExtensions: InputCollection<GatewayExtension>;
+  readonly listenerPoliciesIn: InputCollection<ListenerPolicy>;
   readonly backendTlsPoliciesIn: InputCollection<BackendTLSPolicy>;
   readonly configMaps: InputCollection<ConfigMap>;
   readonly rejections: InputCollection<RejectionRecord>;
@@ -121,6 +125,7 @@ export class Pipeline {
   readonly tlsRouteInfos: Collection<L4RouteInfo>;
   readonly extensions: Collection<ExtensionInfo>;
   readonly policies: Collection<PolicyInfo>;
+  readonly listenerPolicies: Collection<ListenerPolicyInfo>;
   readonly backendTlsPolicies: Collection<BackendTlsInfo>;
   readonly backendConfigPolicies: Collection<BackendConfigInfo>;
   readonly serviceEndpoints: Collection<ServiceEndpoints>;
@@ -128,18 +133,8 @@ export class Pipeline {
   readonly xds: Collection<XdsResources & { gateway: string; role: string }>;
   readonly endpoints: Collection<{ gateway: string; endpoints: Json[] }>;
   readonly snapshots: Collection<SnapshotResources>;
-  readonly gatewayClassStatuses: Collection<StatusUpdate>;
-  readonly gatewayStatuses: Collection<StatusUpdate>;
-  readonly routeStatuses: Collection<StatusUpdate>;
-  readonly grpcRouteStatuses: Collection<StatusUpdate>;
-  readonly tcpRouteStatuses: Collection<StatusUpdate>;
-  readonly udpRouteStatuses: Collection<StatusUpdate>;
-  readonly tlsRouteStatuses: Collection<StatusUpdate>;
-  readonly listenerSetStatuses: Collection<StatusUpdate>;
-  readonly policyStatuses: Collection<StatusUpdate>;
-  readonly extensionStatuses: Collection<StatusUpdate>;
-  readonly backendTlsPolicyStatuses: Collection<StatusUpdate>;
-  readonly backendConfigPolicyStatuses: Collection<StatusUpdate>;
+  /** Every status collection, in the order the writer takes them (statusCollections). */
+  readonly statuses: ReturnType<typeof deriveStatuses>;
 
   constructor(opts: PipelineOptions) {
     this.rt = opts.runtime ?? new Runtime();
@@ -170,6 +165,7 @@ export class Pipeline {
     this.gatewayParameters = input<GatewayParameters>('GatewayParameters');
     this.trafficPolicies = input<TrafficPolicy>('TrafficPolicy');
     this.gatewayExtensions = input<GatewayExtension>('GatewayExtension');
+    this.listenerPoliciesIn = input<ListenerPolicy>('ListenerPolicy');
     this.backendTlsPoliciesIn = input<BackendTLSPolicy>('BackendTLSPolicy');
     this.configMaps = input<ConfigMap>('ConfigMap');
     this.rejections = new InputCollection<RejectionRecord>(rt, 'ProxyRejections', (r) => r.key);
@@ -182,6 +178,7 @@ export class Pipeline {
     this.tlsRouteInfos = resources.tlsRoutes;
     this.extensions = resources.extensions;
     this.policies = resources.policies;
+    this.listenerPolicies = resources.listenerPolicies;
     this.backendTlsPolicies = resources.backendTlsPolicies;
     this.backendConfigPolicies = resources.backendConfig.infos;
     this.serviceEndpoints = resources.serviceEndpoints;
@@ -192,18 +189,7 @@ export class Pipeline {
     this.endpoints = snapshots.endpoints;
     this.snapshots = snapshots.snapshots;
     const statuses = deriveStatuses(this, gateways, controllerName);
-    this.gatewayClassStatuses = statuses.gatewayClassStatuses;
-    this.gatewayStatuses = statuses.gatewayStatuses;
-    this.routeStatuses = statuses.routeStatuses;
-    this.grpcRouteStatuses = statuses.grpcRouteStatuses;
-    this.tcpRouteStatuses = statuses.tcpRouteStatuses;
-    this.udpRouteStatuses = statuses.udpRouteStatuses;
-    this.tlsRouteStatuses = statuses.tlsRouteStatuses;
-    this.listenerSetStatuses = statuses.listenerSetStatuses;
-    this.policyStatuses = statuses.policyStatuses;
-    this.extensionStatuses = statuses.extensionStatuses;
-    this.backendTlsPolicyStatuses = statuses.backendTlsPolicyStatuses;
-    this.backendConfigPolicyStatuses = statuses.backendConfigPolicyStatuses;
+    this.statuses = statuses;
   }
 
   /** The input collection of a watched kind (kube/watched.ts); undefined for a kind the control plane does not read. */
@@ -218,20 +204,7 @@ export class Pipeline {
   }
 
   statusCollections(): Collection<StatusUpdate>[] {
-    return [
-      this.gatewayClassStatuses,
-      this.gatewayStatuses,
-      this.routeStatuses,
-      this.grpcRouteStatuses,
-      this.tcpRouteStatuses,
-      this.udpRouteStatuses,
-      this.tlsRouteStatuses,
-      this.listenerSetStatuses,
-      this.policyStatuses,
-      this.extensionStatuses,
-      this.backendTlsPolicyStatuses,
-      this.backendConfigPolicyStatuses,
-    ];
+    return Object.values(this.statuses);
   }
 }
 
@@ -274,10 +247,15 @@ function deriveResources(p: Pipeline, mode: ValidationMode) {
   });
   const extensions = derive(rt, 'Extensions', p.gatewayExtensions, (ctx, e) => buildExtensionInfo(e, routeWorld(ctx)));
   const policies = derive(rt, 'Policies', p.trafficPolicies, (ctx, tp) =>
-    buildPolicyInfo(tp, { extension: (ns, name) => ctx.fetch(extensions, `${ns}/${name}`) }, mode),
+    buildPolicyInfo(
+      tp,
+      { extension: (ns, name) => ctx.fetch(extensions, `${ns}/${name}`), routes: routeWorld(ctx) },
+      mode,
+    ),
   );
   const policiesByTarget = p.trafficPolicies.index('target', policyTargetKeys);
   const backendTls = deriveBackendTlsInfos(rt, p.backendTlsPoliciesIn, p.configMaps);
+  const listenerPolicies = deriveListenerPolicyInfos(rt, p.listenerPoliciesIn, mode);
   const backendConfig = deriveBackendConfigInfos(rt, p.inputFor('BackendConfigPolicy')!);
   const serviceEndpoints = derive(rt, 'ServiceEndpoints', p.services, (ctx, s) =>
     buildServiceEndpoints(s, ctx.fetchIndex(slicesByService, keyOf(s))),
@@ -299,6 +277,8 @@ function deriveResources(p: Pipeline, mode: ValidationMode) {
     policiesByTarget,
     backendTlsPolicies: backendTls.infos,
     backendTlsLookup: backendTls.lookup,
+    listenerPolicies: listenerPolicies.infos,
+    listenerPolicyLookup: listenerPolicies.lookup,
     backendConfig,
     serviceEndpoints,
     grantsByNs,
@@ -350,6 +330,7 @@ function deriveGateways(
         backendTlsPolicies: r.backendTlsLookup(ctx),
         backendConfigPolicies: r.backendConfig.lookup(ctx),
         service: (ns, name) => ctx.fetch(p.services, `${ns}/${name}`),
+        listenerPolicies: r.listenerPolicyLookup(ctx),
       };
       const t0 = performance.now();
       const result = buildGateway(gw, world, { mode: o.mode });
@@ -363,6 +344,7 @@ function deriveGateways(
   const policyReportsByPolicy = reportsByObject(rt, 'PolicyReports', gateways, 'policies', 'policy');
   const setReportsBySet = reportsByObject(rt, 'ListenerSetReports', gateways, 'listenerSets', 'listenerSet');
   const btlsReportsByPolicy = reportsByObject(rt, 'BackendTLSPolicyReports', gateways, 'backendTlsPolicies', 'policy');
+  const lpReportsByPolicy = reportsByObject(rt, 'ListenerPolicyReports', gateways, 'listenerPolicies', 'policy');
   const bcpReports = reportsByObject(rt, 'BackendConfigPolicyReports', gateways, 'backendConfigPolicies', 'policy');
   return {
     bcpReports,
@@ -372,6 +354,7 @@ function deriveGateways(
     policyReportsByPolicy,
     setReportsBySet,
     btlsReportsByPolicy,
+    lpReportsByPolicy,
   };
 }
 
@@ -380,7 +363,14 @@ function deriveGateways(
  * row per (Gateway, object), indexed (`index`) by the object's key: what that object's status is written from.
  */
 function reportsByObject<
-  K extends 'routes' | 'l4Routes' | 'policies' | 'listenerSets' | 'backendTlsPolicies' | 'backendConfigPolicies',
+  K extends
+    | 'routes'
+    | 'l4Routes'
+    | 'policies'
+    | 'listenerSets'
+    | 'backendTlsPolicies'
+    | 'listenerPolicies'
+    | 'backendConfigPolicies',
 >(rt: Runtime, name: string, gateways: Collection<GatewayResult>, kind: K, index: string) {
   const rows = derive(
     rt,
@@ -510,12 +500,18 @@ function deriveStatuses(p: Pipeline, g: ReturnType<typeof deriveGateways>, contr
     };
   });
   const backendTlsPolicyStatuses = deriveBackendTlsStatuses(rt, p.backendTlsPoliciesIn, g.btlsReportsByPolicy);
-  const bcp = p.inputFor('BackendConfigPolicy')!;
   const backendConfigPolicyStatuses = deriveBackendConfigStatuses(
     rt,
-    bcp,
+    p.inputFor('BackendConfigPolicy')!,
     p.backendConfigPolicies,
     g.bcpReports,
+    rejectionsOf,
+  );
+  const listenerPolicyStatuses = deriveListenerPolicyStatuses(
+    rt,
+    p.listenerPoliciesIn,
+    p.listenerPolicies,
+    g.lpReportsByPolicy,
     rejectionsOf,
   );
   const extensionStatuses = derive(rt, 'ExtensionStatuses', p.extensions, (_ctx, e, key) => ({
@@ -537,16 +533,19 @@ function deriveStatuses(p: Pipeline, g: ReturnType<typeof deriveGateways>, contr
       },
     };
   });
+  const l4 = deriveL4AndListenerSetStatuses(p, g, gatewayStatuses);
+  // In the order the writer takes them: the objects first, then the policies.
   return {
     gatewayClassStatuses,
     gatewayStatuses,
     routeStatuses,
     grpcRouteStatuses,
+    ...l4,
     policyStatuses,
+    listenerPolicyStatuses,
     extensionStatuses,
     backendTlsPolicyStatuses,
     backendConfigPolicyStatuses,
-    ...deriveL4AndListenerSetStatuses(p, g, gatewayStatuses),
   };
 }
 

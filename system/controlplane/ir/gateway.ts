@@ -23,6 +23,7 @@ import { applyBackendConfig, type BackendConfigInfo, type BackendConfigReport } 
 import { applyBackendTls, type BackendTlsInfo, type BackendTlsReport } from './backend-tls.ts';
 import { buildL4Listeners } from './l4-listeners.ts';
 import type { L4RouteInfo } from './l4-routes.ts';
+import { applyListenerPolicies, type ListenerPolicyInfo } from './listener-policy.ts';
 import { admitListenerSets, type ListenerSetReport, listenerSetReports } from './listener-sets.ts';
 import { type ListenerReport, type ListenerState, resolveCertificateRef, validateListeners } from './listeners.ts';
 import type { PolicyInfo } from './policies.ts';
@@ -59,6 +60,8 @@ export interface GatewayWorld {
   backendConfigPolicies(namespace: string, service: string): BackendConfigInfo[];
   /** A Service (the port names BackendTLSPolicies' sectionNames select). */
   service(namespace: string, name: string): Service | undefined;
+  /** ListenerPolicies with a targetRef to this Gateway. */
+  listenerPolicies(namespace: string, gateway: string): ListenerPolicyInfo[];
 }
 
 export interface GatewayReports {
@@ -80,6 +83,8 @@ export interface GatewayReports {
   backendTlsPolicies: Record<string, BackendTlsReport>;
   /** BackendConfigPolicy key → its ancestor status for this Gateway (policies targeting a Service its routes use). */
   backendConfigPolicies: Record<string, BackendConfigReport>;
+  /** ListenerPolicy key → its ancestor status for this Gateway (ir/listener-policy.ts). */
+  listenerPolicies: Record<string, { generation: number } & PolicyAncestorReport>;
   /** The GatewayParameters in use (namespace/name), when valid. */
   parameters?: string;
   /** The Gateway's ResolvedRefs, when it has references of its own (spec.tls.backend.clientCertificateRef). */
@@ -132,6 +137,7 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
     policies: {},
     backendTlsPolicies: {},
     backendConfigPolicies: {},
+    listenerPolicies: {},
     ...(params ? { parameters: params } : {}),
     ...addressesReport(gw),
   };
@@ -165,6 +171,12 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
   reports.backendConfigPolicies = bcp.reports;
   const clusters = new Map(bcp.clusters.map((c) => [c.name, c]));
   reports.policies = policyReports(policies.tallies, opts.mode);
+  const gwp = params ? world.gatewayParameters(ns, params.slice(ns.length + 1)) : undefined;
+  reports.listenerPolicies = applyListenerPolicies(gwRef, hosts.listeners, world.listenerPolicies(ns, name), {
+    mode: opts.mode,
+    allListenerNames: listeners.filter((s) => s.owner.kind === 'Gateway').map((s) => s.l.name),
+    ...(gwp?.spec?.defaultAccessLog?.enabled ? { defaultAccessLog: params } : {}),
+  });
   const ir: GatewayIR = {
     gateway: gwRef,
     role: roleOf(ns, name),

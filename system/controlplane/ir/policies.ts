@@ -11,8 +11,12 @@ import {
 } from '../model.ts';
 import { toProtoDuration } from './duration.ts';
 import type { ExtensionInfo } from './extensions.ts';
+import type { FieldReader } from './field-reader.ts';
 import { corsSettings, headerOps } from './http-settings.ts';
+import { jwtSettings } from './policy-jwt.ts';
 import type { MergeType } from './policy-merge.ts';
+import { rbacSettings } from './policy-rbac.ts';
+import type { RouteWorld } from './routes.ts';
 import type { Finding, ObjRef, Outcome, PolicySettings, ValidationMode } from './types.ts';
 
 export interface PolicyInfo {
@@ -38,6 +42,8 @@ export interface PolicyInfo {
 
 export interface PolicyWorld {
   extension(namespace: string, name: string): ExtensionInfo | undefined;
+  /** Services and ReferenceGrants (a jwt provider's remote JWKS Service). */
+  routes?: RouteWorld;
 }
 
 /** Index keys for policy lookup: `<Kind>/<ns>/<name>` per targetRef, `selector/<Kind>/<ns>` per selector. */
@@ -51,23 +57,17 @@ export function policyTargetKeys(p: TrafficPolicy): string[] {
 
 const perMillion = (pct: number | undefined) => Math.round((pct ?? 100) * 10_000);
 
-/** How a field is read: its problems are collected, durations converted (an invalid one is a problem). */
-interface FieldReader {
-  problem(field: string, message: string): void;
-  duration(field: string, v: string | undefined): string | undefined;
-}
-
 type SettingsOf<F extends keyof PolicySettings & keyof TrafficPolicySpec> = (
   spec: NonNullable<TrafficPolicySpec[F]>,
   r: FieldReader,
 ) => PolicySettings[F] | undefined;
 
 /**
- * Per TrafficPolicy field (but extAuth, which needs the world: extAuthSettings), its settings as the IR carries
+ * Per TrafficPolicy field (but extAuth and jwt, which need the world), its settings as the IR carries
  * them; undefined when it has nothing to apply. Checked in this order, which is the order of the problems in
  * Accepted's message.
  */
-const FIELD_SETTINGS: { [F in Exclude<PolicyField, 'extAuth'>]: SettingsOf<F> } = {
+const FIELD_SETTINGS: { [F in Exclude<PolicyField, 'extAuth' | 'jwt'>]: SettingsOf<F> } = {
   timeouts: (t, r) => {
     const request = r.duration('spec.timeouts.request', t.request);
     const streamIdle = r.duration('spec.timeouts.streamIdle', t.streamIdle);
@@ -135,7 +135,13 @@ const FIELD_SETTINGS: { [F in Exclude<PolicyField, 'extAuth'>]: SettingsOf<F> } 
       ...(f.abort ? { abort: { httpStatus: f.abort.httpStatus, perMillion: perMillion(f.abort.percentage) } } : {}),
     };
   },
+  rbac: rbacSettings,
 };
+
+/** Whether a field's settings are read from its spec alone (what a merge needs: fieldSettingsOf). */
+export function readFromSpec(field: PolicyField): boolean {
+  return field in FIELD_SETTINGS;
+}
 
 /**
  * One field's settings from its spec as written (a merge of several policies' specs): undefined when the field is not
@@ -246,6 +252,9 @@ export function buildPolicyInfo(p: TrafficPolicy, world: PolicyWorld, mode: Vali
   }
   const extAuth = spec.extAuth ? extAuthSettings(spec.extAuth, ns, world, reader) : {};
   if (extAuth.settings) settings.extAuth = extAuth.settings;
+  const jwt =
+    spec.jwt && jwtSettings(spec.jwt, reader, { namespace: ns, policy: p.metadata.name, world: world.routes });
+  if (jwt) settings.jwt = jwt;
 
   const invalid = problems.length > 0;
   const applied = invalid && mode === 'strict' ? {} : settings;

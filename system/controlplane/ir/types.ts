@@ -154,6 +154,37 @@ export interface PolicySettings {
     delay?: { fixedDelay: string; perMillion: number };
     abort?: { httpStatus: number; perMillion: number };
   };
+  rbac?: RbacIR;
+  jwt?: JwtIR;
+}
+
+// ---- TrafficPolicy fields of issue 13 item 4 (ir/policy-<field>.ts reads them, xds/translator/<filter>.ts writes) --
+
+/** A request header match: exactly one of the kinds is set. */
+export interface HeaderMatchIR {
+  name: string;
+  exact?: string;
+  prefix?: string;
+  regex?: string;
+  present?: true;
+}
+
+export interface CidrIR {
+  addressPrefix: string;
+  prefixLen: number;
+}
+
+export type RbacPrincipalIR =
+  | { any: true }
+  | { directRemoteIp: CidrIR }
+  | { remoteIp: CidrIR }
+  | { header: HeaderMatchIR };
+export type RbacPermissionIR = { any: true } | { header: HeaderMatchIR };
+
+/** Envoy's RBAC rules: ALLOW lets through what a policy matches, DENY refuses it. */
+export interface RbacIR {
+  action: 'ALLOW' | 'DENY';
+  policies: { name: string; principals: RbacPrincipalIR[]; permissions: RbacPermissionIR[] }[];
 }
 
 /**
@@ -206,6 +237,31 @@ export interface ListenerIR {
    * listener's hostname; none: the default chain), each terminating TLS with its certificates. Absent: plaintext HTTP.
    */
   tls?: TlsChainIR[];
+  /** The connection manager's settings from a ListenerPolicy or the GatewayParameters' default access log. */
+  hcm?: HcmSettingsIR;
+}
+
+/** One access log of a listener: a file or /dev/stdout, its format (none: Envoy's default) and filter. */
+export interface AccessLogIR {
+  path: string;
+  text?: string;
+  json?: Record<string, unknown>;
+  statusCode?: { op: 'EQ' | 'GE' | 'LE'; value: number };
+  responseFlags?: string[];
+}
+
+/** A listener's connection manager settings (ir/listener-policy.ts), each naming where it came from. */
+export interface HcmSettingsIR {
+  accessLog?: AccessLogIR[];
+  /** Proto duration. */
+  idleTimeout?: string;
+  xffNumTrustedHops?: number;
+  useRemoteAddress?: boolean;
+  maxRequestHeadersKb?: number;
+  serverHeaderTransformation?: 'OVERWRITE' | 'APPEND_IF_ABSENT' | 'PASS_THROUGH';
+  preserveHttp1HeaderCase?: boolean;
+  /** setting → `ListenerPolicy/<ns>/<name>` or `GatewayParameters/<ns>/<name>` (provenance in config_dump). */
+  provenance: Record<string, string>;
 }
 
 /** One HTTPS Gateway listener's filter chain. */
@@ -366,4 +422,21 @@ export interface GatewayIR {
   extAuth: ExtAuthIR[];
   /** Problems found (strict: dropped from the config; off: sent as written). */
   findings: Finding[];
+}
+
+/** One JWT provider (Envoy's JwtProvider): its name is unique on a Gateway, `<ns>/<policy>/<provider>`. */
+export interface JwtProviderIR {
+  name: string;
+  issuer?: string;
+  audiences: string[];
+  /** The JWKS inline (a JSON document, checked), or fetched from a Service (remote_jwks). */
+  jwks: { inline: string } | { remote: { uri: string; cluster: ClusterIR; timeout: string; cacheDuration?: string } };
+  claimToHeaders: { claim: string; header: string }[];
+  forward: boolean;
+}
+
+/** A policy's JWT requirement (`<ns>/<policy>`): a token one of its providers verifies. */
+export interface JwtIR {
+  requirement: string;
+  providers: JwtProviderIR[];
 }

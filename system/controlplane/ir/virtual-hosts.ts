@@ -72,6 +72,9 @@ export function buildVirtualHosts(
           extAuth.set(ea.ext.filterName, ea.ext);
           clusters.set(ea.ext.cluster.name, ea.ext.cluster);
         }
+        for (const pr of route.policy.jwt?.providers ?? []) {
+          if ('remote' in pr.jwks) clusters.set(pr.jwks.remote.cluster.name, pr.jwks.remote.cluster);
+        }
         return route;
       });
       virtualHosts.push({ name: virtualHostName(port, host), domains: [host], routes });

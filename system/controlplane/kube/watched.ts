@@ -113,6 +113,7 @@ export const WATCHED = [
   watched(VENDOR_GROUP, 'v1alpha1', 'GatewayParameters', 'gatewayparameters', { collection: 'GatewayParameters' }),
   watched(VENDOR_GROUP, 'v1alpha1', 'TrafficPolicy', 'trafficpolicies', { collection: 'TrafficPolicies' }),
   watched(VENDOR_GROUP, 'v1alpha1', 'GatewayExtension', 'gatewayextensions', { collection: 'GatewayExtensions' }),
+  watched(VENDOR_GROUP, 'v1alpha1', 'ListenerPolicy', 'listenerpolicies', { collection: 'ListenerPolicies' }),
   // Cluster settings per Service (port); ir/backend-config-policy.ts.
   watched(VENDOR_GROUP, 'v1alpha1', 'BackendConfigPolicy', 'backendconfigpolicies', {
     collection: 'BackendConfigPolicies',

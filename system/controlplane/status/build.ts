@@ -38,6 +38,7 @@ export interface StatusUpdate {
     | 'tlsroutes'
     | 'listenersets'
     | 'trafficpolicies'
+    | 'listenerpolicies'
     | 'gatewayextensions'
     | 'backendtlspolicies'
     | 'backendconfigpolicies';
@@ -256,13 +257,13 @@ export function routeParents(
   return out;
 }
 
-/** What policyStatus reads of a policy: a TrafficPolicy's PolicyInfo, or a BackendConfigPolicy's info. */
-export type PolicyStatusSource = Pick<PolicyInfo, 'generation' | 'accepted' | 'selectors' | 'ref'> & {
+/** What policyStatus reads of a policy: a TrafficPolicy's PolicyInfo, a ListenerPolicy's or a BackendConfigPolicy's info. */
+export type PolicyStatusInput = Pick<PolicyInfo, 'ref' | 'generation' | 'accepted' | 'selectors'> & {
   targetRefs: { kind: string; name: string; sectionName?: string }[];
   extAuthRefs?: PolicyInfo['extAuthRefs'];
 };
 
-function describeTargets(p: PolicyStatusSource): string {
+function describeTargets(p: PolicyStatusInput): string {
   const refs = p.targetRefs.map(
     (t) => `${t.kind} ${p.ref.namespace}/${t.name}${t.sectionName ? ` (section ${t.sectionName})` : ''}`,
   );
@@ -276,7 +277,7 @@ function describeTargets(p: PolicyStatusSource): string {
 }
 
 export function policyStatus(
-  p: PolicyStatusSource,
+  p: PolicyStatusInput,
   reports: GatewayReportOf<PolicyAncestorReport>[],
   rejections: Rejection[],
 ): {

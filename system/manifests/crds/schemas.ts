@@ -6,11 +6,18 @@
 import { backendConfigPolicyCrd } from './vendor/backend-config-policy.ts';
 import { gatewayExtensionCrd } from './vendor/gateway-extension.ts';
 import { gatewayParametersCrd } from './vendor/gateway-parameters.ts';
+import { listenerPolicyCrd } from './vendor/listener-policy.ts';
 import { trafficPolicyCrd } from './vendor/traffic-policy.ts';
 
 export type { Schema } from './schema-blocks.ts';
 
-/** GatewayParameters, TrafficPolicy, GatewayExtension and BackendConfigPolicy (gateway.gwvendor.dev/v1alpha1): gwvendor.yaml. */
+/** GatewayParameters, TrafficPolicy, GatewayExtension, ListenerPolicy and BackendConfigPolicy (gateway.gwvendor.dev/v1alpha1): gwvendor.yaml. */
 export function vendorCrds(): Record<string, unknown>[] {
-  return [gatewayParametersCrd(), trafficPolicyCrd(), gatewayExtensionCrd(), backendConfigPolicyCrd()];
+  return [
+    gatewayParametersCrd(),
+    trafficPolicyCrd(),
+    gatewayExtensionCrd(),
+    listenerPolicyCrd(),
+    backendConfigPolicyCrd(),
+  ];
 }

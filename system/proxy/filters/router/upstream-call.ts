@@ -198,10 +198,14 @@ export class UpstreamCall implements AttemptOwner {
   /** Builds the upstream request of an attempt. */
   requestFor(): Dispatcher.DispatchOptions {
     const s = this.s;
+    const cases = s.info.requestHeaderCase;
     return {
       path: this.path,
       method: s.method as Dispatcher.HttpMethod,
-      headers: this.headers as Record<string, string | string[]>,
+      headers: (cases?.size && !this.cluster.spec.http2 ? withCase(this.headers, cases) : this.headers) as Record<
+        string,
+        string | string[]
+      >,
       body: this.bodyStream ?? s.body ?? null,
     };
   }
@@ -430,4 +434,11 @@ export class UpstreamCall implements AttemptOwner {
       );
     }
   }
+}
+
+/** preserve_case (HTTP/1 upstreams): each header name spelled as the client sent it. */
+function withCase(headers: HeaderMap, cases: Map<string, string>): HeaderMap {
+  const out: HeaderMap = {};
+  for (const k in headers) out[cases.get(k) ?? k] = headers[k];
+  return out;
 }
