@@ -20,6 +20,7 @@ import {
 } from '../model.ts';
 import { GatewayPolicies } from './attach-policies.ts';
 import { attachRoutes, type RouteParentReport, routeReportKey } from './attach-routes.ts';
+import { applyBackendConfig, type BackendConfigInfo, type BackendConfigReport } from './backend-config-policy.ts';
 import { applyBackendTls, type BackendTlsInfo, type BackendTlsReport } from './backend-tls.ts';
 import { applyFrontendValidation } from './frontend-tls.ts';
 import { buildL4Listeners } from './l4-listeners.ts';
@@ -59,6 +60,8 @@ export interface GatewayWorld {
   policiesSelecting(kind: 'Gateway' | 'HTTPRoute', namespace: string): PolicyInfo[];
   /** BackendTLSPolicies with a targetRef to this Service (any section). */
   backendTlsPolicies(namespace: string, service: string): BackendTlsInfo[];
+  /** BackendConfigPolicies with a targetRef to this Service (any section). */
+  backendConfigPolicies(namespace: string, service: string): BackendConfigInfo[];
   /** A Service (the port names BackendTLSPolicies' sectionNames select). */
   service(namespace: string, name: string): Service | undefined;
   /** ListenerPolicies with a targetRef to this Gateway. */
@@ -82,6 +85,8 @@ export interface GatewayReports {
   policies: Record<string, { generation: number } & PolicyAncestorReport>;
   /** BackendTLSPolicy key → its ancestor status for this Gateway (policies targeting a Service its routes use). */
   backendTlsPolicies: Record<string, BackendTlsReport>;
+  /** BackendConfigPolicy key → its ancestor status for this Gateway (policies targeting a Service its routes use). */
+  backendConfigPolicies: Record<string, BackendConfigReport>;
   /** ListenerPolicy key → its ancestor status for this Gateway (ir/listener-policy.ts). */
   listenerPolicies: Record<string, { generation: number } & PolicyAncestorReport>;
   /** The GatewayParameters in use (namespace/name), when valid. */
@@ -139,6 +144,7 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
     attachedListenerSets: Object.values(setReports).filter((r) => r.accepted.ok).length,
     policies: {},
     backendTlsPolicies: {},
+    backendConfigPolicies: {},
     listenerPolicies: {},
     ...(params ? { parameters: params } : {}),
     ...addressesReport(gw),
@@ -166,7 +172,13 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
   if (client) reports.resolvedRefs = client.outcome;
   const btls = applyBackendTls(hosts.clusters, world.backendTlsPolicies, world.service, client?.certificate);
   reports.backendTlsPolicies = btls.reports;
-  const clusters = new Map([...btls.clusters, ...l4Listeners.clusters].map((c) => [c.name, c]));
+  const bcp = applyBackendConfig(
+    [...btls.clusters, ...l4Listeners.clusters],
+    world.backendConfigPolicies,
+    world.service,
+  );
+  reports.backendConfigPolicies = bcp.reports;
+  const clusters = new Map(bcp.clusters.map((c) => [c.name, c]));
   reports.policies = policyReports(policies.tallies, opts.mode);
   const gwp = params ? world.gatewayParameters(ns, params.slice(ns.length + 1)) : undefined;
   reports.listenerPolicies = applyListenerPolicies(gwRef, hosts.listeners, world.listenerPolicies(ns, name), {
