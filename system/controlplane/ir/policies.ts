@@ -13,8 +13,10 @@ import { toProtoDuration } from './duration.ts';
 import type { ExtensionInfo } from './extensions.ts';
 import type { FieldReader } from './field-reader.ts';
 import { corsSettings, headerOps } from './http-settings.ts';
+import { bufferSettings, compressionSettings } from './policy-body.ts';
 import { jwtSettings } from './policy-jwt.ts';
 import { rbacSettings } from './policy-rbac.ts';
+import { transformationSettings } from './policy-transformation.ts';
 import type { RouteWorld } from './routes.ts';
 import type { Finding, ObjRef, Outcome, PolicySettings, ValidationMode } from './types.ts';
 
@@ -131,6 +133,9 @@ const FIELD_SETTINGS: { [F in Exclude<PolicyField, 'extAuth' | 'jwt'>]: Settings
     };
   },
   rbac: rbacSettings,
+  buffer: bufferSettings,
+  compression: compressionSettings,
+  transformation: transformationSettings,
 };
 
 /** extAuth: off (`disable`), or the GatewayExtension it names when that one and its backend resolved. */
