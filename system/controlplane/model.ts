@@ -283,6 +283,8 @@ export interface PolicyTargetRef {
 export interface TrafficPolicySpec extends PolicyFieldsSpec {
   targetRefs?: PolicyTargetRef[];
   targetSelectors?: { group: string; kind: string; matchLabels: Record<string, string> }[];
+  /** How its fields merge onto those of lower-priority policies (ir/policy-merge.ts); absent: they replace them. */
+  mergeType?: 'StrategicMerge' | 'JSONMerge';
   timeouts?: { request?: string; streamIdle?: string };
   retry?: {
     attempts: number;

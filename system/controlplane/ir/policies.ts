@@ -15,6 +15,7 @@ import type { FieldReader } from './field-reader.ts';
 import { corsSettings, headerOps } from './http-settings.ts';
 import { bufferSettings, compressionSettings } from './policy-body.ts';
 import { jwtSettings } from './policy-jwt.ts';
+import type { MergeType } from './policy-merge.ts';
 import { rbacSettings } from './policy-rbac.ts';
 import { transformationSettings } from './policy-transformation.ts';
 import type { RouteWorld } from './routes.ts';
@@ -31,6 +32,10 @@ export interface PolicyInfo {
   fields: PolicyField[];
   /** Fields that can be applied, normalized. */
   settings: PolicySettings;
+  /** The same fields as the spec writes them: what a merge (`mergeType`, policy-merge.ts) merges, then normalizes. */
+  spec: Partial<Record<PolicyField, unknown>>;
+  /** How its fields merge onto those of the policies below it in precedence (absent: they replace them). */
+  mergeType?: MergeType;
   accepted: Outcome;
   /** Set when the policy uses ext auth: whether its GatewayExtension (and that one's backend) resolved. */
   extAuthRefs?: Outcome & { extension: string };
@@ -138,6 +143,29 @@ const FIELD_SETTINGS: { [F in Exclude<PolicyField, 'extAuth' | 'jwt'>]: Settings
   transformation: transformationSettings,
 };
 
+/**
+ * One field's settings from its spec as written (a merge of several policies' specs): undefined when the field is not
+ * read from its spec alone (extAuth needs the world), else the settings and the problems found.
+ */
+export function fieldSettingsOf(
+  field: PolicyField,
+  spec: unknown,
+): { settings: unknown; problems: string[] } | undefined {
+  const read = (FIELD_SETTINGS as Record<string, SettingsOf<any> | undefined>)[field];
+  if (!read) return undefined;
+  const problems: string[] = [];
+  const settings = read(spec as never, {
+    problem: (f, m) => problems.push(`${f}: ${m}`),
+    duration: (f, v) => {
+      if (v === undefined) return undefined;
+      const d = toProtoDuration(v);
+      if (!d) problems.push(`${f}: invalid duration ${JSON.stringify(v)}`);
+      return d;
+    },
+  });
+  return { settings, problems };
+}
+
 /** extAuth: off (`disable`), or the GatewayExtension it names when that one and its backend resolved. */
 function extAuthSettings(
   e: NonNullable<TrafficPolicySpec['extAuth']>,
@@ -229,6 +257,7 @@ export function buildPolicyInfo(p: TrafficPolicy, world: PolicyWorld, mode: Vali
   if (jwt) settings.jwt = jwt;
 
   const invalid = problems.length > 0;
+  const applied = invalid && mode === 'strict' ? {} : settings;
   const accepted: Outcome = invalid
     ? { ok: false, reason: 'Invalid', message: problems.map((x) => `${x.field}: ${x.message}`).join('; ') }
     : { ok: true, reason: 'Valid', message: 'the policy is valid' };
@@ -241,7 +270,9 @@ export function buildPolicyInfo(p: TrafficPolicy, world: PolicyWorld, mode: Vali
     selectors,
     fields: POLICY_FIELDS.filter((f) => spec[f] !== undefined),
     // Strict validation applies nothing of an invalid policy; with validation off, what it says is sent as written.
-    settings: invalid && mode === 'strict' ? {} : settings,
+    settings: applied,
+    spec: Object.fromEntries(Object.keys(applied).map((f) => [f, spec[f as PolicyField]])),
+    ...(spec.mergeType ? { mergeType: spec.mergeType } : {}),
     accepted,
     ...(extAuth.refs ? { extAuthRefs: extAuth.refs } : {}),
     findings: problems.map((pr) => ({ resource: ref, ...pr })),

@@ -1,7 +1,9 @@
 // The intermediate representation: what one Gateway's proxy must do, resolved and ordered, with no Kubernetes objects
 // left in it and no Envoy types yet. Reports (the inputs of status) travel beside it. Also the two constructors of an
 // Outcome and the string order the IR sorts by.
+
 import type { PolicyField } from '../model.ts';
+import type { MergeType } from './policy-merge.ts';
 
 export type ValidationMode = 'strict' | 'off';
 
@@ -190,11 +192,35 @@ export interface RbacIR {
   policies: { name: string; principals: RbacPrincipalIR[]; permissions: RbacPermissionIR[] }[];
 }
 
+/**
+ * Why a policy's value of a field is not the setting as it wrote it: a more specific attachment, an older policy, or
+ * the name tie-break put another one above it; `merged`: the one above it has a mergeType and its value was merged
+ * onto this one's (sub-fields it sets and the one above does not survive).
+ */
+export type PrecedenceRule = 'more specific' | 'older' | 'name' | 'merged';
+
+export interface FieldDecision {
+  field: PolicyField;
+  /** `TrafficPolicy/<ns>/<name>`: the highest-priority policy that sets it (its values win where merged ones meet). */
+  winner: string;
+  level: 'gateway' | 'listener' | 'route' | 'rule';
+  /**
+   * The other policies that set the field, in precedence order: first those merged under the winner (rule `merged`,
+   * with the mergeType of the policy just above), then those left out, each with the rule that put the last policy
+   * of the merge (the winner when nothing merged; else named as `to`) above it.
+   */
+  over: { policy: string; level: FieldDecision['level']; rule: PrecedenceRule; mergeType?: MergeType; to?: string }[];
+  /** A merge asked for but not made because its result is invalid (the winner's value applies alone): why. */
+  mergeRefused?: string;
+}
+
 /** One route of a virtual host: the rule-match, plus the policy settings that won for it and where they came from. */
 export interface RouteIR extends RouteEntryIR {
   policy: PolicySettings;
-  /** field → `TrafficPolicy/<ns>/<name>` that supplied it. */
+  /** field → `TrafficPolicy/<ns>/<name>` that supplied it; a merge (mergeType) names each policy merged, `A+B`. */
   provenance: Partial<Record<PolicyField, string>>;
+  /** The fields more than one policy sets: attach-policies.ts's decision (winner, the others, the rule). */
+  precedence?: FieldDecision[];
 }
 
 export interface VirtualHostIR {
