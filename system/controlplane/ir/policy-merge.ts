@@ -31,10 +31,15 @@ export const STRATEGIC_LISTS: Record<string, { key: string } | 'set'> = {
   'cors.exposeHeaders': 'set',
   'retry.retryOn': 'set',
   'retry.statusCodes': 'set',
+  'rbac.policies': { key: 'name' },
+  'compression.contentTypes': 'set',
+  'transformation.*.set': { key: 'name' },
+  'transformation.*.add': { key: 'name' },
+  'transformation.*.remove': 'set',
 };
 
 /** Top-level fields that never merge (a reference resolved in the policy's own namespace): the winner's applies. */
-export const ATOMIC_FIELDS: readonly string[] = ['extAuth'];
+export const ATOMIC_FIELDS: readonly string[] = ['extAuth', 'jwt'];
 
 type Json = unknown;
 const isObject = (v: Json): v is Record<string, Json> => typeof v === 'object' && v !== null && !Array.isArray(v);
