@@ -47,6 +47,8 @@ export function policyInfos(world: World): Map<string, PolicyInfo> {
       const e = find(world.extensions, ns, name);
       return e ? buildExtensionInfo(e as unknown as GatewayExtension, routeWorld) : undefined;
     },
+    // A jwt provider's remote JWKS Service, resolved as the control plane does.
+    routes: routeWorld,
   };
   m = new Map();
   for (const p of world.policies) {
