@@ -1,13 +1,15 @@
-// envoy.filters.http.compressor with the gzip library (envoy.compression.gzip.compressor), on node:zlib: a response
-// is gzip-compressed when the client accepts gzip (Accept-Encoding with q-values; `*` counts), it has a body (not
-// HEAD, 204, 304, an upgrade), no content-encoding, no `cache-control: no-transform`, a content-length of at least
-// min_content_length (30) or none, and a content type in the list (Envoy's default list when empty). Then
-// content-length goes, content-encoding is gzip, a strong etag is weakened (or, with disable_on_etag_header, the
-// response is left alone) and `vary: accept-encoding` is added — also to a compressible response the client did not
-// accept, as Envoy does (compressor_filter.cc). Stats `http.<prefix>.compressor.<library name>.gzip.*`: compressed,
-// not_compressed, no_accept_header, header_identity, header_gzip, header_wildcard, header_not_valid,
-// content_length_too_small, not_compressed_etag, total_uncompressed_bytes, total_compressed_bytes. Request
-// compression (request_direction_config) and other libraries are NACKed.
+// envoy.filters.http.compressor with the gzip library (envoy.compression.gzip.compressor), on node:zlib, deciding as
+// Envoy's common/compressor/compressor.cc encodeHeaders does: a response with a body (not HEAD, 204, 304, an
+// upgrade) is compressed when, in this order, its content-length is at least min_content_length (30; 0 means 30) or
+// it has none (a streamed body), the client's Accept-Encoding picks gzip (chooseEncoding: the highest q-value among
+// gzip, identity and `*`; q=0 excludes; no header: no_accept_header), its content type (before `;`) is in the list
+// (Envoy's default list when empty; a response without one passes), no `cache-control: no-transform`, no etag when
+// disable_on_etag_header, and no content-encoding. Then a strong etag is removed (a weak one kept), `vary:
+// accept-encoding` added, content-length removed, content-encoding gzip. Stats
+// `http.<prefix>.compressor.<library name>.gzip.*`: compressed, not_compressed, no_accept_header, header_identity,
+// header_gzip, header_compressor_used, header_wildcard, header_not_valid, content_length_too_small,
+// not_compressed_etag, total_uncompressed_bytes, total_compressed_bytes. Request compression
+// (request_direction_config) and other libraries are NACKed.
 import { constants, createGzip } from 'node:zlib';
 import { ConfigError } from '../config/errors.ts';
 import type { HeaderMap } from '../stream-info.ts';
@@ -80,46 +82,52 @@ function compile(c: J): CompressorConfig {
     level: LEVELS[g.compression_level ?? 'DEFAULT_COMPRESSION'] ?? constants.Z_DEFAULT_COMPRESSION,
     memLevel: g.memory_level ?? 5,
     windowBits: g.window_bits ?? 12,
-    minLength: Number(common.min_content_length ?? c.content_length ?? 30),
+    // Envoy's contentLengthUint: 0 (or unset) means the default, 30.
+    minLength: Number(common.min_content_length ?? c.content_length ?? 0) || 30,
     types: new Set((types.length ? types : DEFAULT_CONTENT_TYPES).map((t) => t.toLowerCase())),
     disableOnEtag: r.disable_on_etag_header === true || c.disable_on_etag_header === true,
     removeAcceptEncoding: r.remove_accept_encoding_header === true || c.remove_accept_encoding_header === true,
   };
 }
 
-type Accept = 'no_accept_header' | 'header_identity' | 'header_gzip' | 'header_wildcard' | 'header_not_valid';
+type Accept = 'header_identity' | 'header_gzip' | 'header_wildcard' | 'header_not_valid';
 
-/** Whether Accept-Encoding allows gzip (RFC 9110 §12.5.3 q-values), and the stat Envoy counts for it. */
-export function acceptsGzip(value: string | undefined): { ok: boolean; stat: Accept } {
-  if (value === undefined) return { ok: false, stat: 'no_accept_header' };
-  let gzip: number | undefined;
-  let star: number | undefined;
-  let identity = false;
-  for (const part of value.split(',')) {
-    const [coding, ...params] = part.trim().toLowerCase().split(';');
-    const qp = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-    const q = qp === undefined ? 1 : Number(qp.slice(2));
-    if (coding === 'gzip') gzip = q;
-    else if (coding === '*') star = q;
-    else if (coding === 'identity') identity = true;
+/** Envoy's chooseEncoding with gzip the only compressor: whether gzip is picked, and the header stat it counts. */
+export function acceptsGzip(value: string): { ok: boolean; stat: Accept } {
+  const pairs: [string, number][] = [];
+  let gzipAllowed = true;
+  for (const token of value.split(',')) {
+    if (!token.trim()) continue;
+    const [coding, ...params] = token.split(';');
+    let q = 1;
+    const param = params.join(';');
+    const eq = param.indexOf('=');
+    if (params.length && eq >= 0 && param.slice(0, eq).trim().toLowerCase() === 'q') {
+      q = Number.parseFloat(param.slice(eq + 1).trim());
+      if (Number.isNaN(q)) continue; // a q-value that does not parse: the token is skipped
+    }
+    const enc = coding!.trim().toLowerCase();
+    pairs.push([enc, q]);
+    if (!q && enc === 'gzip') gzipAllowed = false;
   }
-  if (gzip !== undefined) return { ok: gzip > 0, stat: gzip > 0 ? 'header_gzip' : 'header_not_valid' };
-  if (star !== undefined) return { ok: star > 0, stat: star > 0 ? 'header_wildcard' : 'header_not_valid' };
-  return { ok: false, stat: identity ? 'header_identity' : 'header_not_valid' };
+  if (!pairs.length || !gzipAllowed) return { ok: false, stat: 'header_not_valid' };
+  let choice: [string, number] = ['identity', 0];
+  for (const p of pairs) {
+    if (p[1] > choice[1] && (p[0] === 'gzip' || p[0] === 'identity' || p[0] === '*')) choice = p;
+  }
+  if (!choice[1]) return { ok: false, stat: 'header_not_valid' };
+  if (choice[0] === 'identity') return { ok: false, stat: 'header_identity' };
+  return { ok: true, stat: choice[0] === '*' ? 'header_wildcard' : 'header_gzip' };
 }
 
 const one = (v: HeaderMap[string]) => (Array.isArray(v) ? v.join(',') : v);
 
+/** Envoy's insertVaryHeader: `Accept-Encoding` added to vary unless it is a token there already. */
 function appendVary(headers: HeaderMap): void {
   const v = one(headers.vary);
-  if (v === undefined || v === '') headers.vary = 'accept-encoding';
-  else if (
-    !v
-      .toLowerCase()
-      .split(',')
-      .some((x) => x.trim() === 'accept-encoding' || x.trim() === '*')
-  )
-    headers.vary = `${v}, accept-encoding`;
+  if (v === undefined) headers.vary = 'Accept-Encoding';
+  else if (!v.split(',').some((x) => x.trim().toLowerCase() === 'accept-encoding'))
+    headers.vary = `${v}, Accept-Encoding`;
 }
 
 export const compressorFactory: FilterFactory = {
@@ -131,50 +139,63 @@ export const compressorFactory: FilterFactory = {
     const cfg = compile(config);
     const p = `${ctx.statPrefix}compressor.${cfg.libraryName}.gzip.`;
     const counter = (n: string) => ctx.stats.counter(p + n);
-    const accepted = new WeakMap<FilterStream, boolean>();
+    /** The request's Accept-Encoding (null: none), captured on the decode path as Envoy's filter does. */
+    const acceptEncoding = new WeakMap<FilterStream, string | null>();
     const off = (s: FilterStream) => isDisabled(s.perFilterConfig(name));
+    const acceptOk = (s: FilterStream) => {
+      const v = acceptEncoding.get(s);
+      if (v === null || v === undefined) {
+        counter('no_accept_header').inc();
+        return false;
+      }
+      const a = acceptsGzip(v);
+      counter(a.stat).inc();
+      if (a.stat === 'header_gzip') counter('header_compressor_used').inc();
+      return a.ok;
+    };
+    const lengthOk = (headers: HeaderMap) => {
+      const length = one(headers['content-length']);
+      if (length === undefined) return true; // streamed (Envoy: chunked)
+      const ok = /^\d+$/.test(length) && Number(length) >= cfg.minLength;
+      if (!ok) counter('content_length_too_small').inc();
+      return ok;
+    };
+    const typeOk = (headers: HeaderMap) => {
+      const type = one(headers['content-type'])?.split(';')[0]?.trim().toLowerCase();
+      return type === undefined || cfg.types.has(type);
+    };
+    const etagOk = (headers: HeaderMap) => {
+      const ok = !(cfg.disableOnEtag && headers.etag !== undefined);
+      if (!ok) counter('not_compressed_etag').inc();
+      return ok;
+    };
     return {
       name,
       decodeHeaders(s) {
         if (off(s)) return true;
-        const a = acceptsGzip(s.header('accept-encoding'));
-        counter(a.stat).inc();
-        accepted.set(s, a.ok);
+        acceptEncoding.set(s, s.header('accept-encoding') ?? null);
         if (cfg.removeAcceptEncoding) delete s.headers['accept-encoding'];
         return true;
       },
       encodeHeaders(s, status, headers) {
-        if (off(s) || !accepted.has(s)) return;
-        if (s.method === 'HEAD' || status === 204 || status === 304 || status === 101 || s.upgrade) return;
-        const length = one(headers['content-length']);
-        if (length !== undefined && Number(length) < cfg.minLength) {
-          counter('content_length_too_small').inc();
-          counter('not_compressed').inc();
-          return;
-        }
-        const type = one(headers['content-type'])?.split(';')[0]?.trim().toLowerCase();
-        const compressible =
-          type !== undefined &&
-          cfg.types.has(type) &&
-          one(headers['content-encoding']) === undefined &&
-          !/(^|,)\s*no-transform\s*(,|$)/i.test(one(headers['cache-control']) ?? '');
-        const etag = one(headers.etag);
-        if (compressible && etag !== undefined && cfg.disableOnEtag) {
-          counter('not_compressed_etag').inc();
-          counter('not_compressed').inc();
-          return;
-        }
-        if (!compressible) {
-          counter('not_compressed').inc();
-          return;
-        }
-        appendVary(headers);
-        if (!accepted.get(s)) {
+        if (off(s) || !acceptEncoding.has(s)) return;
+        const hasBody = !(s.method === 'HEAD' || status === 204 || status === 304 || status === 101 || s.upgrade);
+        const compress =
+          hasBody &&
+          lengthOk(headers) &&
+          acceptOk(s) &&
+          typeOk(headers) &&
+          !/(^|,)\s*no-transform\s*(,|$)/i.test(one(headers['cache-control']) ?? '') &&
+          etagOk(headers) &&
+          one(headers['content-encoding']) === undefined;
+        if (!compress) {
           counter('not_compressed').inc();
           return;
         }
         counter('compressed').inc();
-        if (etag !== undefined && !etag.startsWith('W/')) headers.etag = `W/${etag}`;
+        const etag = one(headers.etag);
+        if (etag !== undefined && etag.length > 2 && !/^[wW]\//.test(etag)) delete headers.etag;
+        appendVary(headers);
         delete headers['content-length'];
         headers['content-encoding'] = 'gzip';
         const gz = createGzip({ level: cfg.level, memLevel: cfg.memLevel, windowBits: Math.max(9, cfg.windowBits) });

@@ -415,27 +415,37 @@ describe('compressor (gzip)', () => {
     const r = await raw('/stream/20', { headers: { 'accept-encoding': 'br;q=1, gzip;q=0.8' } });
     expect(r.status).toBe(200);
     expect(r.headers['content-encoding']).toBe('gzip');
-    expect(r.headers.vary).toBe('accept-encoding');
+    expect(r.headers.vary).toBe('Accept-Encoding');
     expect(r.headers['content-length']).toBeUndefined();
     const inflated = gunzipSync(r.body).toString();
     expect(inflated.split('\n').length).toBe(plain.body.toString().split('\n').length);
     expect(r.body.length).toBeLessThan(inflated.length);
     expect(c('compressed') - before).toBe(1);
     expect(c('header_gzip')).toBeGreaterThanOrEqual(1);
+    // A strong etag is removed from a compressed response, a weak one kept (sanitizeEtagHeader).
+    const pad = 'x'.repeat(200);
+    const strong = await raw(`/response-headers?ETag=%22v1%22&pad=${pad}`, { headers: { 'accept-encoding': 'gzip' } });
+    expect([strong.headers['content-encoding'], strong.headers.etag]).toEqual(['gzip', undefined]);
+    const weak = await raw(`/response-headers?ETag=W/%22v1%22&pad=${pad}`, { headers: { 'accept-encoding': 'gzip' } });
+    expect([weak.headers['content-encoding'], weak.headers.etag]).toEqual(['gzip', 'W/"v1"']);
     expect(c('total_uncompressed_bytes')).toBeGreaterThanOrEqual(inflated.length);
     expect(lastAccess()).toBe('200 - via_upstream');
   });
 
-  it('leaves alone: no Accept-Encoding, gzip;q=0, a small body, a type not in the list, an encoded body; vary on a compressible one it did not compress', async () => {
+  it('leaves alone (no vary): no Accept-Encoding, gzip;q=0, identity preferred, a small body, a type not in the list, an encoded body', async () => {
     await push(
       [COMPRESSOR({ response_direction_config: { common_config: { min_content_length: 1000 } } })],
       [route('/', APP)],
     );
     const none = await raw('/stream/20');
     expect(none.headers['content-encoding']).toBeUndefined();
-    expect(none.headers.vary).toBe('accept-encoding');
-    const refused = await raw('/stream/20', { headers: { 'accept-encoding': 'gzip;q=0, identity' } });
+    expect(none.headers.vary).toBeUndefined();
+    const refused = await raw('/stream/20', { headers: { 'accept-encoding': 'gzip;q=0, *' } });
     expect(refused.headers['content-encoding']).toBeUndefined();
+    const identityBefore = c('header_identity');
+    const identity = await raw('/stream/20', { headers: { 'accept-encoding': 'identity;q=1, gzip;q=0.5' } });
+    expect(identity.headers['content-encoding']).toBeUndefined();
+    expect(c('header_identity') - identityBefore).toBe(1);
     const tooSmall = c('content_length_too_small');
     const tiny = await raw('/response-headers?x=1', { headers: { 'accept-encoding': 'gzip' } });
     expect(Number(tiny.headers['content-length'])).toBeLessThan(1000);
