@@ -269,6 +269,8 @@ export interface GatewayParametersSpec {
       nodeSelector?: Record<string, string>;
     };
   };
+  /** A stdout access log in Envoy's default format on every listener no ListenerPolicy gives an access log. */
+  defaultAccessLog?: { enabled?: boolean };
 }
 
 export type GatewayParameters = KObject<GatewayParametersSpec>;
@@ -409,3 +411,26 @@ export interface BackendTLSPolicySpec {
 }
 
 export type BackendTLSPolicy = KObject<BackendTLSPolicySpec, { ancestors?: PolicyAncestorStatus[] }>;
+
+/** One access log of a ListenerPolicy: a file (or /dev/stdout) in a text or JSON format, and which requests it keeps. */
+export interface AccessLogSpec {
+  fileSink?: { path: string; stringFormat?: string; jsonFormat?: Record<string, unknown> };
+  filter?: { statusCode?: { op: 'EQ' | 'GE' | 'LE'; value: number }; responseFlags?: string[] };
+}
+
+/** ListenerPolicy (gateway.gwvendor.dev/v1alpha1): a Gateway's (or one listener's) HTTP connection manager settings. */
+export interface ListenerPolicySpec {
+  targetRefs?: PolicyTargetRef[];
+  accessLog?: AccessLogSpec[];
+  idleTimeout?: string;
+  xffNumTrustedHops?: number;
+  useRemoteAddress?: boolean;
+  maxRequestHeadersKb?: number;
+  serverHeaderTransformation?: 'Overwrite' | 'AppendIfAbsent' | 'PassThrough';
+  preserveHttp1HeaderCase?: boolean;
+}
+
+export type ListenerPolicy = KObject<
+  ListenerPolicySpec,
+  { ancestors?: PolicyAncestorStatus[]; conditions?: Condition[] }
+>;

@@ -28,6 +28,7 @@ export const RESPONSE_FLAG_ORDER = [
   'DT',
   'UT',
   'LH',
+  'LR',
   'UR',
   'UC',
   'DI',
@@ -70,7 +71,10 @@ export class StreamInfo {
   upstreamServiceTime: number | undefined;
   routeName: string | undefined;
   virtualHostName: string | undefined;
+  /** The client address: the connection's peer, or the one x-forwarded-for gives (xff_num_trusted_hops). */
   downstreamRemote = '';
+  /** The connection's peer (%DOWNSTREAM_DIRECT_REMOTE_ADDRESS%). */
+  downstreamDirectRemote = '';
   downstreamLocal = '';
   connectionId = 0;
   streamId = '';
@@ -79,9 +83,26 @@ export class StreamInfo {
   firstUpstreamRxMono: number | undefined;
   lastDownstreamRxMono: number | undefined;
   attemptCount = 0;
+  /** Answered by the health_check filter (Envoy's StreamInfo::healthCheck, what not_health_check_filter reads). */
+  healthCheck = false;
+  /** preserve_case: request header names as received (lower case → as sent), for an HTTP/1 upstream. */
+  requestHeaderCase: Map<string, string> | undefined;
+
+  /** The request's authority: its Host header, HTTP/2's :authority, or an absolute-form URI's ('' for none). */
+  authority = '';
 
   constructor(headers: IncomingHttpHeaders) {
     this.requestHeaders = headers;
+    this.authority = headers.host ?? '';
+  }
+
+  /**
+   * A request header as received (the codec's map, not copied per request); `host` is the request's authority
+   * whichever way it came, as Envoy's request header map holds :authority.
+   */
+  requestHeader(name: string): string | string[] | undefined {
+    if (name === 'host' || name === ':authority') return this.authority || undefined;
+    return this.requestHeaders[name];
   }
 
   setFlag(flag: ResponseFlag): void {

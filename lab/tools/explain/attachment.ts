@@ -43,12 +43,12 @@ export function policyInfos(world: World): Map<string, PolicyInfo> {
       world.grants.filter((g) => g.metadata?.namespace === ns) as unknown as ReferenceGrant[],
   };
   const policyWorld = {
+    // Services and ReferenceGrants: a jwt provider's remote JWKS resolves here as in the control plane.
+    ...routeWorld,
     extension: (ns: string, name: string) => {
       const e = find(world.extensions, ns, name);
       return e ? buildExtensionInfo(e as unknown as GatewayExtension, routeWorld) : undefined;
     },
-    // A jwt provider's remote JWKS Service, resolved as the control plane does.
-    routes: routeWorld,
   };
   m = new Map();
   for (const p of world.policies) {

@@ -1,6 +1,7 @@
 // The merge of one field's spec values (policy-merge.ts): RFC 7386 JSON Merge Patch for JSONMerge (the RFC's own
 // examples, section 3 / appendix A), Kubernetes strategic merge patch for StrategicMerge on the lists the table names.
 import { describe, expect, it } from 'vitest';
+import { readFromSpec } from './policies.ts';
 import { mergeable, mergeValue } from './policy-merge.ts';
 
 describe('mergeValue', () => {
@@ -97,8 +98,9 @@ describe('mergeValue', () => {
     ).toEqual({
       contentTypes: ['text/html', 'application/json'],
     });
-    expect(mergeable('jwt')).toBe(false);
     expect(mergeable('rbac')).toBe(true);
+    // jwt is read with the world (its remote JWKS Service): it never merges (attach-policies.ts mergeChain).
+    expect(readFromSpec('jwt')).toBe(false);
   });
 
   it('leaves its inputs unchanged', () => {

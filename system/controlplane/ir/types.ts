@@ -242,6 +242,31 @@ export interface ListenerIR {
    * listener's hostname; none: the default chain), each terminating TLS with its certificates. Absent: plaintext HTTP.
    */
   tls?: TlsChainIR[];
+  /** The connection manager's settings from a ListenerPolicy or the GatewayParameters' default access log. */
+  hcm?: HcmSettingsIR;
+}
+
+/** One access log of a listener: a file or /dev/stdout, its format (none: Envoy's default) and filter. */
+export interface AccessLogIR {
+  path: string;
+  text?: string;
+  json?: Record<string, unknown>;
+  statusCode?: { op: 'EQ' | 'GE' | 'LE'; value: number };
+  responseFlags?: string[];
+}
+
+/** A listener's connection manager settings (ir/listener-policy.ts), each naming where it came from. */
+export interface HcmSettingsIR {
+  accessLog?: AccessLogIR[];
+  /** Proto duration. */
+  idleTimeout?: string;
+  xffNumTrustedHops?: number;
+  useRemoteAddress?: boolean;
+  maxRequestHeadersKb?: number;
+  serverHeaderTransformation?: 'OVERWRITE' | 'APPEND_IF_ABSENT' | 'PASS_THROUGH';
+  preserveHttp1HeaderCase?: boolean;
+  /** setting → `ListenerPolicy/<ns>/<name>` or `GatewayParameters/<ns>/<name>` (provenance in config_dump). */
+  provenance: Record<string, string>;
 }
 
 /** One HTTPS Gateway listener's filter chain. */

@@ -15,8 +15,10 @@ export const DEFAULT_ACCESS_LOG_FORMAT =
 const HOST = hostname();
 
 function header(headers: Record<string, unknown> | undefined, name: string): string | undefined {
-  if (!headers) return undefined;
-  const v = headers[name];
+  return headers ? joined(headers[name]) : undefined;
+}
+
+function joined(v: unknown): string | undefined {
   if (v === undefined) return undefined;
   return Array.isArray(v) ? v.join(',') : String(v);
 }
@@ -27,12 +29,10 @@ function requestHeader(info: StreamInfo, name: string): string | undefined {
       return info.method || undefined;
     case ':path':
       return info.path || undefined;
-    case ':authority':
-      return header(info.requestHeaders, 'host');
     case ':scheme':
       return info.scheme;
     default:
-      return header(info.requestHeaders, name);
+      return joined(info.requestHeader(name));
   }
 }
 
@@ -119,11 +119,13 @@ function operator(cmd: string, arg: string | undefined): (info: StreamInfo) => s
     case 'UPSTREAM_TRANSPORT_FAILURE_REASON':
       return (i) => i.upstreamTransportFailureReason;
     case 'DOWNSTREAM_REMOTE_ADDRESS':
-    case 'DOWNSTREAM_DIRECT_REMOTE_ADDRESS':
       return (i) => i.downstreamRemote || undefined;
+    case 'DOWNSTREAM_DIRECT_REMOTE_ADDRESS':
+      return (i) => i.downstreamDirectRemote || undefined;
     case 'DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT':
-    case 'DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT':
       return (i) => withoutPort(i.downstreamRemote);
+    case 'DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT':
+      return (i) => withoutPort(i.downstreamDirectRemote);
     case 'DOWNSTREAM_LOCAL_ADDRESS':
       return (i) => i.downstreamLocal || undefined;
     case 'DOWNSTREAM_LOCAL_ADDRESS_WITHOUT_PORT':

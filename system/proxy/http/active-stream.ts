@@ -14,7 +14,7 @@ import type { DownstreamUpgrade, FilterStream, HttpFilter, LocalReplyOptions } f
 import type { Logger, Tags } from '../log.ts';
 import { type HeaderMap, headerLines, type ResponseFlag, StreamInfo } from '../stream-info.ts';
 import { grpcLocalReplyHeaders, isGrpcContentType } from './grpc-local-reply.ts';
-import type { HcmConfig } from './hcm-config.ts';
+import { type HcmConfig, headerOverflow } from './hcm-config.ts';
 import { parseRequestTarget, type TargetOptions } from './request-target.ts';
 import { upgradeTypeOf } from './upgrade.ts';
 
@@ -77,7 +77,7 @@ export class ActiveStream implements FilterStream {
   /** The connection is TLS (Envoy's `ssl()`): x-forwarded-proto https. */
   readonly tls: boolean;
   /** What the codec refuses in the request-target (Envoy answers it before the connection manager sees it). */
-  readonly targetError: { status: 400 | 403; details: string } | undefined;
+  readonly targetError: { status: 400 | 403 | 431; details: string } | undefined;
   /** Headers to send upstream (filters and the router edit them). */
   readonly headers: HeaderMap;
   route: CompiledRoute | undefined;
@@ -120,8 +120,9 @@ export class ActiveStream implements FilterStream {
     /** HTTP/2: the request arrived on a stream of a multiplexed session (node:http2 compat objects). */
     this.http2 = req.httpVersion === '2.0';
     this.host = req.headers.host ?? (this.http2 ? String(req.headers[':authority'] ?? '') : '');
+    // Not copied: HTTP/2's :authority (or an absolute-form URI's authority) is the stream's `host` and the access
+    // log's (StreamInfo.authority), and the upstream map below gets it as `host`.
     let requestHeaders = req.headers;
-    if (this.http2 && req.headers.host === undefined && this.host) requestHeaders = { ...req.headers, host: this.host };
     this.tls = (req.socket as { encrypted?: boolean }).encrypted === true;
     this.scheme = this.tls ? 'https' : 'http';
     const target = parseRequestTarget(
@@ -129,7 +130,11 @@ export class ActiveStream implements FilterStream {
       this.path,
       this.tls ? { ...hcm.targetOptions, tls: true } : hcm.targetOptions,
     );
-    if (!target.ok) {
+    if (!this.http2 && headerOverflow(req.rawHeaders, hcm.config)) {
+      // Envoy's HTTP/1 codec: headers over max_request_headers_kb or max_headers_count are refused with 431.
+      this.targetError = { status: 431, details: 'http1.headers_too_large' };
+      requestHeaders = {};
+    } else if (!target.ok) {
       // Refused by the codec: the connection manager never got the request headers (Envoy logs "- -").
       this.targetError = target;
       requestHeaders = {};
@@ -137,12 +142,10 @@ export class ActiveStream implements FilterStream {
       this.path = target.path ?? '';
       if (target.scheme) this.scheme = target.scheme;
       // The URI's authority replaces the Host header (RFC 9112 §3.2.2), for routing, upstream and the access log.
-      if (target.authority !== undefined) {
-        this.host = target.authority;
-        requestHeaders = { ...req.headers, host: target.authority };
-      }
+      if (target.authority !== undefined) this.host = target.authority;
     }
     const info = new StreamInfo(requestHeaders);
+    if (!this.targetError) info.authority = this.host;
     info.method = this.targetError ? '' : this.method;
     info.path = this.targetError ? '' : this.path;
     info.scheme = this.scheme;
@@ -150,12 +153,17 @@ export class ActiveStream implements FilterStream {
     info.connectionId = connectionId;
     const sock = req.socket;
     info.downstreamRemote = `${sock.remoteAddress}:${sock.remotePort}`;
+    info.downstreamDirectRemote = info.downstreamRemote;
+    if (hcm.config.preserveCase && !this.http2) info.requestHeaderCase = headerCase(req.rawHeaders);
+    // The HTTP/1 idle timeout counts only while no request is active (active-listener.ts).
+    if (!this.http2) (sock as { gwlabActiveStreams?: number }).gwlabActiveStreams = 1;
     info.downstreamLocal = `${sock.localAddress}:${sock.localPort}`;
     this.info = info;
     const h: HeaderMap = {};
     const raw = requestHeaders;
     for (const k in raw) if (!HOP_BY_HOP.has(k) && k.charCodeAt(0) !== 58 /* ':' */) h[k] = raw[k];
     if (raw.te === 'trailers') h.te = 'trailers';
+    if (!this.targetError && this.host) h.host = this.host;
     this.headers = h;
     // 'close' follows the last byte written, or a client that went away first: either way the stream ends here.
     res.once('close', () => {
@@ -165,6 +173,7 @@ export class ActiveStream implements FilterStream {
         this.done = true;
         for (const f of this.onGone.splice(0)) f();
       }
+      if (!this.http2) (sock as { gwlabActiveStreams?: number }).gwlabActiveStreams = 0;
       hcm.streamComplete(this);
     });
   }
@@ -442,4 +451,15 @@ export class ActiveStream implements FilterStream {
     this.bodyTransform?.destroy();
     this.res.destroy();
   }
+}
+
+/** Header names as received, by their lower-case form (the first spelling wins), for preserve_case. */
+function headerCase(raw: string[]): Map<string, string> {
+  const m = new Map<string, string>();
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    const lower = name.toLowerCase();
+    if (name !== lower && !m.has(lower)) m.set(lower, name);
+  }
+  return m;
 }
