@@ -348,6 +348,9 @@ export const POLICY_FIELDS = [
   'faultInjection',
   'rbac',
   'jwt',
+  'buffer',
+  'compression',
+  'transformation',
 ] as const;
 export type PolicyField = (typeof POLICY_FIELDS)[number];
 

@@ -156,6 +156,11 @@ export interface PolicySettings {
   };
   rbac?: RbacIR;
   jwt?: JwtIR;
+  buffer?: { maxRequestBytes: number };
+  /** gzip responses; contentTypes empty: Envoy's default list. */
+  compression?: { minContentLength: number; contentTypes: string[] };
+  /** Header templates (values are formatter strings). */
+  transformation?: { request?: HeaderOpsIR; response?: HeaderOpsIR };
 }
 
 // ---- TrafficPolicy fields of issue 13 item 4 (ir/policy-<field>.ts reads them, xds/translator/<filter>.ts writes) --
