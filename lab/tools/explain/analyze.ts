@@ -5,6 +5,7 @@
 // that wins, (3) a missing ReferenceGrant; plus routes that are not accepted or do not resolve, proxies that do not
 // run, and configuration a proxy rejected. This module holds the entry point per kind; gateways.ts, routes.ts and
 // policies.ts the reasoning about each.
+import { extensionBackendRefs } from '../../../system/controlplane/model.ts';
 import { notReadyReasons } from '../../toolkit/describe.ts';
 import type { Condition, KObj } from '../../toolkit/kube.ts';
 import type { ScopeEntry } from './attachment.ts';
@@ -76,8 +77,7 @@ export function servicesNeeded(world: Omit<World, 'proxies' | 'services' | 'xdsE
     }
   }
   return exts.flatMap((e) => {
-    const b = e.spec?.extAuth?.httpService?.backendRef;
-    return b ? [`${b.namespace ?? e.metadata!.namespace}/${b.name}`] : [];
+    return extensionBackendRefs(e.spec).map(({ ref: b }) => `${b.namespace ?? e.metadata!.namespace}/${b.name}`);
   });
 }
 

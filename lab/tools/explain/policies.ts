@@ -3,7 +3,7 @@
 // cause of each setting that is missing — rule 1 (selector), rule 2 (an older policy on the same level), rule 3 (a
 // missing ReferenceGrant) — or, for a more specific policy that overrides it, the designed precedence (not a problem).
 import { referenceAllowed } from '../../../system/controlplane/ir/refgrant.ts';
-import { POLICY_FIELDS, type ReferenceGrant } from '../../../system/controlplane/model.ts';
+import { extensionBackendRefs, POLICY_FIELDS, type ReferenceGrant } from '../../../system/controlplane/model.ts';
 import type { Condition, KObj } from '../../toolkit/kube.ts';
 import { attachmentsOver, type ScopeEntry } from './attachment.ts';
 import { configRoutes, dumpsRead, routeParents, routePrefix } from './gateways.ts';
@@ -168,7 +168,7 @@ function extAuthCause(world: World, p: KObj): Finding | undefined {
 export function extensionBackendFinding(world: World, ext: KObj): Finding | undefined {
   const ns = ext.metadata!.namespace!;
   const subject = subjectOf('GatewayExtension', { namespace: ns, name: ext.metadata!.name! });
-  const b = ext.spec?.extAuth?.httpService?.backendRef;
+  const b = extensionBackendRefs(ext.spec)[0]?.ref;
   if (!b) return undefined;
   const to = { group: '', kind: 'Service', namespace: b.namespace ?? ns, name: b.name };
   const from = { group: VENDOR_GROUP, kind: 'GatewayExtension', namespace: ns };

@@ -12,6 +12,8 @@ import {
 import { toProtoDuration } from './duration.ts';
 import type { ExtensionInfo } from './extensions.ts';
 import { corsSettings, headerOps } from './http-settings.ts';
+import { resolvePolicyExtension } from './policy-extension.ts';
+import { rateLimitSettings } from './policy-ratelimit.ts';
 import type { Finding, ObjRef, Outcome, PolicySettings, ValidationMode } from './types.ts';
 
 export interface PolicyInfo {
@@ -26,10 +28,16 @@ export interface PolicyInfo {
   /** Fields that can be applied, normalized. */
   settings: PolicySettings;
   accepted: Outcome;
-  /** Set when the policy uses ext auth: whether its GatewayExtension (and that one's backend) resolved. */
-  extAuthRefs?: Outcome & { extension: string };
+  /**
+   * Set when the policy names GatewayExtensions (extAuth, rateLimit.global): whether they (and their backends)
+   * resolved — the first that did not, else the last that did (the policy's ResolvedRefs).
+   */
+  extensionRefs?: ExtensionRefs;
   findings: Finding[];
 }
+
+/** How a GatewayExtension a field names resolved, and that field. */
+export type ExtensionRefs = Outcome & { extension: string; field: PolicyField };
 
 export interface PolicyWorld {
   extension(namespace: string, name: string): ExtensionInfo | undefined;
@@ -47,7 +55,7 @@ export function policyTargetKeys(p: TrafficPolicy): string[] {
 const perMillion = (pct: number | undefined) => Math.round((pct ?? 100) * 10_000);
 
 /** How a field is read: its problems are collected, durations converted (an invalid one is a problem). */
-interface FieldReader {
+export interface FieldReader {
   problem(field: string, message: string): void;
   duration(field: string, v: string | undefined): string | undefined;
 }
@@ -62,7 +70,7 @@ type SettingsOf<F extends keyof PolicySettings & keyof TrafficPolicySpec> = (
  * them; undefined when it has nothing to apply. Checked in this order, which is the order of the problems in
  * Accepted's message.
  */
-const FIELD_SETTINGS: { [F in Exclude<PolicyField, 'extAuth'>]: SettingsOf<F> } = {
+const FIELD_SETTINGS: { [F in Exclude<PolicyField, 'extAuth' | 'rateLimit'>]: SettingsOf<F> } = {
   timeouts: (t, r) => {
     const request = r.duration('spec.timeouts.request', t.request);
     const streamIdle = r.duration('spec.timeouts.streamIdle', t.streamIdle);
@@ -87,23 +95,6 @@ const FIELD_SETTINGS: { [F in Exclude<PolicyField, 'extAuth'>]: SettingsOf<F> } 
     const request = headerOps(h.request);
     const response = headerOps(h.response);
     return { ...(request ? { request } : {}), ...(response ? { response } : {}) };
-  },
-  rateLimit: (rl, r) => {
-    const tb = rl.local?.tokenBucket;
-    if (!tb) {
-      r.problem('spec.rateLimit.local.tokenBucket', 'required');
-      return undefined;
-    }
-    const fillInterval = r.duration('spec.rateLimit.local.tokenBucket.fillInterval', tb.fillInterval);
-    if (!fillInterval) return undefined;
-    const { percentEnabled, percentEnforced } = rl.local!;
-    return {
-      maxTokens: tb.maxTokens,
-      tokensPerFill: tb.tokensPerFill ?? 1,
-      fillInterval,
-      ...(percentEnabled !== undefined ? { percentEnabled } : {}),
-      ...(percentEnforced !== undefined ? { percentEnforced } : {}),
-    };
   },
   urlRewrite: (u, r) => {
     if (u.pathRegex) {
@@ -138,37 +129,20 @@ function extAuthSettings(
   ns: string,
   world: PolicyWorld,
   r: FieldReader,
-): { settings?: PolicySettings['extAuth']; refs?: PolicyInfo['extAuthRefs'] } {
+): { settings?: PolicySettings['extAuth']; refs?: ExtensionRefs } {
   if (e.disable) return { settings: { disabled: true } };
   if (!e.extensionRef) {
     r.problem('spec.extAuth', 'set extensionRef (a GatewayExtension) or disable: true');
     return {};
   }
-  const extension = `${ns}/${e.extensionRef.name}`;
-  const ext = world.extension(ns, e.extensionRef.name);
-  if (!ext) {
-    return {
-      refs: { ok: false, reason: 'BackendNotFound', message: `GatewayExtension ${extension} not found`, extension },
-    };
-  }
-  if (!ext.accepted.ok) {
-    return {
-      refs: {
-        ok: false,
-        reason: 'Invalid',
-        message: `GatewayExtension ${extension}: ${ext.accepted.message}`,
-        extension,
-      },
-    };
-  }
-  if (!ext.resolvedRefs.ok || !ext.extAuth) {
-    const message = `ext auth not applied: GatewayExtension ${extension}: ${ext.resolvedRefs.message}`;
-    return { refs: { ok: false, reason: ext.resolvedRefs.reason, message, extension } };
-  }
-  return {
-    settings: { disabled: false, ext: ext.extAuth },
-    refs: { ok: true, reason: 'ResolvedRefs', message: `GatewayExtension ${extension} resolved`, extension },
-  };
+  const res = resolvePolicyExtension('extAuth', ns, e.extensionRef.name, world, (x) => x.extAuth, 'ext auth');
+  return { ...(res.value ? { settings: { disabled: false, ext: res.value } } : {}), refs: res.refs };
+}
+
+/** The policy's ResolvedRefs: the first extension reference that did not resolve, else the last that did. */
+function combineRefs(list: (ExtensionRefs | undefined)[]): ExtensionRefs | undefined {
+  const all = list.filter((x): x is ExtensionRefs => x !== undefined);
+  return all.find((x) => !x.ok) ?? all.at(-1);
 }
 
 /** targetRefs and targetSelectors, each of a kind a policy can attach to (Gateway, HTTPRoute). */
@@ -218,6 +192,9 @@ export function buildPolicyInfo(p: TrafficPolicy, world: PolicyWorld, mode: Vali
   }
   const extAuth = spec.extAuth ? extAuthSettings(spec.extAuth, ns, world, reader) : {};
   if (extAuth.settings) settings.extAuth = extAuth.settings;
+  const rateLimit = spec.rateLimit ? rateLimitSettings(spec.rateLimit, ns, world, reader) : {};
+  if (rateLimit.settings) settings.rateLimit = rateLimit.settings;
+  const extensionRefs = combineRefs([extAuth.refs, rateLimit.refs]);
 
   const invalid = problems.length > 0;
   const accepted: Outcome = invalid
@@ -234,7 +211,7 @@ export function buildPolicyInfo(p: TrafficPolicy, world: PolicyWorld, mode: Vali
     // Strict validation applies nothing of an invalid policy; with validation off, what it says is sent as written.
     settings: invalid && mode === 'strict' ? {} : settings,
     accepted,
-    ...(extAuth.refs ? { extAuthRefs: extAuth.refs } : {}),
+    ...(extensionRefs ? { extensionRefs } : {}),
     findings: problems.map((pr) => ({ resource: ref, ...pr })),
   };
 }

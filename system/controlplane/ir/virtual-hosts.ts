@@ -72,6 +72,8 @@ export function buildVirtualHosts(
           extAuth.set(ea.ext.filterName, ea.ext);
           clusters.set(ea.ext.cluster.name, ea.ext.cluster);
         }
+        const rl = route.policy.rateLimit?.global;
+        if (rl) clusters.set(rl.ext.cluster.name, rl.ext.cluster);
         return route;
       });
       virtualHosts.push({ name: virtualHostName(port, host), domains: [host], routes });

@@ -340,7 +340,7 @@ export function policyStatus(
     }
   }
   const conditions = [fromOutcome('Accepted', accepted, g), attached];
-  if (p.extAuthRefs) conditions.push(fromOutcome('ResolvedRefs', p.extAuthRefs, g));
+  if (p.extensionRefs) conditions.push(fromOutcome('ResolvedRefs', p.extensionRefs, g));
   return { ancestors, conditions };
 }
 

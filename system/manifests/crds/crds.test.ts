@@ -85,7 +85,15 @@ describe('CRD files', () => {
       expect(tpSpec[f], f).toBeDefined();
     }
     const ext = (rootSchema(gwe) as any).properties.spec.properties.extAuth.properties;
-    expect(Object.keys(ext)).toEqual(['httpService', 'failOpen', 'statusOnError']);
+    expect(Object.keys(ext)).toEqual(['grpcService', 'httpService', 'failOpen', 'statusOnError']);
     expect(Object.keys(ext.httpService.properties.backendRef.properties)).toEqual(['name', 'namespace', 'port']);
+    expect(Object.keys(ext.grpcService.properties)).toEqual(['backendRef', 'authority', 'timeout']);
+    const extAuth = (rootSchema(gwe) as any).properties.spec.properties.extAuth;
+    expect(extAuth['x-kubernetes-validations']).toEqual([
+      {
+        rule: 'has(self.httpService) != has(self.grpcService)',
+        message: 'set exactly one of httpService and grpcService',
+      },
+    ]);
   });
 });

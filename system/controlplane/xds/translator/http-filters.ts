@@ -8,6 +8,7 @@ import type { Json } from './envoy.ts';
 import { extAuthzFilter } from './ext-authz.ts';
 import { faultFilter } from './fault.ts';
 import { localRateLimitFilter } from './local-ratelimit.ts';
+import { rateLimitFilter } from './ratelimit.ts';
 
 export interface ListenerFilters {
   /** HCM http_filters entries, in chain order. */
@@ -20,8 +21,8 @@ interface HttpFilter {
   forListener(l: ListenerIR, ir: GatewayIR): ListenerFilters;
 }
 
-/** In chain order: CORS, ext auth, local rate limit, fault (then the router). */
-const HTTP_FILTERS: HttpFilter[] = [corsFilter, extAuthzFilter, localRateLimitFilter, faultFilter];
+/** In chain order (Envoy Gateway's): CORS, ext auth, local rate limit, global rate limit, fault (then the router). */
+const HTTP_FILTERS: HttpFilter[] = [corsFilter, extAuthzFilter, localRateLimitFilter, rateLimitFilter, faultFilter];
 
 /** What the policy filters put on one listener: its chain (without the router) and each route's per-filter config. */
 export function filtersFor(l: ListenerIR, ir: GatewayIR): ListenerFilters {

@@ -6,6 +6,7 @@ import { escapeRe2 } from '../../../shared/regex.ts';
 import { BLACKHOLE_CLUSTER } from '../../ir/routes.ts';
 import type { HeaderOpsIR, ListenerIR, MatchIR, RouteIR, StringMatchIR, WeightedClusterIR } from '../../ir/types.ts';
 import { fractionalPercent, type Json } from './envoy.ts';
+import { routeRateLimits } from './ratelimit.ts';
 
 /** The filter_metadata key under which each route names the policy that supplied each setting. */
 export const PROVENANCE_KEY = 'merge.TrafficPolicy.gateway.gwvendor.dev';
@@ -115,6 +116,8 @@ function routeAction(r: RouteIR): Json {
     if (perTry) rp.per_try_timeout = perTry;
     a.retry_policy = rp;
   }
+  const rateLimits = routeRateLimits(r);
+  if (rateLimits?.length) a.rate_limits = rateLimits;
   if (r.mirrors.length) {
     a.request_mirror_policies = r.mirrors.map((m) => ({
       cluster: m.cluster,

@@ -1,5 +1,6 @@
 // The GatewayExtension CRD: a feature backed by a service, today external auth over HTTP (the service, path prefix,
-// timeout, headers passed on, failOpen and the status on error).
+// timeout, headers passed on) or over gRPC (Envoy's Authorization/Check service: the service, its timeout), with
+// failOpen and the status on error. Shapes after kgateway's GatewayExtension (extAuth.grpcService.backendRef).
 import { conditionColumn } from '../crd.ts';
 import {
   arr,
@@ -17,6 +18,22 @@ import {
 } from '../schema-blocks.ts';
 import { vendorCrd } from './vendor-crd.ts';
 
+const serviceRef = () => obj({ name: objectName(), namespace: namespace(), port: port() }, ['name', 'port']);
+
+/** A gRPC service the proxy calls (Envoy's GrpcService.envoy_grpc: a cluster made of the Service port). */
+const grpcService = (what: string, withTimeout = true) =>
+  desc(
+    `The ${what} service, spoken to over gRPC (HTTP/2 in the clear).`,
+    obj(
+      {
+        backendRef: serviceRef(),
+        authority: desc('The :authority of the calls; default the Service’s cluster name.', str({ minLength: 1 })),
+        ...(withTimeout ? { timeout: duration() } : {}),
+      },
+      ['backendRef'],
+    ),
+  );
+
 export function gatewayExtensionCrd(): Record<string, unknown> {
   return vendorCrd({
     kind: 'GatewayExtension',
@@ -28,9 +45,10 @@ export function gatewayExtensionCrd(): Record<string, unknown> {
     spec: obj({
       extAuth: obj(
         {
+          grpcService: grpcService('authorization (envoy.service.auth.v3.Authorization/Check)'),
           httpService: obj(
             {
-              backendRef: obj({ name: objectName(), namespace: namespace(), port: port() }, ['name', 'port']),
+              backendRef: serviceRef(),
               pathPrefix: str({ pattern: '^/' }),
               timeout: duration(),
               allowedHeaders: desc(
@@ -46,7 +64,31 @@ export function gatewayExtensionCrd(): Record<string, unknown> {
             int32({ minimum: 100, maximum: 599, default: 403 }),
           ),
         },
-        ['httpService'],
+        [],
+        {
+          'x-kubernetes-validations': [
+            {
+              rule: 'has(self.httpService) != has(self.grpcService)',
+              message: 'set exactly one of httpService and grpcService',
+            },
+          ],
+        },
+      ),
+      rateLimit: desc(
+        'A global rate-limit service (envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit) that TrafficPolicy ' +
+          'rateLimit.global sends its descriptors to.',
+        obj(
+          {
+            grpcService: grpcService('rate-limit', false),
+            domain: desc('The domain the service counts the descriptors in.', str({ minLength: 1, maxLength: 253 })),
+            timeout: desc('How long a call may take (default 20ms, as Envoy’s).', duration()),
+            failOpen: desc(
+              'Let requests through when the service cannot be reached (Envoy’s failure_mode_deny: false). Default true.',
+              bool({ default: true }),
+            ),
+          },
+          ['grpcService', 'domain'],
+        ),
       ),
     }),
     status: obj({ conditions: conditions() }),

@@ -10,6 +10,7 @@ import {
   duration,
   group,
   headerFilter,
+  headerName,
   int32,
   obj,
   objectName,
@@ -122,6 +123,49 @@ export function trafficPolicyCrd(): Record<string, unknown> {
             ),
           },
           ['tokenBucket'],
+        ),
+        global: desc(
+          'A global rate limit: each request’s descriptors go to the rate-limit service of a GatewayExtension ' +
+            '(type rateLimit), which answers 429 once a descriptor is over its limit.',
+          obj(
+            {
+              extensionRef: obj({ name: objectName() }, ['name']),
+              descriptors: arr(
+                obj(
+                  {
+                    entries: arr(
+                      obj(
+                        {
+                          remoteAddress: desc('The client address (key remote_address).', obj({})),
+                          header: desc(
+                            'A request header’s value under a descriptor key (no descriptor when it is absent).',
+                            obj({ name: headerName(), key: str({ minLength: 1 }) }, ['name', 'key']),
+                          ),
+                          genericKey: desc(
+                            'A fixed value (key generic_key unless set).',
+                            obj({ value: str({ minLength: 1 }), key: str({ minLength: 1 }) }, ['value']),
+                          ),
+                        },
+                        [],
+                        {
+                          'x-kubernetes-validations': [
+                            {
+                              rule: '[has(self.remoteAddress), has(self.header), has(self.genericKey)].filter(x, x).size() == 1',
+                              message: 'set exactly one of remoteAddress, header and genericKey',
+                            },
+                          ],
+                        },
+                      ),
+                      { minItems: 1, maxItems: 8 },
+                    ),
+                  },
+                  ['entries'],
+                ),
+                { minItems: 1, maxItems: 16 },
+              ),
+            },
+            ['extensionRef', 'descriptors'],
+          ),
         ),
       }),
       extAuth: obj({
