@@ -7,12 +7,14 @@ import { faultFactory } from './fault.ts';
 import type { FilterContext, FilterFactory, HttpFilter, J } from './filter-api.ts';
 import { healthCheckFactory } from './health-check.ts';
 import { localRateLimitFactory } from './local-ratelimit.ts';
+import { rateLimitFactory } from './ratelimit.ts';
 import { routerFactory } from './router/router.ts';
 
 export const FACTORIES: readonly FilterFactory[] = [
   routerFactory,
   corsFactory,
   localRateLimitFactory,
+  rateLimitFactory,
   extAuthzFactory,
   faultFactory,
   healthCheckFactory,
