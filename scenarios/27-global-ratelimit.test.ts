@@ -104,7 +104,7 @@ spec:
     for (let i = 0; i < 5; i++) await expectHttpEventually(req(), { status: 200 });
   });
 
-  it('the fix: a generic key on every request; the 4th request of the minute gets 429 (RL), the counter shows 4 hits', async () => {
+  it('the fix: a generic key on every request; the 4th request of the minute gets 429 (RL), the counter shows every hit', async () => {
     await lab.kube.apply(policy(`[{genericKey: {value: ${key}}}]`));
     await waitFor('config_dump to carry the generic_key action', async () => {
       const dump = JSON.stringify(await configDump(admin));

@@ -82,7 +82,7 @@ function first(v: string | string[] | undefined): string | undefined {
 /** The descriptors the route's rate_limits of this stage make for the request. */
 function descriptors(s: FilterStream, stage: number): { entries: { key: string; value: string }[] }[] {
   const a = s.route?.action;
-  if (!a || a.kind !== 'route' || !a.rateLimits) return [];
+  if (a?.kind !== 'route' || !a.rateLimits) return [];
   const remote = s.info.downstreamRemote;
   const i = remote.lastIndexOf(':');
   const input: DescriptorInput = {
