@@ -3,6 +3,7 @@
 // they are read, so a golden input without them means the same thing.
 import type { KObject, ObjectMeta } from '../shared/kobject.ts';
 import { type LabelSelector, matchesLabelSelector } from '../shared/selectors.ts';
+import type { PolicyFieldsSpec } from './model-policy-fields.ts';
 
 export const CONTROLLER_NAME = 'gateway.gwvendor.dev/gwvendor';
 export const GATEWAY_CLASS = 'gwvendor';
@@ -268,6 +269,8 @@ export interface GatewayParametersSpec {
       nodeSelector?: Record<string, string>;
     };
   };
+  /** A stdout access log in Envoy's default format on every listener no ListenerPolicy gives an access log. */
+  defaultAccessLog?: { enabled?: boolean };
 }
 
 export type GatewayParameters = KObject<GatewayParametersSpec>;
@@ -279,9 +282,11 @@ export interface PolicyTargetRef {
   sectionName?: string;
 }
 
-export interface TrafficPolicySpec {
+export interface TrafficPolicySpec extends PolicyFieldsSpec {
   targetRefs?: PolicyTargetRef[];
   targetSelectors?: { group: string; kind: string; matchLabels: Record<string, string> }[];
+  /** How its fields merge onto those of lower-priority policies (ir/policy-merge.ts); absent: they replace them. */
+  mergeType?: 'StrategicMerge' | 'JSONMerge';
   timeouts?: { request?: string; streamIdle?: string };
   retry?: {
     attempts: number;
@@ -330,6 +335,8 @@ export const POLICY_FIELDS = [
   'extAuth',
   'urlRewrite',
   'faultInjection',
+  'rbac',
+  'jwt',
 ] as const;
 export type PolicyField = (typeof POLICY_FIELDS)[number];
 
@@ -444,3 +451,26 @@ export interface BackendTLSPolicySpec {
 }
 
 export type BackendTLSPolicy = KObject<BackendTLSPolicySpec, { ancestors?: PolicyAncestorStatus[] }>;
+
+/** One access log of a ListenerPolicy: a file (or /dev/stdout) in a text or JSON format, and which requests it keeps. */
+export interface AccessLogSpec {
+  fileSink?: { path: string; stringFormat?: string; jsonFormat?: Record<string, unknown> };
+  filter?: { statusCode?: { op: 'EQ' | 'GE' | 'LE'; value: number }; responseFlags?: string[] };
+}
+
+/** ListenerPolicy (gateway.gwvendor.dev/v1alpha1): a Gateway's (or one listener's) HTTP connection manager settings. */
+export interface ListenerPolicySpec {
+  targetRefs?: PolicyTargetRef[];
+  accessLog?: AccessLogSpec[];
+  idleTimeout?: string;
+  xffNumTrustedHops?: number;
+  useRemoteAddress?: boolean;
+  maxRequestHeadersKb?: number;
+  serverHeaderTransformation?: 'Overwrite' | 'AppendIfAbsent' | 'PassThrough';
+  preserveHttp1HeaderCase?: boolean;
+}
+
+export type ListenerPolicy = KObject<
+  ListenerPolicySpec,
+  { ancestors?: PolicyAncestorStatus[]; conditions?: Condition[] }
+>;

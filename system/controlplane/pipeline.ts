@@ -17,12 +17,14 @@ import { buildExtensionInfo, type ExtensionInfo } from './ir/extensions.ts';
 import { buildGateway, type GatewayResult, type GatewayWorld, isOurGateway } from './ir/gateway.ts';
 import { buildGrpcRouteInfo } from './ir/grpc-routes.ts';
 import { buildL4RouteInfo, type L4Kind, type L4RouteInfo } from './ir/l4-routes.ts';
+import type { ListenerPolicyInfo } from './ir/listener-policy.ts';
 import { buildPolicyInfo, type PolicyInfo, policyTargetKeys } from './ir/policies.ts';
 import { buildRouteInfo, type RouteInfo, type RouteWorld, routeGatewayKeys } from './ir/routes.ts';
 import type { ClusterIR, EndpointAddress, ValidationMode } from './ir/types.ts';
 import { type Collection, type Ctx, derive, InputCollection, Runtime } from './krt/collection.ts';
 import { krtView } from './krt-view.ts';
 import { WATCHED, type WatchedKindName } from './kube/watched.ts';
+import { deriveListenerPolicyInfos, deriveListenerPolicyStatuses } from './listener-policy-stages.ts';
 import {
   type BackendTLSPolicy,
   CONTROLLER_NAME,
@@ -38,6 +40,7 @@ import {
   type HTTPRoute,
   keyOf,
   type L4Route,
+  type ListenerPolicy,
   type ListenerSet,
   type Namespace,
   type ReferenceGrant,
@@ -108,6 +111,7 @@ export class Pipeline {
   readonly gatewayParameters: InputCollection<GatewayParameters>;
   readonly trafficPolicies: InputCollection<TrafficPolicy>;
   readonly gatewayExtensions: InputCollection<GatewayExtension>;
+  readonly listenerPoliciesIn: InputCollection<ListenerPolicy>;
   readonly backendTlsPoliciesIn: InputCollection<BackendTLSPolicy>;
   readonly configMaps: InputCollection<ConfigMap>;
   readonly rejections: InputCollection<RejectionRecord>;
@@ -119,6 +123,7 @@ export class Pipeline {
   readonly tlsRouteInfos: Collection<L4RouteInfo>;
   readonly extensions: Collection<ExtensionInfo>;
   readonly policies: Collection<PolicyInfo>;
+  readonly listenerPolicies: Collection<ListenerPolicyInfo>;
   readonly backendTlsPolicies: Collection<BackendTlsInfo>;
   readonly serviceEndpoints: Collection<ServiceEndpoints>;
   readonly gateways: Collection<GatewayResult>;
@@ -134,6 +139,7 @@ export class Pipeline {
   readonly tlsRouteStatuses: Collection<StatusUpdate>;
   readonly listenerSetStatuses: Collection<StatusUpdate>;
   readonly policyStatuses: Collection<StatusUpdate>;
+  readonly listenerPolicyStatuses: Collection<StatusUpdate>;
   readonly extensionStatuses: Collection<StatusUpdate>;
   readonly backendTlsPolicyStatuses: Collection<StatusUpdate>;
 
@@ -166,6 +172,7 @@ export class Pipeline {
     this.gatewayParameters = input<GatewayParameters>('GatewayParameters');
     this.trafficPolicies = input<TrafficPolicy>('TrafficPolicy');
     this.gatewayExtensions = input<GatewayExtension>('GatewayExtension');
+    this.listenerPoliciesIn = input<ListenerPolicy>('ListenerPolicy');
     this.backendTlsPoliciesIn = input<BackendTLSPolicy>('BackendTLSPolicy');
     this.configMaps = input<ConfigMap>('ConfigMap');
     this.rejections = new InputCollection<RejectionRecord>(rt, 'ProxyRejections', (r) => r.key);
@@ -178,6 +185,7 @@ export class Pipeline {
     this.tlsRouteInfos = resources.tlsRoutes;
     this.extensions = resources.extensions;
     this.policies = resources.policies;
+    this.listenerPolicies = resources.listenerPolicies;
     this.backendTlsPolicies = resources.backendTlsPolicies;
     this.serviceEndpoints = resources.serviceEndpoints;
     const gateways = deriveGateways(this, resources, { controllerName, mode, observe: opts.observe });
@@ -196,6 +204,7 @@ export class Pipeline {
     this.tlsRouteStatuses = statuses.tlsRouteStatuses;
     this.listenerSetStatuses = statuses.listenerSetStatuses;
     this.policyStatuses = statuses.policyStatuses;
+    this.listenerPolicyStatuses = statuses.listenerPolicyStatuses;
     this.extensionStatuses = statuses.extensionStatuses;
     this.backendTlsPolicyStatuses = statuses.backendTlsPolicyStatuses;
   }
@@ -222,6 +231,7 @@ export class Pipeline {
       this.tlsRouteStatuses,
       this.listenerSetStatuses,
       this.policyStatuses,
+      this.listenerPolicyStatuses,
       this.extensionStatuses,
       this.backendTlsPolicyStatuses,
     ];
@@ -267,10 +277,15 @@ function deriveResources(p: Pipeline, mode: ValidationMode) {
   });
   const extensions = derive(rt, 'Extensions', p.gatewayExtensions, (ctx, e) => buildExtensionInfo(e, routeWorld(ctx)));
   const policies = derive(rt, 'Policies', p.trafficPolicies, (ctx, tp) =>
-    buildPolicyInfo(tp, { extension: (ns, name) => ctx.fetch(extensions, `${ns}/${name}`) }, mode),
+    buildPolicyInfo(
+      tp,
+      { extension: (ns, name) => ctx.fetch(extensions, `${ns}/${name}`), routes: routeWorld(ctx) },
+      mode,
+    ),
   );
   const policiesByTarget = p.trafficPolicies.index('target', policyTargetKeys);
   const backendTls = deriveBackendTlsInfos(rt, p.backendTlsPoliciesIn, p.configMaps);
+  const listenerPolicies = deriveListenerPolicyInfos(rt, p.listenerPoliciesIn, mode);
   const serviceEndpoints = derive(rt, 'ServiceEndpoints', p.services, (ctx, s) =>
     buildServiceEndpoints(s, ctx.fetchIndex(slicesByService, keyOf(s))),
   );
@@ -291,6 +306,8 @@ function deriveResources(p: Pipeline, mode: ValidationMode) {
     policiesByTarget,
     backendTlsPolicies: backendTls.infos,
     backendTlsLookup: backendTls.lookup,
+    listenerPolicies: listenerPolicies.infos,
+    listenerPolicyLookup: listenerPolicies.lookup,
     serviceEndpoints,
     grantsByNs,
   };
@@ -340,6 +357,7 @@ function deriveGateways(
         policiesSelecting: (kind, ns) => policyInfos(ctx, `selector/${kind}/${ns}`),
         backendTlsPolicies: r.backendTlsLookup(ctx),
         service: (ns, name) => ctx.fetch(p.services, `${ns}/${name}`),
+        listenerPolicies: r.listenerPolicyLookup(ctx),
       };
       const t0 = performance.now();
       const result = buildGateway(gw, world, { mode: o.mode });
@@ -353,6 +371,7 @@ function deriveGateways(
   const policyReportsByPolicy = reportsByObject(rt, 'PolicyReports', gateways, 'policies', 'policy');
   const setReportsBySet = reportsByObject(rt, 'ListenerSetReports', gateways, 'listenerSets', 'listenerSet');
   const btlsReportsByPolicy = reportsByObject(rt, 'BackendTLSPolicyReports', gateways, 'backendTlsPolicies', 'policy');
+  const lpReportsByPolicy = reportsByObject(rt, 'ListenerPolicyReports', gateways, 'listenerPolicies', 'policy');
   return {
     gateways,
     routeReportsByRoute,
@@ -360,6 +379,7 @@ function deriveGateways(
     policyReportsByPolicy,
     setReportsBySet,
     btlsReportsByPolicy,
+    lpReportsByPolicy,
   };
 }
 
@@ -367,13 +387,9 @@ function deriveGateways(
  * One kind of the reports the Gateways make about other objects (their routes, the policies attached to them) as a
  * row per (Gateway, object), indexed (`index`) by the object's key: what that object's status is written from.
  */
-function reportsByObject<K extends 'routes' | 'l4Routes' | 'policies' | 'listenerSets' | 'backendTlsPolicies'>(
-  rt: Runtime,
-  name: string,
-  gateways: Collection<GatewayResult>,
-  kind: K,
-  index: string,
-) {
+function reportsByObject<
+  K extends 'routes' | 'l4Routes' | 'policies' | 'listenerSets' | 'backendTlsPolicies' | 'listenerPolicies',
+>(rt: Runtime, name: string, gateways: Collection<GatewayResult>, kind: K, index: string) {
   const rows = derive(
     rt,
     name,
@@ -502,6 +518,13 @@ function deriveStatuses(p: Pipeline, g: ReturnType<typeof deriveGateways>, contr
     };
   });
   const backendTlsPolicyStatuses = deriveBackendTlsStatuses(rt, p.backendTlsPoliciesIn, g.btlsReportsByPolicy);
+  const listenerPolicyStatuses = deriveListenerPolicyStatuses(
+    rt,
+    p.listenerPoliciesIn,
+    p.listenerPolicies,
+    g.lpReportsByPolicy,
+    rejectionsOf,
+  );
   const extensionStatuses = derive(rt, 'ExtensionStatuses', p.extensions, (_ctx, e, key) => ({
     key: `gatewayextensions/${key}`,
     resource: 'gatewayextensions' as const,
@@ -529,6 +552,7 @@ function deriveStatuses(p: Pipeline, g: ReturnType<typeof deriveGateways>, contr
     policyStatuses,
     extensionStatuses,
     backendTlsPolicyStatuses,
+    listenerPolicyStatuses,
     ...deriveL4AndListenerSetStatuses(p, g, gatewayStatuses),
   };
 }

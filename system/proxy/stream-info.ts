@@ -28,6 +28,7 @@ export const RESPONSE_FLAG_ORDER = [
   'DT',
   'UT',
   'LH',
+  'LR',
   'UR',
   'UC',
   'DI',
@@ -70,7 +71,10 @@ export class StreamInfo {
   upstreamServiceTime: number | undefined;
   routeName: string | undefined;
   virtualHostName: string | undefined;
+  /** The client address: the connection's peer, or the one x-forwarded-for gives (xff_num_trusted_hops). */
   downstreamRemote = '';
+  /** The connection's peer (%DOWNSTREAM_DIRECT_REMOTE_ADDRESS%). */
+  downstreamDirectRemote = '';
   downstreamLocal = '';
   connectionId = 0;
   streamId = '';
@@ -79,6 +83,10 @@ export class StreamInfo {
   firstUpstreamRxMono: number | undefined;
   lastDownstreamRxMono: number | undefined;
   attemptCount = 0;
+  /** Answered by the health_check filter (Envoy's StreamInfo::healthCheck, what not_health_check_filter reads). */
+  healthCheck = false;
+  /** preserve_case: request header names as received (lower case → as sent), for an HTTP/1 upstream. */
+  requestHeaderCase: Map<string, string> | undefined;
 
   constructor(headers: IncomingHttpHeaders) {
     this.requestHeaders = headers;

@@ -22,6 +22,7 @@ import { attachRoutes, type RouteParentReport, routeReportKey } from './attach-r
 import { applyBackendTls, type BackendTlsInfo, type BackendTlsReport } from './backend-tls.ts';
 import { buildL4Listeners } from './l4-listeners.ts';
 import type { L4RouteInfo } from './l4-routes.ts';
+import { applyListenerPolicies, type ListenerPolicyInfo } from './listener-policy.ts';
 import { admitListenerSets, type ListenerSetReport, listenerSetReports } from './listener-sets.ts';
 import { type ListenerReport, type ListenerState, resolveCertificateRef, validateListeners } from './listeners.ts';
 import type { PolicyInfo } from './policies.ts';
@@ -56,6 +57,8 @@ export interface GatewayWorld {
   backendTlsPolicies(namespace: string, service: string): BackendTlsInfo[];
   /** A Service (the port names BackendTLSPolicies' sectionNames select). */
   service(namespace: string, name: string): Service | undefined;
+  /** ListenerPolicies with a targetRef to this Gateway. */
+  listenerPolicies(namespace: string, gateway: string): ListenerPolicyInfo[];
 }
 
 export interface GatewayReports {
@@ -75,6 +78,8 @@ export interface GatewayReports {
   policies: Record<string, { generation: number } & PolicyAncestorReport>;
   /** BackendTLSPolicy key → its ancestor status for this Gateway (policies targeting a Service its routes use). */
   backendTlsPolicies: Record<string, BackendTlsReport>;
+  /** ListenerPolicy key → its ancestor status for this Gateway (ir/listener-policy.ts). */
+  listenerPolicies: Record<string, { generation: number } & PolicyAncestorReport>;
   /** The GatewayParameters in use (namespace/name), when valid. */
   parameters?: string;
   /** The Gateway's ResolvedRefs, when it has references of its own (spec.tls.backend.clientCertificateRef). */
@@ -126,6 +131,7 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
     attachedListenerSets: Object.values(setReports).filter((r) => r.accepted.ok).length,
     policies: {},
     backendTlsPolicies: {},
+    listenerPolicies: {},
     ...(params ? { parameters: params } : {}),
     ...addressesReport(gw),
   };
@@ -153,6 +159,12 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
   reports.backendTlsPolicies = btls.reports;
   const clusters = new Map([...btls.clusters, ...l4Listeners.clusters].map((c) => [c.name, c]));
   reports.policies = policyReports(policies.tallies, opts.mode);
+  const gwp = params ? world.gatewayParameters(ns, params.slice(ns.length + 1)) : undefined;
+  reports.listenerPolicies = applyListenerPolicies(gwRef, hosts.listeners, world.listenerPolicies(ns, name), {
+    mode: opts.mode,
+    allListenerNames: listeners.filter((s) => s.owner.kind === 'Gateway').map((s) => s.l.name),
+    ...(gwp?.spec?.defaultAccessLog?.enabled ? { defaultAccessLog: params } : {}),
+  });
   const ir: GatewayIR = {
     gateway: gwRef,
     role: roleOf(ns, name),

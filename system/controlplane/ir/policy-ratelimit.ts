@@ -4,7 +4,8 @@
 // Descriptor entries map onto Envoy's rate limit actions (route_components.proto RateLimit.Action): remoteAddress →
 // remote_address, header → request_headers, genericKey → generic_key, as Envoy Gateway and kgateway build them.
 import type { TrafficPolicySpec } from '../model.ts';
-import type { ExtensionRefs, FieldReader, PolicyWorld } from './policies.ts';
+import type { FieldReader } from './field-reader.ts';
+import type { ExtensionRefs, PolicyWorld } from './policies.ts';
 import { resolvePolicyExtension } from './policy-extension.ts';
 import type { PolicySettings, RateLimitEntryIR } from './types.ts';
 
@@ -85,4 +86,17 @@ export function rateLimitSettings(
   }
   if (!local && !global) return refs ? { refs } : {};
   return { settings: { ...(local ? { local } : {}), ...(global ? { global } : {}) }, ...(refs ? { refs } : {}) };
+}
+
+/**
+ * `rateLimit` merged from several policies' specs (mergeType): the local bucket merges; a global rate limit names a
+ * GatewayExtension (resolved with the world, not here), so a merge that carries one does not apply.
+ */
+export function rateLimitMergeSettings(rl: Spec, r: FieldReader): PolicySettings['rateLimit'] {
+  if (rl.global) {
+    r.problem('spec.rateLimit.global', 'a global rate limit does not merge (it names a GatewayExtension)');
+    return undefined;
+  }
+  const local = rl.local ? localSettings(rl.local, r) : undefined;
+  return local ? { local } : undefined;
 }

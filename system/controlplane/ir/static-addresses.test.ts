@@ -40,6 +40,7 @@ describe('static addresses', () => {
       generation: 1,
       accepted: ok('Accepted', 'gateway accepted'),
       listeners: [],
+      listenerPolicies: {},
       backendTlsPolicies: {},
       routes: {},
       l4Routes: {},

@@ -74,6 +74,9 @@ export function buildVirtualHosts(
         }
         const rl = route.policy.rateLimit?.global;
         if (rl) clusters.set(rl.ext.cluster.name, rl.ext.cluster);
+        for (const pr of route.policy.jwt?.providers ?? []) {
+          if ('remote' in pr.jwks) clusters.set(pr.jwks.remote.cluster.name, pr.jwks.remote.cluster);
+        }
         return route;
       });
       virtualHosts.push({ name: virtualHostName(port, host), domains: [host], routes });
@@ -144,7 +147,14 @@ function withPolicies({ e, r, listener }: PlacedEntry, policies: GatewayPolicies
   const route = { kind: r.ref.kind, namespace: r.ref.namespace, name: r.ref.name, labels: r.labels };
   const { merged, candidates } = policies.mergeAt(listener, route, e.ruleName || undefined);
   for (const c of candidates) findings.add(c.policy.findings);
-  const out: RouteIR = { ...e, policy: merged.settings, provenance: merged.provenance };
+  // Where several policies set a field, the decision itself (winner, the others and the rule): translate prints it.
+  const contested = merged.fields.filter((f) => f.over.length || f.mergeRefused);
+  const out: RouteIR = {
+    ...e,
+    policy: merged.settings,
+    provenance: merged.provenance,
+    ...(contested.length ? { precedence: contested } : {}),
+  };
   return out;
 }
 

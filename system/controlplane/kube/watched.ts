@@ -113,6 +113,7 @@ export const WATCHED = [
   watched(VENDOR_GROUP, 'v1alpha1', 'GatewayParameters', 'gatewayparameters', { collection: 'GatewayParameters' }),
   watched(VENDOR_GROUP, 'v1alpha1', 'TrafficPolicy', 'trafficpolicies', { collection: 'TrafficPolicies' }),
   watched(VENDOR_GROUP, 'v1alpha1', 'GatewayExtension', 'gatewayextensions', { collection: 'GatewayExtensions' }),
+  watched(VENDOR_GROUP, 'v1alpha1', 'ListenerPolicy', 'listenerpolicies', { collection: 'ListenerPolicies' }),
 ] as const satisfies readonly WatchedKind[];
 
 export type WatchedKindName = (typeof WATCHED)[number]['kind'];

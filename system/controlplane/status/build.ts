@@ -38,6 +38,7 @@ export interface StatusUpdate {
     | 'tlsroutes'
     | 'listenersets'
     | 'trafficpolicies'
+    | 'listenerpolicies'
     | 'gatewayextensions'
     | 'backendtlspolicies';
   namespace?: string;
@@ -255,7 +256,13 @@ export function routeParents(
   return out;
 }
 
-function describeTargets(p: PolicyInfo): string {
+/** What policyStatus reads of a policy: a TrafficPolicy's PolicyInfo, or a ListenerPolicy's info. */
+export type PolicyStatusInput = Pick<
+  PolicyInfo,
+  'ref' | 'generation' | 'accepted' | 'targetRefs' | 'selectors' | 'extensionRefs'
+>;
+
+function describeTargets(p: PolicyStatusInput): string {
   const refs = p.targetRefs.map(
     (t) => `${t.kind} ${p.ref.namespace}/${t.name}${t.sectionName ? ` (section ${t.sectionName})` : ''}`,
   );
@@ -269,7 +276,7 @@ function describeTargets(p: PolicyInfo): string {
 }
 
 export function policyStatus(
-  p: PolicyInfo,
+  p: PolicyStatusInput,
   reports: GatewayReportOf<PolicyAncestorReport>[],
   rejections: Rejection[],
 ): {

@@ -26,6 +26,7 @@ const KIND_OF: Record<StatusUpdate['resource'], string> = {
   tlsroutes: 'TLSRoute',
   listenersets: 'ListenerSet',
   trafficpolicies: 'TrafficPolicy',
+  listenerpolicies: 'ListenerPolicy',
   gatewayextensions: 'GatewayExtension',
   backendtlspolicies: 'BackendTLSPolicy',
 };
@@ -229,6 +230,7 @@ export class StatusWriter {
       tlsroutes: 'TLSRouteStatuses',
       listenersets: 'ListenerSetStatuses',
       trafficpolicies: 'PolicyStatuses',
+      listenerpolicies: 'ListenerPolicyStatuses',
       gatewayextensions: 'ExtensionStatuses',
       backendtlspolicies: 'BackendTLSPolicyStatuses',
     };

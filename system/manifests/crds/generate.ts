@@ -6,7 +6,8 @@ import { vendorCrds } from './schemas.ts';
 
 export const CRD_FILES = {
   'gwvendor.yaml': {
-    header: '# Vendor CRDs (gateway.gwvendor.dev/v1alpha1): GatewayParameters, TrafficPolicy, GatewayExtension.\n',
+    header:
+      '# Vendor CRDs (gateway.gwvendor.dev/v1alpha1): GatewayParameters, TrafficPolicy, GatewayExtension, ListenerPolicy.\n',
     docs: vendorCrds,
   },
 } as const;

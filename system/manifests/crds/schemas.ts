@@ -5,11 +5,12 @@
 
 import { gatewayExtensionCrd } from './vendor/gateway-extension.ts';
 import { gatewayParametersCrd } from './vendor/gateway-parameters.ts';
+import { listenerPolicyCrd } from './vendor/listener-policy.ts';
 import { trafficPolicyCrd } from './vendor/traffic-policy.ts';
 
 export type { Schema } from './schema-blocks.ts';
 
-/** GatewayParameters, TrafficPolicy and GatewayExtension (gateway.gwvendor.dev/v1alpha1): gwvendor.yaml. */
+/** GatewayParameters, TrafficPolicy, GatewayExtension and ListenerPolicy (gateway.gwvendor.dev/v1alpha1): gwvendor.yaml. */
 export function vendorCrds(): Record<string, unknown>[] {
-  return [gatewayParametersCrd(), trafficPolicyCrd(), gatewayExtensionCrd()];
+  return [gatewayParametersCrd(), trafficPolicyCrd(), gatewayExtensionCrd(), listenerPolicyCrd()];
 }

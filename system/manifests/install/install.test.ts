@@ -106,7 +106,7 @@ describe('install RBAC', () => {
     ]) {
       expect(allows('gateway.networking.k8s.io', r, 'patch'), r).toBe(true);
     }
-    for (const r of ['trafficpolicies/status', 'gatewayextensions/status'])
+    for (const r of ['trafficpolicies/status', 'gatewayextensions/status', 'listenerpolicies/status'])
       expect(allows('gateway.gwvendor.dev', r, 'patch'), r).toBe(true);
     for (const r of ['services', 'serviceaccounts', 'configmaps']) expect(allows('', r, 'patch'), r).toBe(true);
     expect(allows('apps', 'deployments', 'patch')).toBe(true);

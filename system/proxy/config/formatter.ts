@@ -119,11 +119,13 @@ function operator(cmd: string, arg: string | undefined): (info: StreamInfo) => s
     case 'UPSTREAM_TRANSPORT_FAILURE_REASON':
       return (i) => i.upstreamTransportFailureReason;
     case 'DOWNSTREAM_REMOTE_ADDRESS':
-    case 'DOWNSTREAM_DIRECT_REMOTE_ADDRESS':
       return (i) => i.downstreamRemote || undefined;
+    case 'DOWNSTREAM_DIRECT_REMOTE_ADDRESS':
+      return (i) => i.downstreamDirectRemote || undefined;
     case 'DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT':
-    case 'DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT':
       return (i) => withoutPort(i.downstreamRemote);
+    case 'DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT':
+      return (i) => withoutPort(i.downstreamDirectRemote);
     case 'DOWNSTREAM_LOCAL_ADDRESS':
       return (i) => i.downstreamLocal || undefined;
     case 'DOWNSTREAM_LOCAL_ADDRESS_WITHOUT_PORT':

@@ -26,6 +26,7 @@ export const healthCheckFactory: FilterFactory = {
       name,
       decodeHeaders(s) {
         for (const m of matchers) if (!m(s.header)) return true;
+        s.info.healthCheck = true;
         const failed = ctx.server.healthCheckFailed();
         if (failed || !ctx.server.isLive()) {
           s.sendLocalReply(503, '', {

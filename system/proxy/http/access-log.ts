@@ -1,9 +1,12 @@
 // Access loggers of an HCM (access_log[]): stdout, stderr and file loggers with Envoy's default text format, a
-// custom text format or a JSON format.
+// custom text format or a JSON format, each behind its optional filter (access-log-filter.ts). The process's stdout
+// and stderr and every file are written through a BufferedLogWriter (access-log-buffer.ts), off the request path.
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { ConfigError } from '../config/errors.ts';
 import { compileFormat, compileJsonFormat, DEFAULT_ACCESS_LOG_FORMAT, type Formatter } from '../config/formatter.ts';
 import type { StreamInfo } from '../stream-info.ts';
+import { BufferedLogWriter } from './access-log-buffer.ts';
+import { compileAccessLogFilter } from './access-log-filter.ts';
 
 type J = Record<string, any>;
 
@@ -20,12 +23,28 @@ export interface AccessLogSinks {
   stderr: AccessLogWriter;
 }
 
+const stdoutBuffer = new BufferedLogWriter((s) => process.stdout.write(s));
+const stderrBuffer = new BufferedLogWriter((s) => process.stderr.write(s));
+let exitHook = false;
+function buffered(b: BufferedLogWriter): AccessLogWriter {
+  if (!exitHook) {
+    exitHook = true;
+    process.once('exit', () => {
+      stdoutBuffer.flush();
+      stderrBuffer.flush();
+      for (const f of openFiles.values()) f.buffer.flush();
+    });
+  }
+  return (l) => b.write(l);
+}
+
+/** The process's own streams, buffered (flushed every second, at 64 KiB, and at exit). */
 export const PROCESS_SINKS: AccessLogSinks = {
-  stdout: (l) => process.stdout.write(l),
-  stderr: (l) => process.stderr.write(l),
+  stdout: buffered(stdoutBuffer),
+  stderr: buffered(stderrBuffer),
 };
 
-const openFiles = new Map<string, { stream: WriteStream; refs: number }>();
+const openFiles = new Map<string, { stream: WriteStream; buffer: BufferedLogWriter; refs: number }>();
 
 function formatterOf(cfg: J, where: string): Formatter {
   const lf = cfg.log_format as J | undefined;
@@ -41,7 +60,18 @@ function formatterOf(cfg: J, where: string): Formatter {
 }
 
 export function compileAccessLog(entry: J, where: string, sinks: AccessLogSinks): AccessLogger {
-  if (entry.filter !== undefined) throw new ConfigError(`${where}.filter: access log filters are not supported`);
+  const logger = compileLogger(entry, where, sinks);
+  if (entry.filter === undefined) return logger;
+  const filter = compileAccessLogFilter(entry.filter, `${where}.filter`);
+  return {
+    log: (i) => {
+      if (filter(i)) logger.log(i);
+    },
+    close: () => logger.close(),
+  };
+}
+
+function compileLogger(entry: J, where: string, sinks: AccessLogSinks): AccessLogger {
   const cfg = entry.typed_config as J | undefined;
   const type = String(cfg?.['@type'] ?? '');
   const name = type.slice(type.lastIndexOf('/') + 1);
@@ -62,14 +92,16 @@ export function compileAccessLog(entry: J, where: string, sinks: AccessLogSinks)
       if (path === '/dev/stderr') return { log: (i) => sinks.stderr(f(i)), close: () => {} };
       let file = openFiles.get(path);
       if (!file) {
-        file = { stream: createWriteStream(path, { flags: 'a' }), refs: 0 };
+        const stream = createWriteStream(path, { flags: 'a' });
+        file = { stream, buffer: new BufferedLogWriter((s) => stream.write(s)), refs: 0 };
         openFiles.set(path, file);
       }
       file.refs++;
       const held = file;
       return {
-        log: (i) => held.stream.write(f(i)),
+        log: (i) => held.buffer.write(f(i)),
         close: () => {
+          held.buffer.flush();
           if (--held.refs === 0) {
             held.stream.end();
             openFiles.delete(path);

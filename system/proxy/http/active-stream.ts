@@ -14,7 +14,7 @@ import type { DownstreamUpgrade, FilterStream, HttpFilter, LocalReplyOptions } f
 import type { Logger, Tags } from '../log.ts';
 import { type HeaderMap, headerLines, type ResponseFlag, StreamInfo } from '../stream-info.ts';
 import { grpcLocalReplyHeaders, isGrpcContentType } from './grpc-local-reply.ts';
-import type { HcmConfig } from './hcm-config.ts';
+import { type HcmConfig, headerOverflow } from './hcm-config.ts';
 import { parseRequestTarget, type TargetOptions } from './request-target.ts';
 import { upgradeTypeOf } from './upgrade.ts';
 
@@ -70,7 +70,7 @@ export class ActiveStream implements FilterStream {
   /** The connection is TLS (Envoy's `ssl()`): x-forwarded-proto https. */
   readonly tls: boolean;
   /** What the codec refuses in the request-target (Envoy answers it before the connection manager sees it). */
-  readonly targetError: { status: 400 | 403; details: string } | undefined;
+  readonly targetError: { status: 400 | 403 | 431; details: string } | undefined;
   /** Headers to send upstream (filters and the router edit them). */
   readonly headers: HeaderMap;
   route: CompiledRoute | undefined;
@@ -120,7 +120,11 @@ export class ActiveStream implements FilterStream {
       this.path,
       this.tls ? { ...hcm.targetOptions, tls: true } : hcm.targetOptions,
     );
-    if (!target.ok) {
+    if (!this.http2 && headerOverflow(req.rawHeaders, hcm.config)) {
+      // Envoy's HTTP/1 codec: headers over max_request_headers_kb or max_headers_count are refused with 431.
+      this.targetError = { status: 431, details: 'http1.headers_too_large' };
+      requestHeaders = {};
+    } else if (!target.ok) {
       // Refused by the codec: the connection manager never got the request headers (Envoy logs "- -").
       this.targetError = target;
       requestHeaders = {};
@@ -141,6 +145,10 @@ export class ActiveStream implements FilterStream {
     info.connectionId = connectionId;
     const sock = req.socket;
     info.downstreamRemote = `${sock.remoteAddress}:${sock.remotePort}`;
+    info.downstreamDirectRemote = info.downstreamRemote;
+    if (hcm.config.preserveCase && !this.http2) info.requestHeaderCase = headerCase(req.rawHeaders);
+    // The HTTP/1 idle timeout counts only while no request is active (active-listener.ts).
+    if (!this.http2) (sock as { gwlabActiveStreams?: number }).gwlabActiveStreams = 1;
     info.downstreamLocal = `${sock.localAddress}:${sock.localPort}`;
     this.info = info;
     const h: HeaderMap = {};
@@ -156,6 +164,7 @@ export class ActiveStream implements FilterStream {
         this.done = true;
         for (const f of this.onGone.splice(0)) f();
       }
+      if (!this.http2) (sock as { gwlabActiveStreams?: number }).gwlabActiveStreams = 0;
       hcm.streamComplete(this);
     });
   }
@@ -397,4 +406,15 @@ export class ActiveStream implements FilterStream {
     this.done = true;
     this.res.destroy();
   }
+}
+
+/** Header names as received, by their lower-case form (the first spelling wins), for preserve_case. */
+function headerCase(raw: string[]): Map<string, string> {
+  const m = new Map<string, string>();
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    const lower = name.toLowerCase();
+    if (name !== lower && !m.has(lower)) m.set(lower, name);
+  }
+  return m;
 }

@@ -14,6 +14,10 @@ export interface HcmConfig {
   serverName: string;
   serverHeaderTransformation: 'OVERWRITE' | 'APPEND_IF_ABSENT' | 'PASS_THROUGH';
   useRemoteAddress: boolean;
+  /** xff_num_trusted_hops: proxies in front whose x-forwarded-for entries are trusted (the client address). */
+  xffNumTrustedHops: number;
+  /** http_protocol_options.header_key_format.stateful_formatter preserve_case: HTTP/1 header names keep their case. */
+  preserveCase: boolean;
   skipXffAppend: boolean;
   generateRequestId: boolean;
   preserveExternalRequestId: boolean;
@@ -37,6 +41,17 @@ export interface HcmConfig {
   maxHeadersCount: number;
 }
 
+/** max_request_headers_kb's PGV bound (lte: 8192): the HTTP/1 server's own header limit sits above it. */
+export const MAX_HEADERS_KB_LIMIT = 8192;
+
+/** Envoy's HeaderMap limits: entries (pseudo headers included) and bytes (names and values). */
+export function headerOverflow(raw: string[], cfg: HcmConfig): boolean {
+  if (raw.length / 2 > cfg.maxHeadersCount) return true;
+  let bytes = 0;
+  for (const s of raw) bytes += Buffer.byteLength(s);
+  return bytes > cfg.maxRequestHeadersKb * 1024;
+}
+
 /** Validates and compiles the HCM's own fields; throws ConfigError with the reason a NACK carries. */
 export function compileHcmConfig(cfg: J): { config: HcmConfig; targetOptions: TargetOptions } {
   const statPrefix = String(cfg.stat_prefix ?? '');
@@ -49,6 +64,8 @@ export function compileHcmConfig(cfg: J): { config: HcmConfig; targetOptions: Ta
     serverName: cfg.server_name || 'envoy',
     serverHeaderTransformation: cfg.server_header_transformation ?? 'OVERWRITE',
     useRemoteAddress: cfg.use_remote_address === true,
+    xffNumTrustedHops: u32(cfg.xff_num_trusted_hops) ?? 0,
+    preserveCase: preserveCase(cfg.http_protocol_options?.header_key_format),
     skipXffAppend: cfg.skip_xff_append === true,
     generateRequestId: cfg.generate_request_id !== false,
     preserveExternalRequestId: cfg.preserve_external_request_id === true,
@@ -76,4 +93,25 @@ export function compileHcmConfig(cfg: J): { config: HcmConfig; targetOptions: Ta
     throw new ConfigError('Error: Only one of `strip_matching_host_port` or `strip_any_host_port` can be set.');
   }
   return { config, targetOptions };
+}
+
+const PRESERVE_CASE = 'envoy.extensions.http.header_formatters.preserve_case.v3.PreserveCaseFormatterConfig';
+
+/** header_key_format: the preserve_case stateful formatter, or none; proper_case_words and others are refused. */
+function preserveCase(f: J | undefined): boolean {
+  if (!f) return false;
+  if (f.proper_case_words)
+    throw new ConfigError('http_protocol_options.header_key_format.proper_case_words is not supported');
+  const sf = f.stateful_formatter as J | undefined;
+  if (!sf) return false;
+  const t = String(sf.typed_config?.['@type'] ?? '');
+  if (t.slice(t.lastIndexOf('/') + 1) !== PRESERVE_CASE) {
+    throw new ConfigError(
+      `Didn't find a registered implementation for '${sf.name ?? ''}' with type URL: '${t.slice(t.lastIndexOf('/') + 1)}'`,
+    );
+  }
+  if (sf.typed_config.forward_reason_phrase || sf.typed_config.formatter_type_on_envoy_headers) {
+    throw new ConfigError('preserve_case: forward_reason_phrase and formatter_type_on_envoy_headers are not supported');
+  }
+  return true;
 }

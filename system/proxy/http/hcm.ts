@@ -7,6 +7,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http';
+import { isIP } from 'node:net';
 import { ConfigError } from '../config/errors.ts';
 import { stripPort } from '../config/host-port.ts';
 import type { RdsProvider } from '../config/route-manager.ts';
@@ -211,6 +212,14 @@ export class HcmRuntime implements StreamOwner {
       s.host = s.host.slice(0, -1);
       h.host = s.host;
     }
+    // The client address (Envoy's ConnectionManagerUtility::mutateRequestHeaders): with use_remote_address the
+    // (xff_num_trusted_hops)th address from the right of x-forwarded-for before our append, without it the
+    // (xff_num_trusted_hops + 1)th; none there: the connection's peer. %DOWNSTREAM_REMOTE_ADDRESS% prints it.
+    const trusted = lastFromXff(
+      h['x-forwarded-for'],
+      c.useRemoteAddress ? c.xffNumTrustedHops - 1 : c.xffNumTrustedHops,
+    );
+    if (trusted) s.info.downstreamRemote = trusted.includes(':') ? `[${trusted}]:0` : `${trusted}:0`;
     if (c.useRemoteAddress) {
       const remote = s.req.socket.remoteAddress ?? '';
       if (!c.skipXffAppend) {
@@ -218,7 +227,7 @@ export class HcmRuntime implements StreamOwner {
         h['x-forwarded-for'] = xff === undefined ? remote : `${Array.isArray(xff) ? xff.join(',') : xff},${remote}`;
       }
       h['x-forwarded-proto'] = s.tls ? 'https' : 'http';
-      h['x-envoy-external-address'] = remote;
+      h['x-envoy-external-address'] = trusted ?? remote;
     } else if (h['x-forwarded-proto'] === undefined) {
       h['x-forwarded-proto'] = s.tls ? 'https' : 'http';
     }
@@ -279,7 +288,11 @@ export class HcmRuntime implements StreamOwner {
     if (s.downstreamGone) {
       st.downstream_rq_rx_reset.inc();
       if (!s.info.flags.size) s.info.setFlag('DC');
-      if (!s.responseStarted) s.info.responseCode = 0;
+      if (!s.responseStarted) {
+        s.info.responseCode = 0;
+        // Envoy's ResponseCodeDetails::DownstreamRemoteDisconnect, set when the client closed first.
+        if (!s.info.responseCodeDetails) s.info.responseCodeDetails = 'downstream_remote_disconnect';
+      }
     }
     if (code !== undefined && s.responseStarted) {
       const cls = Math.floor(code / 100);
@@ -320,4 +333,17 @@ function routeSource(cfg: J, deps: HcmDeps): RouteSource {
   }
   if (cfg.scoped_routes) throw new ConfigError('scoped_routes: scoped RDS is not supported');
   throw new ConfigError('HttpConnectionManager has no route_specifier (route_config or rds)');
+}
+
+/**
+ * Envoy's Utility::getLastAddressFromXFF: the address `skip` entries left of the last one in x-forwarded-for, when
+ * there are that many and it is an IP address; undefined otherwise (skip < 0: none).
+ */
+function lastFromXff(xff: string | string[] | undefined, skip: number): string | undefined {
+  if (xff === undefined || skip < 0) return undefined;
+  const parts = (Array.isArray(xff) ? xff.join(',') : xff).split(',');
+  const at = parts.length - 1 - skip;
+  if (at < 0) return undefined;
+  const ip = parts[at]!.trim();
+  return isIP(ip) ? ip : undefined;
 }

@@ -251,7 +251,11 @@ export class ConnectionHandler {
     const l = sock.current;
     const idle = l?.spec.idleTimeoutMs ?? 3_600_000;
     if (idle > 0) {
-      c.setTimeout(idle, () => {
+      // Envoy's idle_timeout: no active stream for that long (an HTTP/1 request in flight keeps the connection).
+      // (A listener of its own: setTimeout's callback would be a one-time listener, gone after a busy period.)
+      c.setTimeout(idle);
+      c.on('timeout', () => {
+        if ((c as { gwlabActiveStreams?: number }).gwlabActiveStreams) return;
         this.connectionLog.debug('idle timeout', tags);
         c.destroy();
       });

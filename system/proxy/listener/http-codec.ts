@@ -8,14 +8,14 @@
 // initial_window_size, the connection window by WINDOW_UPDATE, the HPACK table size). A request whose header block
 // is over max_request_headers_kb or common_http_protocol_options.max_headers_count is refused as Envoy's HTTP/2 codec
 // refuses it (source/common/http/http2/codec_impl.cc saveHeader: stat http2.header_overflow, the stream reset with
-// INTERNAL_ERROR, the connection kept). HTTP/1.1 keeps node:http's own limit (431 over 16 KiB of headers, where
-// Envoy's HTTP/1 codec answers 431 over max_request_headers_kb).
+// INTERNAL_ERROR, the connection kept). HTTP/1.1 requests over those limits get Envoy's HTTP/1 codec's 431
+// (http/active-stream.ts); node:http's own limit is raised to Envoy's largest max_request_headers_kb for that.
 import http from 'node:http';
 import http2 from 'node:http2';
 import net from 'node:net';
 import tls from 'node:tls';
 import type { DownstreamUpgrade } from '../filters/filter-api.ts';
-import type { HcmConfig } from '../http/hcm-config.ts';
+import { type HcmConfig, headerOverflow, MAX_HEADERS_KB_LIMIT } from '../http/hcm-config.ts';
 import type { Counter } from '../stats.ts';
 import type { TlsChain } from './tls-config.ts';
 import { pickTlsChain } from './tls-config.ts';
@@ -56,8 +56,17 @@ export class HttpCodecServers {
   constructor(owner: CodecOwner, secure: boolean) {
     this.owner = owner;
     // Host is checked by the connection manager, as in Envoy (an absolute-form URI supplies it).
-    const opts = { keepAliveTimeout: 0, requestTimeout: 0, headersTimeout: 60_000, requireHostHeader: false };
+    const opts = {
+      keepAliveTimeout: 0,
+      requestTimeout: 0,
+      headersTimeout: 60_000,
+      requireHostHeader: false,
+      maxHeaderSize: (MAX_HEADERS_KB_LIMIT + 64) * 1024,
+    };
     this.h1 = http.createServer(opts, (req, res) => owner.onRequest(req, res));
+    // The idle timeout is the connection handler's (active-listener.ts): with a listener here, node:http does not
+    // destroy a socket on its 'timeout' (it would, a request in flight included).
+    this.h1.on('timeout', () => {});
     // CONNECT and upgrades (WebSocket): Node hands over the socket; the connection manager answers on it and the
     // connection closes after, unless the answer is a 101 and the router tunnels it (filters/router/upgrade.ts).
     const onRaw = (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => {
@@ -214,12 +223,4 @@ export class HttpCodecServers {
     this.h1.close(() => {});
     for (const s of this.sessions) s.destroy();
   }
-}
-
-/** Envoy's HeaderMap limits: entries (pseudo headers included) and bytes (names and values). */
-function headerOverflow(raw: string[], cfg: HcmConfig): boolean {
-  if (raw.length / 2 > cfg.maxHeadersCount) return true;
-  let bytes = 0;
-  for (const s of raw) bytes += Buffer.byteLength(s);
-  return bytes > cfg.maxRequestHeadersKb * 1024;
 }

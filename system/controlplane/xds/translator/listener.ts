@@ -3,13 +3,16 @@
 // HTTP/1.1 and HTTP/2 (Envoy Gateway's http2_protocol_options).
 // An HTTPS port (ListenerIR.tls) has the `tls_inspector` listener filter and a TLS filter chain per Gateway listener
 // (tls.ts), all with that same connection manager and route configuration. Every connection manager allows WebSocket
-// upgrades (`upgrade_configs`).
+// upgrades (`upgrade_configs`). A ListenerPolicy's settings (hcm-settings.ts) join the connection manager, and the
+// Listener's metadata names their policy.
 import { TYPE_URL } from '../../../shared/envoy/protos.ts';
 import type { ListenerIR } from '../../ir/types.ts';
 import { ADS_SOURCE, HCM, HTTP2_PROTOCOL_OPTIONS, type Json, ROUTER } from './envoy.ts';
+import { hcmSettings } from './hcm-settings.ts';
 import { TLS_INSPECTOR, tlsFilterChain } from './tls.ts';
 
 export function translateListener(l: ListenerIR, filters: Json[]): Json {
+  const settings = hcmSettings(l.hcm);
   const hcm = [
     {
       name: HCM.name,
@@ -24,10 +27,12 @@ export function translateListener(l: ListenerIR, filters: Json[]): Json {
         // API's HTTPRouteBackendProtocolWebSocket: a `kubernetes.io/ws` backend needs nothing more).
         upgrade_configs: [{ upgrade_type: 'websocket' }],
         // A Host header with ":<port>" still matches: the route configuration ignores the port in host matching.
+        ...settings.hcm,
       },
     },
   ];
   const address = { socket_address: { address: '0.0.0.0', port_value: l.port } };
+  const meta = settings.metadata ? { metadata: settings.metadata } : {};
   if (l.tls) {
     return {
       '@type': TYPE_URL.listener,
@@ -35,7 +40,8 @@ export function translateListener(l: ListenerIR, filters: Json[]): Json {
       address,
       filter_chains: l.tls.map((c) => tlsFilterChain(c, hcm)),
       listener_filters: [{ name: TLS_INSPECTOR.name, typed_config: { '@type': TLS_INSPECTOR.type } }],
+      ...meta,
     };
   }
-  return { '@type': TYPE_URL.listener, name: l.name, address, filter_chains: [{ filters: hcm }] };
+  return { '@type': TYPE_URL.listener, name: l.name, address, filter_chains: [{ filters: hcm }], ...meta };
 }

@@ -1,6 +1,6 @@
 // The GatewayParameters CRD: custom settings for the proxies of the Gateways that refer to it (replicas, the proxy's
 // log levels, image, resources, arguments and environment, the Service type, pod labels and annotations).
-import { arr, desc, int32, obj, type Schema, str, strMap } from '../schema-blocks.ts';
+import { arr, bool, desc, int32, obj, type Schema, str, strMap } from '../schema-blocks.ts';
 import { vendorCrd } from './vendor-crd.ts';
 
 /** Log level names of the proxy (Envoy's, plus `warn`, which the proxy also accepts). */
@@ -65,6 +65,11 @@ export function gatewayParametersCrd(): Record<string, unknown> {
         }),
         podTemplate: obj({ ...extraMeta(), nodeSelector: strMap() }),
       }),
+      defaultAccessLog: desc(
+        "A stdout access log in Envoy's default format on every listener of these Gateways that no ListenerPolicy " +
+          'gives an access log (kubectl logs of a proxy shows a line per request).',
+        obj({ enabled: bool() }),
+      ),
     }),
     status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
     columns: [{ name: 'LogLevel', type: 'string', jsonPath: '.spec.kube.envoyContainer.bootstrap.logLevel' }],

@@ -18,7 +18,7 @@ import type { PoolFailure } from '../../upstream/pool.ts';
 import type { FilterStream } from '../filter-api.ts';
 import { Attempt, type AttemptOwner } from './attempt.ts';
 import { backoffMs, retriableStatus, retryOnReset } from './retry-state.ts';
-import { pathOnly, rewritePath, shadowHost } from './rewrites.ts';
+import { rewriteUpstream, shadowHost } from './rewrites.ts';
 import type { UpgradeContext } from './upgrade.ts';
 
 const CONNECT_ERROR = 'upstream connect error or disconnect/reset before headers. reset reason: ';
@@ -100,19 +100,7 @@ export class UpstreamCall implements AttemptOwner {
     if (typeof perTry === 'string' && /^\d+$/.test(perTry)) this.perTryTimeoutMs = Number(perTry);
     delete h['x-envoy-upstream-rq-timeout-ms'];
     delete h['x-envoy-upstream-rq-per-try-timeout-ms'];
-    const rewritten = rewritePath(s, a.prefixRewrite, a.regexRewrite);
-    if (rewritten !== undefined && rewritten !== s.path) {
-      h['x-envoy-original-path'] = s.path;
-      this.path = rewritten;
-    }
-    const hostRewrite = this.weighted?.hostRewriteLiteral ?? a.hostRewriteLiteral;
-    if (hostRewrite) h.host = hostRewrite;
-    else if (a.hostRewriteHeader) {
-      const v = s.header(a.hostRewriteHeader);
-      if (v) h.host = v;
-    } else if (a.hostRewritePathRegex) {
-      h.host = a.hostRewritePathRegex.re.replaceAll(pathOnly(s.path), a.hostRewritePathRegex.sub);
-    }
+    this.path = rewriteUpstream(s, h, a, this.weighted);
     const expected =
       this.perTryTimeoutMs > 0 && (this.timeoutMs === 0 || this.perTryTimeoutMs < this.timeoutMs)
         ? this.perTryTimeoutMs
@@ -206,10 +194,14 @@ export class UpstreamCall implements AttemptOwner {
   /** Builds the upstream request of an attempt. */
   requestFor(): Dispatcher.DispatchOptions {
     const s = this.s;
+    const cases = s.info.requestHeaderCase;
     return {
       path: this.path,
       method: s.method as Dispatcher.HttpMethod,
-      headers: this.headers as Record<string, string | string[]>,
+      headers: (cases?.size && !this.cluster.spec.http2 ? withCase(this.headers, cases) : this.headers) as Record<
+        string,
+        string | string[]
+      >,
       body: this.bodyStream ?? s.body ?? null,
     };
   }
@@ -430,4 +422,11 @@ export class UpstreamCall implements AttemptOwner {
       );
     }
   }
+}
+
+/** preserve_case (HTTP/1 upstreams): each header name spelled as the client sent it. */
+function withCase(headers: HeaderMap, cases: Map<string, string>): HeaderMap {
+  const out: HeaderMap = {};
+  for (const k in headers) out[cases.get(k) ?? k] = headers[k];
+  return out;
 }

@@ -1,0 +1,49 @@
+// The pipeline's ListenerPolicy stages (pipeline.ts calls them in its order): each policy validated on its own
+// (ir/listener-policy.ts), indexed by the Gateways it targets for the Gateways' lookup, and its status from what
+// every Gateway reported about it (status/build.ts policyStatus, as a TrafficPolicy's).
+
+import { buildListenerPolicyInfo, type ListenerPolicyInfo, listenerPolicyTargetKeys } from './ir/listener-policy.ts';
+import type { PolicyAncestorReport } from './ir/policy-reports.ts';
+import type { ValidationMode } from './ir/types.ts';
+import type { Collection, Ctx, Index, InputCollection, Runtime } from './krt/collection.ts';
+import { derive } from './krt/collection.ts';
+import { keyOf, type ListenerPolicy } from './model.ts';
+import { type GatewayReportOf, policyStatus, type Rejection, type StatusUpdate } from './status/build.ts';
+
+/** ListenerPolicy → ListenerPolicyInfo, and the Gateways' lookup of the policies naming a Gateway. */
+export function deriveListenerPolicyInfos(
+  rt: Runtime,
+  policies: InputCollection<ListenerPolicy>,
+  mode: ValidationMode,
+) {
+  const infos = derive(rt, 'ListenerPolicyInfos', policies, (_ctx, lp) => buildListenerPolicyInfo(lp, mode));
+  const byGateway = policies.index('gateway', listenerPolicyTargetKeys);
+  const lookup = (ctx: Ctx) => (ns: string, gw: string) =>
+    ctx
+      .fetchIndex(byGateway, `Gateway/${ns}/${gw}`)
+      .map((lp) => ctx.fetch(infos, keyOf(lp)))
+      .filter((lp): lp is ListenerPolicyInfo => !!lp);
+  return { infos, lookup };
+}
+
+/** Each ListenerPolicy's status: its ancestors from the Gateways' reports (row key `<gateway>|<policy>`). */
+export function deriveListenerPolicyStatuses(
+  rt: Runtime,
+  policies: InputCollection<ListenerPolicy>,
+  infos: Collection<ListenerPolicyInfo>,
+  reports: Index<GatewayReportOf<PolicyAncestorReport> & { key: string }>,
+  rejectionsOf: (ctx: Ctx, key: string) => Rejection[],
+) {
+  return derive(rt, 'ListenerPolicyStatuses', policies, (ctx, lp, key): StatusUpdate | undefined => {
+    const info = ctx.fetch(infos, key);
+    if (!info) return undefined;
+    const rows = ctx.fetchIndex(reports, key).sort((a, b) => (a.key < b.key ? -1 : 1));
+    return {
+      key: `listenerpolicies/${key}`,
+      resource: 'listenerpolicies',
+      namespace: lp.metadata.namespace,
+      name: lp.metadata.name,
+      status: policyStatus(info, rows, rejectionsOf(ctx, `ListenerPolicy/${key}`)),
+    };
+  });
+}
