@@ -9,15 +9,17 @@
 // (transport, timeout, a gRPC error status) is an error: the caller applies failure_mode_allow / status_on_error.
 import type { HeaderMap } from '../stream-info.ts';
 import type { Cluster } from '../upstream/cluster.ts';
-import { GrpcError, type GrpcMethod, grpcMethod, grpcUnary, type Msg } from '../upstream/grpc-client.ts';
+import {
+  GrpcError,
+  type GrpcMethod,
+  type GrpcTarget,
+  grpcMethod,
+  grpcUnary,
+  type Msg,
+} from '../upstream/grpc-client.ts';
 import type { FilterStream } from './filter-api.ts';
 
-export interface GrpcAuthzTarget {
-  cluster: string;
-  authority: string;
-  timeoutMs: number;
-  metadata: Record<string, string>;
-}
+export type GrpcAuthzTarget = GrpcTarget;
 
 export type GrpcCheckOutcome =
   | { kind: 'ok'; set: [string, string][]; append: [string, string][]; remove: string[]; toClient: HeaderMap }

@@ -13,6 +13,7 @@ import { compileStringMatcher, type StringMatch } from '../config/matchers.ts';
 import type { HeaderMap } from '../stream-info.ts';
 import { type BufferedResponse, sendBuffered, UpstreamError } from '../upstream/async-client.ts';
 import type { Cluster } from '../upstream/cluster.ts';
+import { grpcTarget } from '../upstream/grpc-client.ts';
 import { DISABLED, isDisabled } from './disabled.ts';
 import { applyOk, buildCheckRequest, type GrpcAuthzTarget, grpcCheck } from './ext-authz-grpc.ts';
 import type { FilterFactory, FilterStream, J } from './filter-api.ts';
@@ -56,22 +57,6 @@ function list(m: J | undefined, where: string): StringMatch[] {
   });
 }
 
-/** grpc_service: `envoy_grpc` (a cluster from CDS); the timeout defaults to 200 ms (ext_authz.proto). */
-function compileGrpc(g: J): GrpcAuthzTarget {
-  if (g.google_grpc) throw new ConfigError('ext_authz.grpc_service.google_grpc is not supported; use envoy_grpc');
-  const cluster = g.envoy_grpc?.cluster_name;
-  if (!cluster)
-    throw new ConfigError('ext_authz.grpc_service.envoy_grpc.cluster_name: value length must be at least 1 characters');
-  const metadata: Record<string, string> = {};
-  for (const m of (g.initial_metadata ?? []) as J[]) metadata[String(m.key).toLowerCase()] = String(m.value ?? '');
-  return {
-    cluster: String(cluster),
-    authority: String(g.envoy_grpc.authority || cluster),
-    timeoutMs: g.timeout === undefined ? 200 : (durationMs(g.timeout) ?? 200),
-    metadata,
-  };
-}
-
 function compile(c: J): ExtAuthzConfig {
   const common = {
     failureModeAllow: c.failure_mode_allow === true,
@@ -81,7 +66,8 @@ function compile(c: J): ExtAuthzConfig {
   };
   if (c.grpc_service) {
     if (c.http_service) throw new ConfigError('ext_authz: set one of grpc_service and http_service');
-    const g = compileGrpc(c.grpc_service);
+    // grpc_service: the timeout defaults to 200 ms (ext_authz.proto).
+    const g = grpcTarget(c.grpc_service, 'ext_authz.grpc_service', 200);
     return {
       ...common,
       grpc: g,

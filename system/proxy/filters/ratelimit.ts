@@ -12,7 +12,7 @@ import { lookupEnum } from '../../shared/envoy/protos.ts';
 import { ConfigError, durationMs } from '../config/errors.ts';
 import type { DescriptorInput } from '../config/rate-limits.ts';
 import type { HeaderMap } from '../stream-info.ts';
-import { GrpcError, type GrpcMethod, grpcMethod, grpcUnary, type Msg } from '../upstream/grpc-client.ts';
+import { GrpcError, type GrpcMethod, grpcMethod, grpcTarget, grpcUnary, type Msg } from '../upstream/grpc-client.ts';
 import { isDisabled } from './disabled.ts';
 import type { FilterFactory, FilterStream, J } from './filter-api.ts';
 
@@ -49,14 +49,7 @@ function compile(c: J): Config {
   if (!c.domain) throw new ConfigError('ratelimit.domain: value length must be at least 1 characters');
   const rls = c.rate_limit_service as J | undefined;
   if (!rls) throw new ConfigError('ratelimit.rate_limit_service: value is required');
-  const g = rls.grpc_service as J | undefined;
-  if (g?.google_grpc) throw new ConfigError('ratelimit.rate_limit_service.grpc_service.google_grpc is not supported');
-  const cluster = g?.envoy_grpc?.cluster_name;
-  if (!cluster) {
-    throw new ConfigError(
-      'ratelimit.rate_limit_service.grpc_service.envoy_grpc.cluster_name: value length must be at least 1 characters',
-    );
-  }
+  const g = grpcTarget(rls.grpc_service, 'ratelimit.rate_limit_service.grpc_service', 20);
   for (const f of ['request_type', 'enable_x_ratelimit_headers', 'rate_limited_as_resource_exhausted']) {
     if (c[f] !== undefined && c[f] !== false && c[f] !== 'OFF' && c[f] !== 'both') {
       throw new ConfigError(`ratelimit.${f} is not supported`);
@@ -65,8 +58,8 @@ function compile(c: J): Config {
   return {
     domain: String(c.domain),
     stage: Number(c.stage ?? 0),
-    cluster: String(cluster),
-    authority: String(g?.envoy_grpc?.authority || cluster),
+    cluster: g.cluster,
+    authority: g.authority,
     timeoutMs: c.timeout === undefined ? 20 : (durationMs(c.timeout) ?? 20),
     failureModeDeny: c.failure_mode_deny === true,
     rateLimitedStatus: httpStatus(c.rate_limited_status, 429),

@@ -3,6 +3,7 @@ import { ConfigError } from '../config/errors.ts';
 import { corsFactory } from './cors.ts';
 import { DISABLED, ENABLED, isDisabled } from './disabled.ts';
 import { extAuthzFactory } from './ext-authz.ts';
+import { extProcFactory } from './ext-proc.ts';
 import { faultFactory } from './fault.ts';
 import type { FilterContext, FilterFactory, HttpFilter, J } from './filter-api.ts';
 import { healthCheckFactory } from './health-check.ts';
@@ -18,6 +19,7 @@ export const FACTORIES: readonly FilterFactory[] = [
   localRateLimitFactory,
   rateLimitFactory,
   extAuthzFactory,
+  extProcFactory,
   faultFactory,
   healthCheckFactory,
   rbacFactory,

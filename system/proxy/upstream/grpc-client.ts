@@ -9,6 +9,7 @@
 import { PassThrough } from 'node:stream';
 import type protobuf from 'protobufjs';
 import { lookupType } from '../../shared/envoy/protos.ts';
+import { ConfigError, durationMs } from '../config/errors.ts';
 import type { Tags } from '../log.ts';
 import { openStream, type UpstreamError } from './async-client.ts';
 import type { Cluster } from './cluster.ts';
@@ -46,6 +47,33 @@ export interface CallOptions {
   tags: Tags;
   /** grpc_service.initial_metadata. */
   metadata?: Record<string, string>;
+}
+
+/** Where a filter's calls go: a GrpcService with `envoy_grpc` (a cluster from CDS), compiled. */
+export interface GrpcTarget {
+  cluster: string;
+  authority: string;
+  timeoutMs: number;
+  metadata: Record<string, string>;
+}
+
+/**
+ * A GrpcService (envoy/config/core/v3/grpc_service.proto): `envoy_grpc` (cluster_name, authority defaulting to the
+ * cluster name), `timeout` (else `defaultTimeoutMs`), initial_metadata; `google_grpc` is NACKed.
+ */
+export function grpcTarget(g: Msg | undefined, where: string, defaultTimeoutMs: number): GrpcTarget {
+  if (!g) throw new ConfigError(`${where}: value is required`);
+  if (g.google_grpc) throw new ConfigError(`${where}.google_grpc is not supported; use envoy_grpc`);
+  const cluster = g.envoy_grpc?.cluster_name;
+  if (!cluster) throw new ConfigError(`${where}.envoy_grpc.cluster_name: value length must be at least 1 characters`);
+  const metadata: Record<string, string> = {};
+  for (const m of (g.initial_metadata ?? []) as Msg[]) metadata[String(m.key).toLowerCase()] = String(m.value ?? '');
+  return {
+    cluster: String(cluster),
+    authority: String(g.envoy_grpc.authority || cluster),
+    timeoutMs: g.timeout === undefined ? defaultTimeoutMs : (durationMs(g.timeout) ?? defaultTimeoutMs),
+    metadata,
+  };
 }
 
 export function encodeMessage(type: protobuf.Type, msg: Msg): Buffer {
