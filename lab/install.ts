@@ -183,6 +183,7 @@ export async function installSystem(kube: Kube, opts: InstallOptions): Promise<v
   if (opts.withExtAuth) {
     await p.step('ext-auth sample (namespace extauth)', () => kube.apply(readManifest('extauth.yaml')));
     await p.step('rate-limit sample (namespace ratelimit)', () => kube.apply(readManifest('ratelimit.yaml')));
+    await p.step('ext-proc sample (namespace extproc)', () => kube.apply(readManifest('extproc.yaml')));
   }
   await p.step(
     'control plane Ready',

@@ -276,6 +276,7 @@ export async function labDown(o: DownOptions): Promise<{ found: boolean }> {
           ...readManifest('sampleapp.yaml'),
           ...readManifest('extauth.yaml'),
           ...readManifest('ratelimit.yaml'),
+          ...readManifest('extproc.yaml'),
           ...controlPlaneManifests(),
         ];
         await kube.delete(

@@ -149,6 +149,8 @@ describe('manifests', () => {
         'gwlab:remote_address:1000/minute',
       ],
     },
+    // The ext-proc sample: ExternalProcessor/Process over gRPC on 9002.
+    { file: 'extproc.yaml', name: 'extproc', ports: [['grpc', 9002, 9002, H2C]], args: [] },
   ] as { file: string; name: string; ports: [string, number, number, string?][]; args: string[] }[];
   for (const c of cases) {
     it(`${c.file}: namespace, ServiceAccount, Service ${c.name} (${c.ports.map((p) => `${p[1]} → ${p[2]}`).join(', ')}), Deployment`, () => {
@@ -197,7 +199,9 @@ describe('manifests', () => {
       // The component's default port is the container port, so args need no --port.
       const probe = container.readinessProbe;
       expect(probe).toBeDefined();
-      expect((probe.httpGet ?? probe.tcpSocket).port).toBe('http');
+      expect((probe.httpGet ?? probe.tcpSocket).port).toBe(
+        c.ports[0]![0] === 'grpc' && probe.tcpSocket ? 'grpc' : 'http',
+      );
     });
   }
 });

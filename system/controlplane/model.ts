@@ -307,6 +307,8 @@ export interface TrafficPolicySpec extends PolicyFieldsSpec {
     global?: { extensionRef: { name: string }; descriptors: RateLimitDescriptorSpec[] };
   };
   extAuth?: { extensionRef?: { name: string }; disable?: boolean };
+  /** An external processor (GatewayExtension `extProc`) sees, and may change or answer, each request's headers. */
+  extProc?: { extensionRef?: { name: string }; disable?: boolean };
   urlRewrite?: { hostname?: string; pathRegex?: { pattern: string; substitution: string } };
   faultInjection?: {
     delay?: { fixedDelay: string; percentage?: number };
@@ -335,6 +337,7 @@ export const POLICY_FIELDS = [
   'extAuth',
   'urlRewrite',
   'faultInjection',
+  'extProc',
   'rbac',
   'jwt',
 ] as const;
@@ -378,6 +381,13 @@ export type GatewayExtension = KObject<
     };
     /** A rate-limit service (envoy.service.ratelimit.v3.RateLimitService) for TrafficPolicy rateLimit.global. */
     rateLimit?: { grpcService: ExtensionGrpcService; domain: string; timeout?: string; failOpen?: boolean };
+    /** An external processor (envoy.service.ext_proc.v3.ExternalProcessor) for TrafficPolicy extProc. */
+    extProc?: {
+      grpcService: ExtensionGrpcService;
+      processingMode?: { requestHeaders?: 'Send' | 'Skip' };
+      messageTimeout?: string;
+      failOpen?: boolean;
+    };
   },
   { conditions?: Condition[] }
 >;
@@ -394,6 +404,7 @@ export function extensionBackendRefs(spec: GatewayExtension['spec']): { field: s
   add('spec.extAuth.httpService.backendRef', spec?.extAuth?.httpService?.backendRef);
   add('spec.extAuth.grpcService.backendRef', spec?.extAuth?.grpcService?.backendRef);
   add('spec.rateLimit.grpcService.backendRef', spec?.rateLimit?.grpcService?.backendRef);
+  add('spec.extProc.grpcService.backendRef', spec?.extProc?.grpcService?.backendRef);
   return out;
 }
 

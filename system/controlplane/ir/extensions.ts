@@ -5,7 +5,7 @@
 import { type ExtensionServiceRef, type GatewayExtension, VENDOR_GROUP } from '../model.ts';
 import { toProtoDuration } from './duration.ts';
 import { type RouteWorld, resolveServiceRef } from './routes.ts';
-import type { ClusterIR, ExtAuthIR, ObjRef, Outcome, RateLimitExtIR } from './types.ts';
+import type { ClusterIR, ExtAuthIR, ExtProcIR, ObjRef, Outcome, RateLimitExtIR } from './types.ts';
 
 export interface ExtensionInfo {
   ref: ObjRef;
@@ -14,11 +14,14 @@ export interface ExtensionInfo {
   resolvedRefs: Outcome;
   extAuth?: ExtAuthIR;
   rateLimit?: RateLimitExtIR;
+  extProc?: ExtProcIR;
 }
 
 export const DEFAULT_EXT_AUTH_TIMEOUT = '1s';
 /** Envoy's ratelimit filter's default timeout (rate_limit.proto: 20ms). */
 export const DEFAULT_RATE_LIMIT_TIMEOUT = '0.020s';
+/** Envoy's ext_proc message_timeout default (ext_proc.proto: 200ms). */
+export const DEFAULT_EXT_PROC_MESSAGE_TIMEOUT = '0.200s';
 
 type Base = Pick<ExtensionInfo, 'ref' | 'generation'>;
 
@@ -61,11 +64,12 @@ export function buildExtensionInfo(ext: GatewayExtension, world: RouteWorld): Ex
   const ns = ext.metadata.namespace ?? 'default';
   const ref: ObjRef = { kind: 'GatewayExtension', namespace: ns, name: ext.metadata.name };
   const base = { ref, generation: ext.metadata.generation ?? 1 };
-  const kinds = (['extAuth', 'rateLimit'] as const).filter((k) => ext.spec?.[k] !== undefined);
+  const kinds = (['extAuth', 'rateLimit', 'extProc'] as const).filter((k) => ext.spec?.[k] !== undefined);
   if (kinds.length !== 1) {
-    return invalid(base, `spec: set exactly one of extAuth and rateLimit (has ${kinds.join(', ') || 'none'})`);
+    return invalid(base, `spec: set exactly one of extAuth, rateLimit and extProc (has ${kinds.join(', ') || 'none'})`);
   }
   if (kinds[0] === 'rateLimit') return rateLimitExtension(ext, world, base);
+  if (kinds[0] === 'extProc') return extProcExtension(ext, world, base);
   const ea = ext.spec?.extAuth;
   const http = ea?.httpService;
   const grpc = ea?.grpcService;
@@ -128,6 +132,38 @@ function rateLimitExtension(ext: GatewayExtension, world: RouteWorld, base: Base
       domain: rl.domain,
       timeout,
       failOpen: rl.failOpen ?? true,
+    },
+  };
+}
+
+/** `extProc`: the external processor (HTTP/2 cluster), which request phases it sees, its message timeout, failOpen. */
+function extProcExtension(ext: GatewayExtension, world: RouteWorld, base: Base): ExtensionInfo {
+  const ep = ext.spec!.extProc!;
+  if (!ep.grpcService?.backendRef) return invalid(base, 'spec.extProc.grpcService.backendRef is required');
+  const messageTimeout = toProtoDuration(ep.messageTimeout ?? DEFAULT_EXT_PROC_MESSAGE_TIMEOUT);
+  if (!messageTimeout) {
+    return invalid(base, `spec.extProc.messageTimeout: invalid duration ${JSON.stringify(ep.messageTimeout)}`);
+  }
+  const r = resolveExtensionService(
+    world,
+    base.ref.namespace,
+    ep.grpcService.backendRef,
+    'spec.extProc.grpcService.backendRef',
+    true,
+  );
+  if (!('cluster' in r)) return { ...base, accepted: ACCEPTED, resolvedRefs: r.resolved };
+  return {
+    ...base,
+    accepted: ACCEPTED,
+    resolvedRefs: r.resolved,
+    extProc: {
+      filterName: `envoy.filters.http.ext_proc/${base.ref.namespace}/${base.ref.name}`,
+      extension: base.ref,
+      cluster: r.cluster,
+      ...(ep.grpcService.authority ? { authority: ep.grpcService.authority } : {}),
+      requestHeaders: (ep.processingMode?.requestHeaders ?? 'Send') === 'Send',
+      messageTimeout,
+      failOpen: ep.failOpen ?? false,
     },
   };
 }

@@ -13,7 +13,7 @@ import { toProtoDuration } from './duration.ts';
 import type { ExtensionInfo } from './extensions.ts';
 import type { FieldReader } from './field-reader.ts';
 import { corsSettings, headerOps } from './http-settings.ts';
-import { resolvePolicyExtension } from './policy-extension.ts';
+import { type ExtensionRefs, resolvePolicyExtension } from './policy-extension.ts';
 import { jwtSettings } from './policy-jwt.ts';
 import type { MergeType } from './policy-merge.ts';
 import { rateLimitMergeSettings, rateLimitSettings } from './policy-ratelimit.ts';
@@ -38,15 +38,12 @@ export interface PolicyInfo {
   mergeType?: MergeType;
   accepted: Outcome;
   /**
-   * Set when the policy names GatewayExtensions (extAuth, rateLimit.global): whether they (and their backends)
+   * Set when the policy names GatewayExtensions (extAuth, rateLimit.global, extProc): whether they (and their backends)
    * resolved — the first that did not, else the last that did (the policy's ResolvedRefs).
    */
   extensionRefs?: ExtensionRefs;
   findings: Finding[];
 }
-
-/** How a GatewayExtension a field names resolved, and that field. */
-export type ExtensionRefs = Outcome & { extension: string; field: PolicyField };
 
 export interface PolicyWorld {
   extension(namespace: string, name: string): ExtensionInfo | undefined;
@@ -75,7 +72,7 @@ type SettingsOf<F extends keyof PolicySettings & keyof TrafficPolicySpec> = (
  * them; undefined when it has nothing to apply. Checked in this order, which is the order of the problems in
  * Accepted's message.
  */
-const FIELD_SETTINGS: { [F in Exclude<PolicyField, 'extAuth' | 'jwt'>]: SettingsOf<F> } = {
+const FIELD_SETTINGS: { [F in Exclude<PolicyField, 'extAuth' | 'extProc' | 'jwt'>]: SettingsOf<F> } = {
   timeouts: (t, r) => {
     const request = r.duration('spec.timeouts.request', t.request);
     const streamIdle = r.duration('spec.timeouts.streamIdle', t.streamIdle);
@@ -170,6 +167,22 @@ function extAuthSettings(
   return { ...(res.value ? { settings: { disabled: false, ext: res.value } } : {}), refs: res.refs };
 }
 
+/** extProc: off (`disable`), or the GatewayExtension it names when that one and its backend resolved. */
+function extProcSettings(
+  e: NonNullable<TrafficPolicySpec['extProc']>,
+  ns: string,
+  world: PolicyWorld,
+  r: FieldReader,
+): { settings?: PolicySettings['extProc']; refs?: ExtensionRefs } {
+  if (e.disable) return { settings: { disabled: true } };
+  if (!e.extensionRef) {
+    r.problem('spec.extProc', 'set extensionRef (a GatewayExtension) or disable: true');
+    return {};
+  }
+  const res = resolvePolicyExtension('extProc', ns, e.extensionRef.name, world, (x) => x.extProc, 'ext proc');
+  return { ...(res.value ? { settings: { disabled: false, ext: res.value } } : {}), refs: res.refs };
+}
+
 /** The policy's ResolvedRefs: the first extension reference that did not resolve, else the last that did. */
 function combineRefs(list: (ExtensionRefs | undefined)[]): ExtensionRefs | undefined {
   const all = list.filter((x): x is ExtensionRefs => x !== undefined);
@@ -225,7 +238,9 @@ export function buildPolicyInfo(p: TrafficPolicy, world: PolicyWorld, mode: Vali
   if (extAuth.settings) settings.extAuth = extAuth.settings;
   const rateLimit = spec.rateLimit ? rateLimitSettings(spec.rateLimit, ns, world, reader) : {};
   if (rateLimit.settings) settings.rateLimit = rateLimit.settings;
-  const extensionRefs = combineRefs([extAuth.refs, rateLimit.refs]);
+  const extProc = spec.extProc ? extProcSettings(spec.extProc, ns, world, reader) : {};
+  if (extProc.settings) settings.extProc = extProc.settings;
+  const extensionRefs = combineRefs([extAuth.refs, rateLimit.refs, extProc.refs]);
   const jwt =
     spec.jwt && jwtSettings(spec.jwt, reader, { namespace: ns, policy: p.metadata.name, world: world.routes });
   if (jwt) settings.jwt = jwt;

@@ -3,13 +3,21 @@
 // backend unresolved, or resolved) and the field it is about.
 import type { PolicyField } from '../model.ts';
 import type { ExtensionInfo } from './extensions.ts';
-import type { ExtensionRefs, PolicyWorld } from './policies.ts';
+import type { Outcome } from './types.ts';
+
+/** How a GatewayExtension a field names resolved, and that field. */
+export type ExtensionRefs = Outcome & { extension: string; field: PolicyField };
+
+/** What resolving an extension reference reads: the extensions of the world (policies.ts PolicyWorld has it). */
+export interface ExtensionWorld {
+  extension(namespace: string, name: string): ExtensionInfo | undefined;
+}
 
 export function resolvePolicyExtension<T>(
   field: PolicyField,
   ns: string,
   name: string | undefined,
-  world: PolicyWorld,
+  world: ExtensionWorld,
   pick: (e: ExtensionInfo) => T | undefined,
   what: string,
 ): { value?: T; refs: ExtensionRefs } {

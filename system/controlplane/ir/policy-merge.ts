@@ -34,7 +34,7 @@ export const STRATEGIC_LISTS: Record<string, { key: string } | 'set'> = {
 };
 
 /** Top-level fields that never merge (a reference resolved in the policy's own namespace): the winner's applies. */
-export const ATOMIC_FIELDS: readonly string[] = ['extAuth'];
+export const ATOMIC_FIELDS: readonly string[] = ['extAuth', 'extProc'];
 
 type Json = unknown;
 const isObject = (v: Json): v is Record<string, Json> => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -5,8 +5,7 @@
 // remote_address, header → request_headers, genericKey → generic_key, as Envoy Gateway and kgateway build them.
 import type { TrafficPolicySpec } from '../model.ts';
 import type { FieldReader } from './field-reader.ts';
-import type { ExtensionRefs, PolicyWorld } from './policies.ts';
-import { resolvePolicyExtension } from './policy-extension.ts';
+import { type ExtensionRefs, type ExtensionWorld, resolvePolicyExtension } from './policy-extension.ts';
 import type { PolicySettings, RateLimitEntryIR } from './types.ts';
 
 type Spec = NonNullable<TrafficPolicySpec['rateLimit']>;
@@ -61,7 +60,7 @@ function descriptors(g: NonNullable<Spec['global']>, r: FieldReader): RateLimitE
 export function rateLimitSettings(
   rl: Spec,
   ns: string,
-  world: PolicyWorld,
+  world: ExtensionWorld,
   r: FieldReader,
 ): { settings?: PolicySettings['rateLimit']; refs?: ExtensionRefs } {
   if (!rl.local && !rl.global) {

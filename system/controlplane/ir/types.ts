@@ -137,6 +137,19 @@ export interface RateLimitExtIR {
   failOpen: boolean;
 }
 
+/** A GatewayExtension's external processor (Envoy's envoy.filters.http.ext_proc, one filter per extension). */
+export interface ExtProcIR {
+  /** `envoy.filters.http.ext_proc/<ns>/<name>` of the GatewayExtension. */
+  filterName: string;
+  extension: ObjRef;
+  /** The processor's cluster (HTTP/2). */
+  cluster: ClusterIR;
+  authority?: string;
+  requestHeaders: boolean;
+  messageTimeout: string;
+  failOpen: boolean;
+}
+
 /** One entry of a rate limit descriptor: Envoy's rate limit action that makes it. */
 export type RateLimitEntryIR =
   | { kind: 'remoteAddress' }
@@ -174,6 +187,7 @@ export interface PolicySettings {
     global?: { ext: RateLimitExtIR; descriptors: RateLimitEntryIR[][] };
   };
   extAuth?: { disabled: true } | { disabled: false; ext: ExtAuthIR };
+  extProc?: { disabled: true } | { disabled: false; ext: ExtProcIR };
   urlRewrite?: { hostname?: string; pathRegex?: { pattern: string; substitution: string } };
   faultInjection?: {
     delay?: { fixedDelay: string; perMillion: number };

@@ -81,6 +81,7 @@ describe('CRD files', () => {
       'extAuth',
       'urlRewrite',
       'faultInjection',
+      'extProc',
     ]) {
       expect(tpSpec[f], f).toBeDefined();
     }
@@ -88,7 +89,10 @@ describe('CRD files', () => {
     expect(Object.keys(ext)).toEqual(['grpcService', 'httpService', 'failOpen', 'statusOnError']);
     expect(Object.keys(ext.httpService.properties.backendRef.properties)).toEqual(['name', 'namespace', 'port']);
     expect(Object.keys(ext.grpcService.properties)).toEqual(['backendRef', 'authority', 'timeout']);
-    const extAuth = (rootSchema(gwe) as any).properties.spec.properties.extAuth;
+    const gweSpec = (rootSchema(gwe) as any).properties.spec;
+    expect(Object.keys(gweSpec.properties)).toEqual(['extAuth', 'rateLimit', 'extProc']);
+    expect(gweSpec['x-kubernetes-validations'][0].message).toBe('set exactly one of extAuth, rateLimit and extProc');
+    const extAuth = gweSpec.properties.extAuth;
     expect(extAuth['x-kubernetes-validations']).toEqual([
       {
         rule: 'has(self.httpService) != has(self.grpcService)',

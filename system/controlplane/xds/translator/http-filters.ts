@@ -6,6 +6,7 @@ import type { GatewayIR, ListenerIR, RouteIR } from '../../ir/types.ts';
 import { corsFilter } from './cors.ts';
 import type { Json } from './envoy.ts';
 import { extAuthzFilter } from './ext-authz.ts';
+import { extProcFilter } from './ext-proc.ts';
 import { faultFilter } from './fault.ts';
 import { jwtAuthnFilter } from './jwt-authn.ts';
 import { localRateLimitFilter } from './local-ratelimit.ts';
@@ -31,6 +32,7 @@ const HTTP_FILTERS: HttpFilter[] = [
   corsFilter,
   jwtAuthnFilter,
   extAuthzFilter,
+  extProcFilter,
   rbacFilter,
   localRateLimitFilter,
   rateLimitFilter,
