@@ -393,6 +393,24 @@ export type GatewayExtension = KObject<
 >;
 
 /**
+ * The GatewayExtensions a TrafficPolicy names (same namespace), with the field and the path that names each:
+ * extAuth.extensionRef, rateLimit.global.extensionRef, extProc.extensionRef (the lab's tools read them: explain,
+ * translate).
+ */
+export function policyExtensionRefs(
+  spec: TrafficPolicySpec | undefined,
+): { field: PolicyField; path: string; name: string }[] {
+  const out: { field: PolicyField; path: string; name: string }[] = [];
+  const add = (field: PolicyField, path: string, name: string | undefined) => {
+    if (name) out.push({ field, path, name });
+  };
+  add('extAuth', 'spec.extAuth.extensionRef', spec?.extAuth?.extensionRef?.name);
+  add('rateLimit', 'spec.rateLimit.global.extensionRef', spec?.rateLimit?.global?.extensionRef?.name);
+  add('extProc', 'spec.extProc.extensionRef', spec?.extProc?.extensionRef?.name);
+  return out;
+}
+
+/**
  * The Services a GatewayExtension's proxy calls go to, with the field naming each (the one list the control plane's
  * statuses and the lab's tools read: explain, lab:status).
  */
