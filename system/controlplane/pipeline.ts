@@ -353,6 +353,7 @@ function deriveGateways(
         namespace: (name) => ctx.fetch(p.namespaces, name),
         referenceGrants: (ns) => ctx.fetchIndex(r.grantsByNs, ns),
         secret: (ns, name) => ctx.fetch(p.secrets, `${ns}/${name}`),
+        configMap: (ns, name) => ctx.fetch(p.configMaps, `${ns}/${name}`),
         policiesTargeting: (kind, ns, name) => policyInfos(ctx, `${kind}/${ns}/${name}`),
         policiesSelecting: (kind, ns) => policyInfos(ctx, `selector/${kind}/${ns}`),
         backendTlsPolicies: r.backendTlsLookup(ctx),

@@ -1,7 +1,9 @@
 // A compiled route as the data path reads it: what matched (MatchSpec), the action (forward to a cluster,
 // redirect, direct response) with its rewrites, timeouts, retry policy and mirrors, the header mutations in the
 // order they apply, and the per-filter configs; route-table.ts compiles RouteConfigurations into these.
+
 import type { Re2 } from '../../shared/regex.ts';
+import type { HashPolicy } from './hash-policy.ts';
 import type { HeaderMutation } from './headers.ts';
 import type { HeaderGetter } from './matchers.ts';
 import type { RateLimitEntry } from './rate-limits.ts';
@@ -56,6 +58,8 @@ export interface RouteActionConfig {
   idleTimeoutMs?: number;
   /** RouteAction.rate_limits (rate-limits.ts), for the ratelimit filter; undefined when the route has none. */
   rateLimits?: RateLimitEntry[];
+  /** RouteAction.hash_policy (hash-policy.ts): the request hash of RING_HASH/MAGLEV clusters. */
+  hashPolicy?: HashPolicy[];
 }
 
 export interface RedirectConfig {

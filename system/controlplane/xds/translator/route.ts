@@ -4,7 +4,15 @@
 import { TYPE_URL } from '../../../shared/envoy/protos.ts';
 import { escapeRe2 } from '../../../shared/regex.ts';
 import { BLACKHOLE_CLUSTER } from '../../ir/routes.ts';
-import type { HeaderOpsIR, ListenerIR, MatchIR, RouteIR, StringMatchIR, WeightedClusterIR } from '../../ir/types.ts';
+import type {
+  HeaderOpsIR,
+  ListenerIR,
+  MatchIR,
+  RouteIR,
+  StringMatchIR,
+  VirtualHostIR,
+  WeightedClusterIR,
+} from '../../ir/types.ts';
 import { fractionalPercent, type Json } from './envoy.ts';
 import { routeRateLimits } from './ratelimit.ts';
 
@@ -179,15 +187,42 @@ function sortKeys(o: Json): Json {
   return Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
-/** The route configuration of one listener (same name); `perFilter` gives each route's policy filter configs. */
-export function translateRouteConfig(l: ListenerIR, perFilter: (r: RouteIR) => Json): Json {
+/**
+ * The route configurations of one listener: one of the same name; on an HTTPS port one per TLS chain (its Gateway
+ * listener's virtual hosts, and one answering 421 for the hosts other listeners serve: TlsChainIR.misdirected).
+ * `perFilter` gives each route's policy filter configs.
+ */
+export function translateRouteConfigs(l: ListenerIR, perFilter: (r: RouteIR) => Json): Json[] {
+  if (!l.tls) return [routeConfig(l.name, l.virtualHosts, perFilter)];
+  return l.tls.map((c) => {
+    const own = new Set(c.virtualHosts ?? []);
+    const out = routeConfig(
+      c.routeConfig ?? l.name,
+      l.virtualHosts.filter((v) => own.has(v.name)),
+      perFilter,
+    );
+    if (c.misdirected?.length) {
+      out.virtual_hosts = [
+        ...((out.virtual_hosts as Json[] | undefined) ?? []),
+        {
+          name: `${c.routeConfig}~misdirected`,
+          domains: c.misdirected,
+          routes: [{ name: 'misdirected', match: { prefix: '/' }, direct_response: { status: 421 } }],
+        },
+      ];
+    }
+    return out;
+  });
+}
+
+function routeConfig(name: string, vhosts: VirtualHostIR[], perFilter: (r: RouteIR) => Json): Json {
   // A Host header with ":<port>" (a port-forward, a load balancer port) still picks its virtual host, and the backend
   // sees the Host as the client sent it (Gateway API conformance HTTPRouteHostnameIntersection, ListenerPortMatching;
   // redirects keep the port): Envoy's ignore_port_in_host_matching, not the HCM's strip_any_host_port, which rewrites
   // the header.
-  const out: Json = { '@type': TYPE_URL.routeConfiguration, name: l.name, ignore_port_in_host_matching: true };
-  if (l.virtualHosts.length) {
-    out.virtual_hosts = l.virtualHosts.map((v) => {
+  const out: Json = { '@type': TYPE_URL.routeConfiguration, name, ignore_port_in_host_matching: true };
+  if (vhosts.length) {
+    out.virtual_hosts = vhosts.map((v) => {
       const vh: Json = { name: v.name, domains: v.domains };
       if (v.routes.length) vh.routes = v.routes.map((r) => translateRoute(r, perFilter(r)));
       return vh;
