@@ -180,8 +180,11 @@ export async function installSystem(kube: Kube, opts: InstallOptions): Promise<v
   await Promise.all([gatewayApiCrds, vendorCrds, controlPlane, opts.alongside]);
   if (opts.withSampleApp)
     await p.step('sample application (namespace sampleapp)', () => kube.apply(readManifest('sampleapp.yaml')));
-  if (opts.withExtAuth)
+  if (opts.withExtAuth) {
     await p.step('ext-auth sample (namespace extauth)', () => kube.apply(readManifest('extauth.yaml')));
+    await p.step('rate-limit sample (namespace ratelimit)', () => kube.apply(readManifest('ratelimit.yaml')));
+    await p.step('ext-proc sample (namespace extproc)', () => kube.apply(readManifest('extproc.yaml')));
+  }
   await p.step(
     'control plane Ready',
     () => kube.waitForRollout(CONTROL_PLANE, SYSTEM_NAMESPACE, { timeoutMs: 120_000, intervalMs: 100 }),

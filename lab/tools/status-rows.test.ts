@@ -5,6 +5,7 @@ import {
   conditionHealth,
   conditionRows,
   describeRow,
+  gatewayExtensionRows,
   gatewayOfRole,
   gatewayRows,
   httpRouteRows,
@@ -354,5 +355,22 @@ describe('proxy rows', () => {
   it('reads the Gateway from the role, and keeps an unknown role as it is', () => {
     expect(gatewayOfRole('gwvendor-kube-gateway-api~ns~gw')).toBe('ns/gw');
     expect(gatewayOfRole('something-else')).toBe('something-else');
+  });
+});
+
+describe('GatewayExtension rows', () => {
+  it('name the Service of an HTTP or a gRPC ext auth service, and a rate limit or ext_proc service', () => {
+    const ext = (spec: Record<string, unknown>): KObj =>
+      ({
+        kind: 'GatewayExtension',
+        metadata: { name: 'e', namespace: 'app', generation: 1 },
+        spec,
+        status: { conditions: [cond('Accepted', 'True', 'Accepted'), cond('ResolvedRefs', 'True', 'ResolvedRefs')] },
+      }) as unknown as KObj;
+    const target = (spec: Record<string, unknown>) => gatewayExtensionRows(ext(spec))[0]!.target;
+    expect(target({ extAuth: { httpService: { backendRef: { name: 'a', port: 9000 } } } })).toBe('service/app/a:9000');
+    expect(target({ extAuth: { grpcService: { backendRef: { name: 'a', namespace: 'x', port: 9001 } } } })).toBe(
+      'service/x/a:9001',
+    );
   });
 });

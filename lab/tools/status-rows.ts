@@ -5,6 +5,7 @@
 // Programmed or ResolvedRefs is False, or a proxy NACKed a type; it is a warning when any other condition is in its
 // bad state (False, Unknown; True for Conflicted and PartiallyInvalid), when the status is older than the object's
 // generation, or when no controller wrote a status at all.
+import { extensionBackendRefs } from '../../system/controlplane/model.ts';
 import type { KObj } from '../toolkit/kube.ts';
 
 export type Health = 'ok' | 'warning' | 'problem';
@@ -214,7 +215,7 @@ export function policyRows(p: KObj, kind: 'TrafficPolicy' | 'BackendConfigPolicy
 }
 
 export function gatewayExtensionRows(e: KObj): ConditionRow[] {
-  const b = e.spec?.extAuth?.httpService?.backendRef;
+  const b = extensionBackendRefs(e.spec)[0]?.ref;
   const target = b ? `service/${b.namespace ?? e.metadata?.namespace}/${b.name}:${b.port}` : '';
   const conds = e.status?.conditions;
   if (!conds?.length) return [noStatusRow(e, 'GatewayExtension', target, 'no controller has written a status')];

@@ -8,10 +8,12 @@ import { compressorFilter } from './compressor.ts';
 import { corsFilter } from './cors.ts';
 import type { Json } from './envoy.ts';
 import { extAuthzFilter } from './ext-authz.ts';
+import { extProcFilter } from './ext-proc.ts';
 import { faultFilter } from './fault.ts';
 import { headerMutationFilter } from './header-mutation.ts';
 import { jwtAuthnFilter } from './jwt-authn.ts';
 import { localRateLimitFilter } from './local-ratelimit.ts';
+import { rateLimitFilter } from './ratelimit.ts';
 import { rbacFilter } from './rbac.ts';
 
 export interface ListenerFilters {
@@ -34,8 +36,10 @@ const HTTP_FILTERS: HttpFilter[] = [
   bufferFilter,
   jwtAuthnFilter,
   extAuthzFilter,
+  extProcFilter,
   rbacFilter,
   localRateLimitFilter,
+  rateLimitFilter,
   headerMutationFilter,
   faultFilter,
   compressorFilter,
