@@ -50,15 +50,28 @@ export interface GatewaySpec {
   /** Which ListenerSets may attach (v1.6.1: `from` None by default). */
   allowedListeners?: { namespaces?: { from?: 'All' | 'Same' | 'Selector' | 'None'; selector?: LabelSelector } };
   addresses?: { type?: string; value?: string }[];
-  /** Gateway-wide TLS settings (v1.6.1 standard): the client certificate presented to TLS backends. */
+  /**
+   * Gateway-wide TLS settings (v1.6.1 standard): the client certificate presented to TLS backends; the validation of
+   * the client certificates of HTTPS listeners (GEP-91: a default, overridden per port).
+   */
   tls?: {
     backend?: { clientCertificateRef?: { group?: string; kind?: string; name: string; namespace?: string } };
+    frontend?: {
+      default?: { validation?: FrontendTlsValidation };
+      perPort?: { port: number; tls?: { validation?: FrontendTlsValidation } }[];
+    };
   };
   infrastructure?: {
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
     parametersRef?: { group: string; kind: string; name: string };
   };
+}
+
+/** GEP-91's FrontendTLSValidation: the CAs client certificates must chain to, and what a missing/bad one gets. */
+export interface FrontendTlsValidation {
+  caCertificateRefs?: { group?: string; kind?: string; name: string; namespace?: string }[];
+  mode?: 'AllowValidOnly' | 'AllowInsecureFallback';
 }
 
 export interface ListenerStatus {
@@ -335,6 +348,9 @@ export const POLICY_FIELDS = [
   'faultInjection',
   'rbac',
   'jwt',
+  'buffer',
+  'compression',
+  'transformation',
 ] as const;
 export type PolicyField = (typeof POLICY_FIELDS)[number];
 

@@ -247,11 +247,7 @@ function deriveResources(p: Pipeline, mode: ValidationMode) {
   });
   const extensions = derive(rt, 'Extensions', p.gatewayExtensions, (ctx, e) => buildExtensionInfo(e, routeWorld(ctx)));
   const policies = derive(rt, 'Policies', p.trafficPolicies, (ctx, tp) =>
-    buildPolicyInfo(
-      tp,
-      { extension: (ns, name) => ctx.fetch(extensions, `${ns}/${name}`), routes: routeWorld(ctx) },
-      mode,
-    ),
+    buildPolicyInfo(tp, { ...routeWorld(ctx), extension: (ns, n) => ctx.fetch(extensions, `${ns}/${n}`) }, mode),
   );
   const policiesByTarget = p.trafficPolicies.index('target', policyTargetKeys);
   const backendTls = deriveBackendTlsInfos(rt, p.backendTlsPoliciesIn, p.configMaps);
@@ -325,6 +321,7 @@ function deriveGateways(
         namespace: (name) => ctx.fetch(p.namespaces, name),
         referenceGrants: (ns) => ctx.fetchIndex(r.grantsByNs, ns),
         secret: (ns, name) => ctx.fetch(p.secrets, `${ns}/${name}`),
+        configMap: (ns, name) => ctx.fetch(p.configMaps, `${ns}/${name}`),
         policiesTargeting: (kind, ns, name) => policyInfos(ctx, `${kind}/${ns}/${name}`),
         policiesSelecting: (kind, ns) => policyInfos(ctx, `selector/${kind}/${ns}`),
         backendTlsPolicies: r.backendTlsLookup(ctx),

@@ -13,9 +13,11 @@ import { toProtoDuration } from './duration.ts';
 import type { ExtensionInfo } from './extensions.ts';
 import type { FieldReader } from './field-reader.ts';
 import { corsSettings, headerOps } from './http-settings.ts';
+import { bufferSettings, compressionSettings } from './policy-body.ts';
 import { jwtSettings } from './policy-jwt.ts';
 import type { MergeType } from './policy-merge.ts';
 import { rbacSettings } from './policy-rbac.ts';
+import { transformationSettings } from './policy-transformation.ts';
 import type { RouteWorld } from './routes.ts';
 import type { Finding, ObjRef, Outcome, PolicySettings, ValidationMode } from './types.ts';
 
@@ -40,10 +42,9 @@ export interface PolicyInfo {
   findings: Finding[];
 }
 
-export interface PolicyWorld {
+/** GatewayExtensions, and Services and ReferenceGrants (a jwt provider's remote JWKS Service) where known. */
+export interface PolicyWorld extends Partial<RouteWorld> {
   extension(namespace: string, name: string): ExtensionInfo | undefined;
-  /** Services and ReferenceGrants (a jwt provider's remote JWKS Service). */
-  routes?: RouteWorld;
 }
 
 /** Index keys for policy lookup: `<Kind>/<ns>/<name>` per targetRef, `selector/<Kind>/<ns>` per selector. */
@@ -136,6 +137,9 @@ const FIELD_SETTINGS: { [F in Exclude<PolicyField, 'extAuth' | 'jwt'>]: Settings
     };
   },
   rbac: rbacSettings,
+  buffer: bufferSettings,
+  compression: compressionSettings,
+  transformation: transformationSettings,
 };
 
 /** Whether a field's settings are read from its spec alone (what a merge needs: fieldSettingsOf). */
@@ -205,6 +209,9 @@ function extAuthSettings(
   };
 }
 
+const routeWorldOf = (w: PolicyWorld): RouteWorld | undefined =>
+  w.service && w.referenceGrants ? { service: w.service, referenceGrants: w.referenceGrants } : undefined;
+
 /** targetRefs and targetSelectors, each of a kind a policy can attach to (Gateway, HTTPRoute). */
 function policyTargets(spec: TrafficPolicySpec, r: FieldReader): Pick<PolicyInfo, 'targetRefs' | 'selectors'> {
   const targetRefs: PolicyInfo['targetRefs'] = [];
@@ -253,7 +260,7 @@ export function buildPolicyInfo(p: TrafficPolicy, world: PolicyWorld, mode: Vali
   const extAuth = spec.extAuth ? extAuthSettings(spec.extAuth, ns, world, reader) : {};
   if (extAuth.settings) settings.extAuth = extAuth.settings;
   const jwt =
-    spec.jwt && jwtSettings(spec.jwt, reader, { namespace: ns, policy: p.metadata.name, world: world.routes });
+    spec.jwt && jwtSettings(spec.jwt, reader, { namespace: ns, policy: p.metadata.name, world: routeWorldOf(world) });
   if (jwt) settings.jwt = jwt;
 
   const invalid = problems.length > 0;

@@ -156,6 +156,11 @@ export interface PolicySettings {
   };
   rbac?: RbacIR;
   jwt?: JwtIR;
+  buffer?: { maxRequestBytes: number };
+  /** gzip responses; contentTypes empty: Envoy's default list. */
+  compression?: { minContentLength: number; contentTypes: string[] };
+  /** Header templates (values are formatter strings). */
+  transformation?: { request?: HeaderOpsIR; response?: HeaderOpsIR };
 }
 
 // ---- TrafficPolicy fields of issue 13 item 4 (ir/policy-<field>.ts reads them, xds/translator/<filter>.ts writes) --
@@ -271,6 +276,23 @@ export interface TlsChainIR {
   /** SNI names it matches: the listener's hostname; empty: every name no other chain matches, and no SNI. */
   serverNames: string[];
   certificates: CertificateIR[];
+  /**
+   * GEP-91 client certificate validation (the Gateway's spec.tls.frontend for the listener's port): the PEM of the
+   * CA certificates a client certificate must chain to; AllowValidOnly requires one, AllowInsecureFallback asks for
+   * one and accepts any (or none). Envoy: require_client_certificate, validation_context.trusted_ca and
+   * trust_chain_verification (xds/translator/tls.ts).
+   */
+  clientValidation?: { trustedCa: string; mode: 'AllowValidOnly' | 'AllowInsecureFallback' };
+  /**
+   * HTTPS (absent on TLS chains before tcp_proxy). Misdirected requests (Gateway API
+   * HTTPRouteHTTPSListenerDetectMisdirectedRequests): the chain's own route
+   * configuration, named `routeConfig`, holding the port's virtual hosts its listener owns (`virtualHosts`, by name)
+   * and a virtual host answering 421 for the `misdirected` domains: the other listeners' hostnames on the port, and
+   * `*` when this listener has a hostname (a request whose Host another listener, or none, serves).
+   */
+  routeConfig?: string;
+  virtualHosts?: string[];
+  misdirected?: string[];
 }
 
 /** A certificate and its key from a Secret (tls.crt, tls.key), base64 PEM as in the Secret's data. */

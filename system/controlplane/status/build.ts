@@ -159,6 +159,10 @@ export function gatewayStatus(
       fromOutcome('Accepted', r.accepted, g),
       programmed,
       ...(r.resolvedRefs ? [fromOutcome('ResolvedRefs', r.resolvedRefs, g)] : []),
+      // GEP-91: present while a frontend validation allows the insecure fallback, removed after.
+      ...(r.insecureFrontendValidation
+        ? [condition('InsecureFrontendValidationMode', true, 'ConfigurationChanged', r.insecureFrontendValidation, g)]
+        : []),
     ],
     listeners: r.listeners.map((l) => listenerStatus(l, g)),
     // Only with ListenerSets in play (v1.6.1: "the total number of ListenerSets ... successfully attached").

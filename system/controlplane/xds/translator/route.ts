@@ -12,6 +12,7 @@ import type {
   MatchIR,
   RouteIR,
   StringMatchIR,
+  VirtualHostIR,
   WeightedClusterIR,
 } from '../../ir/types.ts';
 import { routeHashPolicy } from './cluster-settings.ts';
@@ -190,11 +191,43 @@ function sortKeys(o: Json): Json {
 }
 
 /**
- * The route configuration of one listener (same name); `perFilter` gives each route's policy filter configs,
- * `clusterOf` the Gateway's clusters (a consistent-hash one puts its hash_policy on the routes to it).
+/**
+ * The route configurations of one listener: one of the same name; on an HTTPS port one per TLS chain (its Gateway
+ * listener's virtual hosts, and one answering 421 for the hosts other listeners serve: TlsChainIR.misdirected).
+ * `perFilter` gives each route's policy filter configs, `clusterOf` the Gateway's clusters (a consistent-hash one puts
+ * its hash_policy on the routes to it).
  */
-export function translateRouteConfig(
+export function translateRouteConfigs(
   l: ListenerIR,
+  perFilter: (r: RouteIR) => Json,
+  clusterOf?: (name: string) => ClusterIR | undefined,
+): Json[] {
+  if (!l.tls) return [routeConfig(l.name, l.virtualHosts, perFilter, clusterOf)];
+  return l.tls.map((c) => {
+    const own = new Set(c.virtualHosts ?? []);
+    const out = routeConfig(
+      c.routeConfig ?? l.name,
+      l.virtualHosts.filter((v) => own.has(v.name)),
+      perFilter,
+      clusterOf,
+    );
+    if (c.misdirected?.length) {
+      out.virtual_hosts = [
+        ...((out.virtual_hosts as Json[] | undefined) ?? []),
+        {
+          name: `${c.routeConfig}~misdirected`,
+          domains: c.misdirected,
+          routes: [{ name: 'misdirected', match: { prefix: '/' }, direct_response: { status: 421 } }],
+        },
+      ];
+    }
+    return out;
+  });
+}
+
+function routeConfig(
+  name: string,
+  vhosts: VirtualHostIR[],
   perFilter: (r: RouteIR) => Json,
   clusterOf?: (name: string) => ClusterIR | undefined,
 ): Json {
@@ -202,9 +235,9 @@ export function translateRouteConfig(
   // sees the Host as the client sent it (Gateway API conformance HTTPRouteHostnameIntersection, ListenerPortMatching;
   // redirects keep the port): Envoy's ignore_port_in_host_matching, not the HCM's strip_any_host_port, which rewrites
   // the header.
-  const out: Json = { '@type': TYPE_URL.routeConfiguration, name: l.name, ignore_port_in_host_matching: true };
-  if (l.virtualHosts.length) {
-    out.virtual_hosts = l.virtualHosts.map((v) => {
+  const out: Json = { '@type': TYPE_URL.routeConfiguration, name, ignore_port_in_host_matching: true };
+  if (vhosts.length) {
+    out.virtual_hosts = vhosts.map((v) => {
       const vh: Json = { name: v.name, domains: v.domains };
       if (v.routes.length) vh.routes = v.routes.map((r) => translateRoute(r, perFilter(r), clusterOf));
       return vh;
