@@ -124,7 +124,8 @@ export function mergeStatus(
       if (!m.ours.length && m.others.length === m.existing.length) return undefined;
       return { ...cur, ancestors: [...m.others, ...m.ours] };
     }
-    case 'trafficpolicies': {
+    case 'trafficpolicies':
+    case 'listenerpolicies': {
       const m = mergeControllerEntries(cur.ancestors, desired.ancestors, 'ancestorRef', now);
       return {
         ...cur,
