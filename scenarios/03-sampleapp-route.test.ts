@@ -5,10 +5,9 @@
 // response headers of 4.4, on the load balancer address and through a port-forward of local 8080 to port 80.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectHttpEventually, type HttpResponse, send } from '../lab/toolkit/http.ts';
-import type { Kube } from '../lab/toolkit/kube.ts';
 import { type PortForward, portForward } from '../lab/toolkit/portforward.ts';
-import { waitFor } from '../lab/toolkit/wait.ts';
 import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
+import { type GatewayAddress, gatewayAddress } from './support/gateway.ts';
 import { tryHoldContractPorts } from './support/host-ports.ts';
 import { uniqueName, useLab } from './support/lab.ts';
 
@@ -39,18 +38,6 @@ spec:
   hostnames: [${host}]
   rules: [{backendRefs: [{name: sampleapp, port: 8000}]}]
 `;
-
-/** Contract 4.3 "read gateway address": `status.loadBalancer.ingress[0]` (ip or hostname), and the port as served. */
-async function loadBalancerAddress(kube: Kube, namespace: string, name: string, port: number) {
-  return waitFor(`the load balancer address of Service ${namespace}/${name}`, async () => {
-    const svc = await kube.get('v1', 'Service', name, namespace);
-    const ing = svc?.status?.loadBalancer?.ingress?.[0];
-    const address: string | undefined = ing?.ip ?? ing?.hostname;
-    // The lab serves port p on p+8000 when p cannot be bound, and says so in this annotation (interfaces page).
-    const served = Number(svc?.metadata?.annotations?.[`gwlab.dev/lb-port-${port}`] ?? port);
-    return { ok: !!address, value: { svc: svc!, address: address!, port: served }, seen: svc?.status };
-  });
-}
 
 /** A header's values in the body of `GET /headers`, whatever the case of its name. */
 function headerValues(headers: Record<string, unknown>, name: string): string[] | undefined {
@@ -89,7 +76,7 @@ function contract44(res: HttpResponse, sentHost: string): string[] {
 }
 
 describe('sample application route (contract 4.5)', () => {
-  let lb: { address: string; port: number; svc: any };
+  let lb: GatewayAddress;
   let fwd: PortForward | undefined;
 
   beforeAll(async () => {
@@ -121,7 +108,7 @@ describe('sample application route (contract 4.5)', () => {
   });
 
   it('the gateway Service is a load balancer with an address in status.loadBalancer.ingress[0]', async () => {
-    lb = await loadBalancerAddress(lab.kube, GW_NS, gw, 80);
+    lb = await gatewayAddress(lab.kube, GW_NS, gw, 80);
     expect(lb.svc.spec.type).toBe('LoadBalancer');
     // Port 80 as written, named after the listener port, to the same port on the proxy (interfaces page).
     expect(lb.svc.spec.ports).toContainEqual(

@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AdminSession, configDump, openProxyAdmin } from '../lab/toolkit/admin.ts';
 import { expectHttpEventually } from '../lab/toolkit/http.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
-import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
+import { artifactNamespaces, endScenario } from './support/artifacts.ts';
+import { gatewayAddress } from './support/gateway.ts';
 import { uniqueName, useLab } from './support/lab.ts';
 import { explainJson } from './support/tools.ts';
 
@@ -98,18 +99,6 @@ spec:
   rules: [{backendRefs: [{name: echo, port: 8000}]}]
 `;
 
-/** The Gateway Service's load balancer address and the port it serves `port` on (p+8000 after a fallback). */
-async function lbAddress(port: number): Promise<{ address: string; port: number }> {
-  return waitFor(`the load balancer address of Service ${ns}/gw with port ${port}`, async () => {
-    const svc = await lab.kube.get('v1', 'Service', 'gw', ns);
-    const ing = svc?.status?.loadBalancer?.ingress?.[0];
-    const address = ing?.ip ?? ing?.hostname;
-    const has = svc?.spec?.ports?.some((p: { port: number }) => p.port === port);
-    const served = Number(svc?.metadata?.annotations?.[`gwlab.dev/lb-port-${port}`] ?? port);
-    return { ok: !!address && has, value: { address, port: served }, seen: svc?.spec?.ports };
-  });
-}
-
 /** Connects, sends `text`, half-closes, resolves with everything received once the connection closed. */
 function tcpExchange(address: string, port: number, text: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -153,9 +142,7 @@ describe('TCPRoute, UDPRoute and a ListenerSet through the proxy', () => {
 
   // biome-ignore lint/correctness/noEmptyPattern: vitest passes the suite second; the first argument must be a pattern.
   afterAll(async ({}, suite) => {
-    await collectSuiteFailure(suite);
-    await admin?.close();
-    if (process.env.KEEP !== '1') await lab.k(['delete', 'namespace', ns, '--wait=false']).catch(() => undefined);
+    await endScenario(lab, suite, [ns], () => admin?.close());
   });
 
   it('statuses: routes accepted with resolved refs, the ListenerSet accepted and programmed, counted on the Gateway', async () => {
@@ -197,7 +184,7 @@ describe('TCPRoute, UDPRoute and a ListenerSet through the proxy', () => {
   });
 
   it('TCP: bytes both ways through the TCPRoute, the half-close passed on to the backend and its answer back', async () => {
-    const lb = await lbAddress(TCP_PORT);
+    const lb = await gatewayAddress(lab.kube, ns, 'gw', TCP_PORT);
     const got = await waitFor('a TCP echo through the Gateway', async () => {
       const r = await tcpExchange(lb.address, lb.port, 'hello over tcp').catch((e: Error) => e.message);
       return { ok: r === `hello over tcp\n${echoPod}`, value: r, seen: r };
@@ -206,7 +193,7 @@ describe('TCPRoute, UDPRoute and a ListenerSet through the proxy', () => {
   });
 
   it('UDP: a datagram round trip through the UDPRoute', async () => {
-    const lb = await lbAddress(UDP_PORT);
+    const lb = await gatewayAddress(lab.kube, ns, 'gw', UDP_PORT);
     const got = await waitFor('a UDP answer through the Gateway', async () => {
       const r = await udpAsk(lb.address, lb.port, 'ping');
       return { ok: r === `${echoPod}:ping`, value: r, seen: r };
@@ -215,7 +202,7 @@ describe('TCPRoute, UDPRoute and a ListenerSet through the proxy', () => {
   });
 
   it("HTTP: the HTTPRoute attached to the ListenerSet is served on the ListenerSet's port", async () => {
-    const lb = await lbAddress(LS_PORT);
+    const lb = await gatewayAddress(lab.kube, ns, 'gw', LS_PORT);
     await expectHttpEventually({ url: `http://${lb.address}:${lb.port}`, path: '/headers', host }, { status: 200 });
   });
 

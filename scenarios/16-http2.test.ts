@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rsaCert, tlsSecret } from '../conformance/utils/certificates.ts';
 import { type AdminSession, configDump, openProxyAdmin } from '../lab/toolkit/admin.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
-import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
+import { artifactNamespaces, endScenario } from './support/artifacts.ts';
 import { gatewayUrl, sampleBackend } from './support/gateway.ts';
 import { uniqueName, useLab } from './support/lab.ts';
 
@@ -166,10 +166,15 @@ describe('HTTP/2 through the Gateway: h2c, h2 over TLS, h2c upstream by appProto
 
   // biome-ignore lint/correctness/noEmptyPattern: vitest passes the suite second; the first argument must be a pattern.
   afterAll(async ({}, suite) => {
-    await collectSuiteFailure(suite);
-    for (const s of sessions) s.destroy();
-    await admin?.close();
-    if (process.env.KEEP !== '1') await lab.k(['delete', 'namespace', ns, '--wait=false']).catch(() => undefined);
+    await endScenario(
+      lab,
+      suite,
+      [ns],
+      () => {
+        for (const s of sessions) s.destroy();
+      },
+      () => admin?.close(),
+    );
   });
 
   it('h2c with prior knowledge on the HTTP listener: the sample app over HTTP/1.1, the h2c backend over HTTP/2', async () => {

@@ -12,7 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AdminSession, configDump, openProxyAdmin } from '../lab/toolkit/admin.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
 import { type EchoResponse, GRPC_ECHO_SERVICE, grpcEchoService } from '../system/echo/grpc.ts';
-import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
+import { artifactNamespaces, endScenario } from './support/artifacts.ts';
+import { gatewayAddress } from './support/gateway.ts';
 import { uniqueName, useLab } from './support/lab.ts';
 import { explainJson } from './support/tools.ts';
 
@@ -138,21 +139,21 @@ describe('GRPCRoute: a grpc-js client through the gateway to gRPC echo backends'
     await Promise.all(['grpc-a', 'grpc-b'].map((d) => lab.kube.waitForRollout(d, ns, { timeoutMs: 90_000 })));
     await lab.kube.waitForCondition(GW_API, 'Gateway', 'gw', ns, 'Programmed', { timeoutMs: 90_000 });
     await lab.kube.waitForRollout('gw', ns, { timeoutMs: 90_000 });
-    address = await waitFor(`the load balancer address of Service ${ns}/gw`, async () => {
-      const svc = await lab.kube.get('v1', 'Service', 'gw', ns);
-      const ing = svc?.status?.loadBalancer?.ingress?.[0];
-      const host = ing?.ip ?? ing?.hostname;
-      const port = Number(svc?.metadata?.annotations?.[`gwlab.dev/lb-port-${PORT}`] ?? PORT);
-      return { ok: !!host, value: `${host}:${port}`, seen: svc?.status };
-    });
+    const lb = await gatewayAddress(lab.kube, ns, 'gw', PORT);
+    address = `${lb.address}:${lb.port}`;
   });
 
   // biome-ignore lint/correctness/noEmptyPattern: vitest passes the suite second; the first argument must be a pattern.
   afterAll(async ({}, suite) => {
-    await collectSuiteFailure(suite);
-    for (const c of clients) c.close();
-    await admin?.close();
-    if (process.env.KEEP !== '1') await lab.k(['delete', 'namespace', ns, '--wait=false']).catch(() => undefined);
+    await endScenario(
+      lab,
+      suite,
+      [ns],
+      () => {
+        for (const c of clients) c.close();
+      },
+      () => admin?.close(),
+    );
   });
 
   it('statuses: the GRPCRoutes accepted (one BackendNotFound), the listener carrying HTTPRoute and GRPCRoute', async () => {

@@ -19,7 +19,8 @@ import { caCert, rsaCert, tlsSecret } from '../conformance/utils/certificates.ts
 import { type AdminSession, configDump, openProxyAdmin, setLogLevel } from '../lab/toolkit/admin.ts';
 import { markLogs } from '../lab/toolkit/logs.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
-import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
+import { artifactNamespaces, endScenario } from './support/artifacts.ts';
+import { gatewayAddress } from './support/gateway.ts';
 import { uniqueName, useLab } from './support/lab.ts';
 import { explainJson } from './support/tools.ts';
 
@@ -116,17 +117,6 @@ ${backend('backend-a')}
 ---
 ${backend('backend-b')}`;
 
-/** The Gateway Service's load balancer address and the port serving `listener` (p+8000 after a fallback). */
-async function lbAddress(listener = PORT): Promise<{ address: string; port: number }> {
-  return waitFor(`the load balancer address of Service ${ns}/gw`, async () => {
-    const svc = await lab.kube.get('v1', 'Service', 'gw', ns);
-    const ing = svc?.status?.loadBalancer?.ingress?.[0];
-    const address = ing?.ip ?? ing?.hostname;
-    const port = Number(svc?.metadata?.annotations?.[`gwlab.dev/lb-port-${listener}`] ?? listener);
-    return { ok: !!address, value: { address, port }, seen: svc?.status };
-  });
-}
-
 interface Reply {
   /** The certificate the client was served: its SAN DNS names. */
   san: string;
@@ -180,15 +170,13 @@ describe('TLS passthrough: TLSRoutes by SNI to backends that serve TLS', () => {
     await lab.kube.waitForRollout('backend-b', ns, { timeoutMs: 90_000 });
     await lab.kube.waitForCondition(GW_API, 'Gateway', 'gw', ns, 'Programmed', { timeoutMs: 90_000 });
     await lab.kube.waitForRollout('gw', ns, { timeoutMs: 90_000 });
-    lb = await lbAddress();
+    lb = await gatewayAddress(lab.kube, ns, 'gw', PORT);
     admin = await openProxyAdmin(lab.kube, { namespace: ns, name: 'gw' });
   });
 
   // biome-ignore lint/correctness/noEmptyPattern: vitest passes the suite second; the first argument must be a pattern.
   afterAll(async ({}, suite) => {
-    await collectSuiteFailure(suite);
-    await admin?.close();
-    if (process.env.KEEP !== '1') await lab.k(['delete', 'namespace', ns, '--wait=false']).catch(() => undefined);
+    await endScenario(lab, suite, [ns], () => admin?.close());
   });
 
   it('statuses: both TLSRoutes accepted with resolved refs; the listener carries TLSRoute, 2 routes attached', async () => {
@@ -262,7 +250,7 @@ describe('TLS passthrough: TLSRoutes by SNI to backends that serve TLS', () => {
   });
 
   it('Terminate: the gateway ends TLS with its own certificate, plaintext to the echo; [connection] handshake lines', async () => {
-    const lbT = await lbAddress(TERM_PORT);
+    const lbT = await gatewayAddress(lab.kube, ns, 'gw', TERM_PORT);
     const mark = await markLogs(lab.kube, { namespace: ns, pod: admin!.pod });
     await setLogLevel(admin!, { connection: 'debug' });
     const r = await waitFor(`an answer through the terminating listener for ${hostT}`, async () => {

@@ -14,7 +14,7 @@ import { caCert, rsaCert } from '../conformance/utils/certificates.ts';
 import { type AdminSession, configDump, openProxyAdmin, setLogLevel } from '../lab/toolkit/admin.ts';
 import { expectHttpEventually } from '../lab/toolkit/http.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
-import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
+import { artifactNamespaces, endScenario } from './support/artifacts.ts';
 import { gatewayUrl } from './support/gateway.ts';
 import { uniqueName, useLab } from './support/lab.ts';
 
@@ -137,9 +137,7 @@ describe('BackendTLSPolicy with a wrong CA, then fixed (issue 12 item 3)', () =>
 
   // biome-ignore lint/correctness/noEmptyPattern: vitest passes the suite second; the first argument must be a pattern.
   afterAll(async ({}, suite) => {
-    await collectSuiteFailure(suite);
-    await admin?.close();
-    if (process.env.KEEP !== '1') await lab.k(['delete', 'namespace', ns, '--wait=false']).catch(() => undefined);
+    await endScenario(lab, suite, [ns], () => admin?.close());
   });
 
   it('a caCertificateRef to a missing ConfigMap: Accepted=False NoValidCACertificate, ResolvedRefs=False, requests 5xx', async () => {

@@ -10,7 +10,8 @@ import WebSocket from 'ws';
 import { type AdminSession, configDump, openProxyAdmin } from '../lab/toolkit/admin.ts';
 import { expectHttpEventually } from '../lab/toolkit/http.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
-import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
+import { artifactNamespaces, endScenario } from './support/artifacts.ts';
+import { gatewayAddress } from './support/gateway.ts';
 import { uniqueName, useLab } from './support/lab.ts';
 
 const GW_API = 'gateway.networking.k8s.io/v1';
@@ -66,17 +67,6 @@ spec:
   rules: [{backendRefs: [{name: echo, port: 8082}]}]
 `;
 
-/** The Gateway Service's load balancer address and the port it serves PORT on (p+8000 after a fallback). */
-async function lbAddress(): Promise<{ address: string; port: number }> {
-  return waitFor(`the load balancer address of Service ${ns}/gw`, async () => {
-    const svc = await lab.kube.get('v1', 'Service', 'gw', ns);
-    const ing = svc?.status?.loadBalancer?.ingress?.[0];
-    const address = ing?.ip ?? ing?.hostname;
-    const served = Number(svc?.metadata?.annotations?.[`gwlab.dev/lb-port-${PORT}`] ?? PORT);
-    return { ok: !!address, value: { address, port: served }, seen: svc?.status };
-  });
-}
-
 /** Opens a WebSocket to /ws through the Gateway with the route's Host; the 101 response's headers with it. */
 function openWs(lb: { address: string; port: number }): Promise<{ ws: WebSocket; headers: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
@@ -122,16 +112,14 @@ describe('WebSocket through the Gateway (appProtocol kubernetes.io/ws)', () => {
     await lab.kube.waitForCondition(GW_API, 'Gateway', 'gw', ns, 'Programmed', { timeoutMs: 90_000 });
     await lab.kube.waitForRollout('gw', ns, { timeoutMs: 90_000 });
     await lab.kube.waitForCondition(GW_API, 'HTTPRoute', 'ws', ns, 'ResolvedRefs');
-    lb = await lbAddress();
+    lb = await gatewayAddress(lab.kube, ns, 'gw', PORT);
     // A plain request through the route first: the listener is serving it (echo-basic answers a GET of /ws 400).
     await expectHttpEventually({ url: `http://${lb.address}:${lb.port}`, path: '/ws', host }, { status: 400 });
   });
 
   // biome-ignore lint/correctness/noEmptyPattern: vitest passes the suite second; the first argument must be a pattern.
   afterAll(async ({}, suite) => {
-    await collectSuiteFailure(suite);
-    await admin?.close();
-    if (process.env.KEEP !== '1') await lab.k(['delete', 'namespace', ns, '--wait=false']).catch(() => undefined);
+    await endScenario(lab, suite, [ns], () => admin?.close());
   });
 
   it('echoes a text and a binary frame through the Gateway, then closes cleanly; the stats count the upgrade', async () => {

@@ -19,7 +19,8 @@ import { stringify } from 'yaml';
 import { caCert, rsaCert, tlsSecret } from '../conformance/utils/certificates.ts';
 import { GATEWAY_NAME_LABEL } from '../lab/toolkit/admin.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
-import { artifactNamespaces, collectSuiteFailure } from './support/artifacts.ts';
+import { artifactNamespaces, endScenario } from './support/artifacts.ts';
+import { gatewayAddress } from './support/gateway.ts';
 import { uniqueName, useLab } from './support/lab.ts';
 import { explainJson, runTool } from './support/tools.ts';
 
@@ -101,16 +102,6 @@ spec:
 ---
 ${gateway(false)}`;
 
-async function lbAddress(): Promise<{ address: string; port: number }> {
-  return waitFor(`the load balancer address of Service ${ns}/gw`, async () => {
-    const svc = await lab.kube.get('v1', 'Service', 'gw', ns);
-    const ing = svc?.status?.loadBalancer?.ingress?.[0];
-    const address = ing?.ip ?? ing?.hostname;
-    const served = Number(svc?.metadata?.annotations?.[`gwlab.dev/lb-port-${PORT}`] ?? PORT);
-    return { ok: !!address, value: { address, port: served }, seen: svc?.status };
-  });
-}
-
 interface HttpsAnswer {
   status: number;
   body: any;
@@ -175,16 +166,12 @@ describe('HTTPS listeners: certificates by SNI, a cross-namespace certificate fi
     await lab.kube.waitForRollout('echo', ns, { timeoutMs: 90_000 });
     await lab.kube.waitForCondition(GW_API, 'Gateway', 'gw', ns, 'Programmed', { timeoutMs: 90_000 });
     await lab.kube.waitForRollout('gw', ns, { timeoutMs: 90_000 });
-    lb = await lbAddress();
+    lb = await gatewayAddress(lab.kube, ns, 'gw', PORT);
   }, 240_000);
 
   // biome-ignore lint/correctness/noEmptyPattern: vitest passes the suite second; the first argument must be a pattern.
   afterAll(async ({}, suite) => {
-    await collectSuiteFailure(suite);
-    rmSync(work, { recursive: true, force: true });
-    if (process.env.KEEP !== '1') {
-      for (const n of [ns, certsNs]) await lab.k(['delete', 'namespace', n, '--wait=false']).catch(() => undefined);
-    }
+    await endScenario(lab, suite, [ns, certsNs], () => rmSync(work, { recursive: true, force: true }));
   });
 
   it('two listeners on one port: each hostname gets its own certificate by SNI, verified by the CA', async () => {

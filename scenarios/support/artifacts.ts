@@ -7,14 +7,15 @@
 //
 // This module is the scenario project's setupFile (vitest.config.ts), so every scenario file gets the hook without
 // importing anything. A scenario may narrow what is collected with artifactNamespaces(...) and call
-// collectSuiteFailure(suite) first thing in its afterAll, so a failed beforeAll is collected before its cleanup.
+// collectSuiteFailure(suite) first thing in its afterAll, so a failed beforeAll is collected before its cleanup;
+// endScenario does that, then the scenario's own closing and the deletion of its namespaces.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { afterEach, inject } from 'vitest';
 import { recordArtifacts } from '../../lab/report/artifact-index.ts';
 import { Kube } from '../../lab/toolkit/kube.ts';
 import { type CollectIndex, collect } from '../../lab/tools/collect.ts';
-import { workerLab } from './lab.ts';
+import { type ScenarioLab, workerLab } from './lab.ts';
 
 /** Namespaces always collected besides the scenario's own: the system, and the sample apps the contract uses. */
 export const SYSTEM_NAMESPACES = ['gwvendor-system', 'sampleapp', 'extauth'];
@@ -167,6 +168,25 @@ export async function collectSuiteFailure(suite: TaskLike): Promise<void> {
     // Its tests never ran (the report lists them as skipped): the summary links each of them to this folder.
     alsoFor: testsOf(suite).map((t) => titlesOf(t).join(' ')),
   });
+}
+
+/**
+ * A scenario's afterAll: the failure artifacts first (a failed beforeAll included), then `close` (admin sessions,
+ * clients, port-forwards; each awaited, a failure ignored), then its namespaces deleted without waiting, unless KEEP=1.
+ */
+export async function endScenario(
+  lab: ScenarioLab,
+  suite: TaskLike,
+  namespaces: string[],
+  ...close: (() => unknown)[]
+): Promise<void> {
+  await collectSuiteFailure(suite);
+  for (const c of close)
+    await Promise.resolve()
+      .then(c)
+      .catch(() => undefined);
+  if (process.env.KEEP === '1') return;
+  for (const n of namespaces) await lab.k(['delete', 'namespace', n, '--wait=false']).catch(() => undefined);
 }
 
 /** Collects the artifacts of a failed test or suite, once per full name, while the lab is there. */

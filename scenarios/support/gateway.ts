@@ -11,18 +11,38 @@ export function sampleBackend(namespace: string): KObj[] {
     .map((d) => ({ ...d, metadata: { ...d.metadata, namespace } }));
 }
 
+/** Where a Gateway listener port is served: the load balancer address, the port, and the Service. */
+export interface GatewayAddress {
+  address: string;
+  port: number;
+  svc: KObj;
+}
+
 /**
- * `http://<LB address>:<port>` of a Gateway's Service, once it has an address. The lab serves port p on p+8000 when p
- * cannot be bound and says so in the annotation `gwlab.dev/lb-port-<p>` (interfaces page).
+ * Contract 4.3 "read gateway address": `status.loadBalancer.ingress[0]` (ip or hostname) of the Gateway's Service once
+ * it has one and serves `port`, and the port as served: the lab serves port p on p+8000 when p cannot be bound and
+ * says so in the annotation `gwlab.dev/lb-port-<p>` (interfaces page).
  */
-export async function gatewayUrl(kube: Kube, namespace: string, name: string, port: number): Promise<string> {
-  return waitFor(`the load balancer address of Service ${namespace}/${name}`, async () => {
+export async function gatewayAddress(
+  kube: Kube,
+  namespace: string,
+  name: string,
+  port: number,
+): Promise<GatewayAddress> {
+  return waitFor(`the load balancer address of Service ${namespace}/${name} with port ${port}`, async () => {
     const svc = await kube.get('v1', 'Service', name, namespace);
     const ing = svc?.status?.loadBalancer?.ingress?.[0];
-    const addr = ing?.ip ?? ing?.hostname;
-    const p = svc?.metadata?.annotations?.[`gwlab.dev/lb-port-${port}`] ?? port;
-    return { ok: !!addr, value: `http://${addr}:${p}`, seen: svc?.status };
+    const address: string | undefined = ing?.ip ?? ing?.hostname;
+    const has = svc?.spec?.ports?.some((p: { port: number }) => p.port === port);
+    const served = Number(svc?.metadata?.annotations?.[`gwlab.dev/lb-port-${port}`] ?? port);
+    return { ok: !!address && !!has, value: { address: address!, port: served, svc: svc! }, seen: svc?.status };
   });
+}
+
+/** `http://<LB address>:<port>` of a Gateway's Service (gatewayAddress). */
+export async function gatewayUrl(kube: Kube, namespace: string, name: string, port: number): Promise<string> {
+  const a = await gatewayAddress(kube, namespace, name, port);
+  return `http://${a.address}:${a.port}`;
 }
 
 /** Namespace `ns` and Gateway `gw` in it: HTTP on 8080, taking routes from `from` namespaces, as YAML. */

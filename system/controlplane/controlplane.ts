@@ -5,6 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { listenOn } from '../shared/listen.ts';
 import { type Logger, LogRegistry } from '../shared/log.ts';
 import { startHeapSampling } from './admin/pprof.ts';
 import { type AdminServer, startAdminServer } from './admin/server.ts';
@@ -305,9 +306,6 @@ async function servePlain(
       res.end(`${(err as Error).message}\n`);
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ host: '0.0.0.0', port }, () => resolve());
-  });
+  await listenOn(server, '0.0.0.0', port);
   return server;
 }

@@ -3,6 +3,7 @@
 // they are read, so a golden input without them means the same thing.
 import type { KObject, ObjectMeta } from '../shared/kobject.ts';
 import { type LabelSelector, matchesLabelSelector } from '../shared/selectors.ts';
+import type { PolicyFieldsSpec } from './model-policy-fields.ts';
 
 export const CONTROLLER_NAME = 'gateway.gwvendor.dev/gwvendor';
 export const GATEWAY_CLASS = 'gwvendor';
@@ -281,9 +282,11 @@ export interface PolicyTargetRef {
   sectionName?: string;
 }
 
-export interface TrafficPolicySpec {
+export interface TrafficPolicySpec extends PolicyFieldsSpec {
   targetRefs?: PolicyTargetRef[];
   targetSelectors?: { group: string; kind: string; matchLabels: Record<string, string> }[];
+  /** How its fields merge onto those of lower-priority policies (ir/policy-merge.ts); absent: they replace them. */
+  mergeType?: 'StrategicMerge' | 'JSONMerge';
   timeouts?: { request?: string; streamIdle?: string };
   retry?: {
     attempts: number;
@@ -330,6 +333,8 @@ export const POLICY_FIELDS = [
   'extAuth',
   'urlRewrite',
   'faultInjection',
+  'rbac',
+  'jwt',
 ] as const;
 export type PolicyField = (typeof POLICY_FIELDS)[number];
 

@@ -277,7 +277,11 @@ function deriveResources(p: Pipeline, mode: ValidationMode) {
   });
   const extensions = derive(rt, 'Extensions', p.gatewayExtensions, (ctx, e) => buildExtensionInfo(e, routeWorld(ctx)));
   const policies = derive(rt, 'Policies', p.trafficPolicies, (ctx, tp) =>
-    buildPolicyInfo(tp, { extension: (ns, name) => ctx.fetch(extensions, `${ns}/${name}`) }, mode),
+    buildPolicyInfo(
+      tp,
+      { extension: (ns, name) => ctx.fetch(extensions, `${ns}/${name}`), routes: routeWorld(ctx) },
+      mode,
+    ),
   );
   const policiesByTarget = p.trafficPolicies.index('target', policyTargetKeys);
   const backendTls = deriveBackendTlsInfos(rt, p.backendTlsPoliciesIn, p.configMaps);

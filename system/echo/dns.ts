@@ -7,6 +7,7 @@
 // reached (this machine has no network beyond the npm registry).
 import { createSocket } from 'node:dgram';
 import dnsPacket, { type Answer } from 'dns-packet';
+import { bindUdp } from '../shared/listen.ts';
 
 export const WHOAMI_ZONE = 'foo.bar.com';
 const SERVFAIL = 2;
@@ -59,12 +60,6 @@ export async function startDnsStandin(o: { host: string; port: number; log?: (l:
     o.log?.(`[INFO] ${rinfo.address}:${rinfo.port} - ${msg.length} bytes answered`);
     sock.send(out, rinfo.port, rinfo.address);
   });
-  const port = await new Promise<number>((resolve, reject) => {
-    sock.once('error', reject);
-    sock.bind(o.port, o.host, () => {
-      sock.off('error', reject);
-      resolve(sock.address().port);
-    });
-  });
+  const port = await bindUdp(sock, o.host, o.port);
   return { port, close: () => new Promise<void>((resolve) => sock.close(() => resolve())) };
 }

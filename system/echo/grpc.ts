@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import type { PodContext } from './l4.ts';
+import type { EchoContext } from './response.ts';
 
 export const GRPC_ECHO_SERVICE = 'gateway_api_conformance.echo_basic.grpcecho.GrpcEcho';
 const PROTO = join(dirname(fileURLToPath(import.meta.url)), 'grpcecho.proto');
@@ -50,7 +50,7 @@ export function grpcEchoService(): grpc.ServiceClientConstructor {
 function assertionsOf(
   call: grpc.ServerUnaryCall<unknown, unknown>,
   method: string,
-  context: PodContext,
+  context: EchoContext,
   tls: boolean,
 ): EchoAssertions {
   const authority = call.getHost();
@@ -84,7 +84,7 @@ function pemOf(der: Buffer): string {
 }
 
 function implementation(
-  context: PodContext,
+  context: EchoContext,
   tls: boolean,
   log: (l: string) => void,
 ): grpc.UntypedServiceImplementation {
@@ -111,7 +111,7 @@ export interface GrpcEchoOptions {
   /** PEM files (TLS_SERVER_CERT, TLS_SERVER_PRIV_KEY): with both, the TLS server is started too. */
   tlsCert?: string;
   tlsKey?: string;
-  context: PodContext;
+  context: EchoContext;
   log?: (l: string) => void;
 }
 

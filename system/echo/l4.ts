@@ -12,39 +12,14 @@ import { createSocket } from 'node:dgram';
 import { createServer, type Server, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import tls from 'node:tls';
+import { bindUdp, listenOn } from '../shared/listen.ts';
+import type { EchoContext } from './response.ts';
 
 export const WELCOME_MESSAGE = 'Gateway API Test TCP Server\n';
-
-export interface PodContext {
-  namespace: string;
-  ingress: string;
-  service: string;
-  pod: string;
-}
-
-export function podContextFromEnv(env: NodeJS.ProcessEnv): PodContext {
-  return {
-    namespace: env.NAMESPACE ?? '',
-    ingress: env.INGRESS_NAME ?? '',
-    service: env.SERVICE_NAME ?? '',
-    pod: env.POD_NAME ?? '',
-  };
-}
 
 export interface L4Echo {
   port: number;
   close: () => Promise<void>;
-}
-
-function listening(server: Server, host: string, port: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      const a = server.address();
-      resolve(typeof a === 'object' && a ? a.port : port);
-    });
-  });
 }
 
 /** Go's tls.VersionName. */
@@ -69,7 +44,7 @@ function tlsAssertions(c: tls.TLSSocket): Record<string, string> {
 }
 
 /** Upstream's tcpserver handleConnection (plain TCP, or TLS once the handshake is done). */
-function handleTcp(conn: Socket, ctx: PodContext, ports: { tcp: number; tls: number }): void {
+function handleTcp(conn: Socket, ctx: EchoContext, ports: { tcp: number; tls: number }): void {
   conn.on('error', () => conn.destroy());
   const isTLS = conn instanceof tls.TLSSocket;
   // Field order as upstream's JSON (Context inline, then isTLS, then tls); tlsport as its default when TLS is not
@@ -95,7 +70,7 @@ function handleTcp(conn: Socket, ctx: PodContext, ports: { tcp: number; tls: num
 export async function startTcpEcho(o: {
   host: string;
   port: number;
-  context: PodContext;
+  context: EchoContext;
   /** TLS_SERVER_CERT and TLS_SERVER_PRIV_KEY's contents, and TLS_PORT: the same echo over TLS. */
   tls?: { cert: Buffer; key: Buffer; port: number };
 }): Promise<L4Echo & { tlsPort?: number }> {
@@ -109,7 +84,7 @@ export async function startTcpEcho(o: {
     track(c);
     handleTcp(c, o.context, ports);
   });
-  ports.tcp = await listening(server, o.host, o.port);
+  ports.tcp = await listenOn(server, o.host, o.port);
   let tlsServer: tls.Server | undefined;
   if (o.tls) {
     tlsServer = tls.createServer({ cert: o.tls.cert, key: o.tls.key }, (c) => {
@@ -118,7 +93,7 @@ export async function startTcpEcho(o: {
     });
     // A failed handshake: upstream logs it and closes the connection.
     tlsServer.on('tlsClientError', (_e, c) => c.destroy());
-    ports.tls = await listening(tlsServer, o.host, o.tls.port);
+    ports.tls = await listenOn(tlsServer, o.host, o.tls.port);
   }
   const close = (s: Server) => new Promise<void>((resolve) => s.close(() => resolve()));
   return {
@@ -134,7 +109,7 @@ export async function startTcpEcho(o: {
 export async function startUdpEcho(o: {
   host: string;
   port: number;
-  context: PodContext;
+  context: EchoContext;
   log?: (line: string) => void;
 }): Promise<L4Echo> {
   const sock = createSocket(o.host.includes(':') ? 'udp6' : 'udp4');
@@ -144,12 +119,6 @@ export async function startUdpEcho(o: {
     const body = JSON.stringify({ request, ...o.context });
     sock.send(body, rinfo.port, rinfo.address);
   });
-  const port = await new Promise<number>((resolve, reject) => {
-    sock.once('error', reject);
-    sock.bind(o.port, o.host, () => {
-      sock.off('error', reject);
-      resolve(sock.address().port);
-    });
-  });
+  const port = await bindUdp(sock, o.host, o.port);
   return { port, close: () => new Promise<void>((resolve) => sock.close(() => resolve())) };
 }

@@ -12,7 +12,8 @@ import { readFileSync } from 'node:fs';
 import { stopOnSignals } from '../shared/sample-service.ts';
 import { startDnsStandin } from './dns.ts';
 import { startGrpcEcho } from './grpc.ts';
-import { podContextFromEnv, startTcpEcho, startUdpEcho } from './l4.ts';
+import { startTcpEcho, startUdpEcho } from './l4.ts';
+import { contextFromEnv } from './response.ts';
 import { startEcho } from './server.ts';
 
 const USAGE = `usage: echo   (configured by the environment, as upstream's echo-basic image)
@@ -60,7 +61,7 @@ export async function main(args: string[]): Promise<void> {
       httpsPort: port('HTTPS_PORT', 8443),
       tlsCert: env.TLS_SERVER_CERT || undefined,
       tlsKey: env.TLS_SERVER_PRIV_KEY || undefined,
-      context: podContextFromEnv(env),
+      context: contextFromEnv(env),
       log,
     });
     log(`Starting server (grpc), port ${grpc.port}${grpc.https ? `, ${grpc.https} (tls)` : ''}`);
@@ -68,7 +69,7 @@ export async function main(args: string[]): Promise<void> {
     return;
   }
   if (env.TCP_ECHO_SERVER || env.UDP_ECHO_SERVER) {
-    const context = podContextFromEnv(env);
+    const context = contextFromEnv(env);
     const l4 = env.TCP_ECHO_SERVER
       ? await startTcpEcho({
           host: '0.0.0.0',

@@ -10,9 +10,10 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import http2 from 'node:http2';
-import net, { type AddressInfo, type Socket } from 'node:net';
+import net, { type Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
+import { listenOn } from '../shared/listen.ts';
 import {
   contextFromEnv,
   type EchoContext,
@@ -146,16 +147,6 @@ export function echoHandler(ctx: EchoContext, httpPort: string, log: (l: string)
   };
 }
 
-function listen(server: net.Server, host: string, port: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ host, port }, () => {
-      server.off('error', reject);
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
-}
-
 /** A Duplex over `sock` whose readable side starts with `first`. */
 function replay(sock: Socket, first: Buffer): Duplex {
   const d = new Duplex({
@@ -240,9 +231,9 @@ export async function startEcho(opts: EchoOptions = {}): Promise<EchoServer> {
     tlsServer.on('upgrade', ws.onUpgrade);
   }
   const ports = {
-    http: await listen(h1, host, opts.httpPort ?? 3000),
-    h2c: await listen(h2c.front, host, opts.h2cPort ?? 3001),
-    ...(tlsServer ? { https: await listen(tlsServer, host, opts.httpsPort ?? 8443) } : {}),
+    http: await listenOn(h1, host, opts.httpPort ?? 3000),
+    h2c: await listenOn(h2c.front, host, opts.h2cPort ?? 3001),
+    ...(tlsServer ? { https: await listenOn(tlsServer, host, opts.httpsPort ?? 8443) } : {}),
   };
   const closeOne = (s: net.Server) => new Promise<void>((r) => s.close(() => r()));
   return {

@@ -297,6 +297,21 @@ export class StatsStore {
     return h;
   }
 
+  /**
+   * A named set of stats under `prefix`, as Envoy declares them in one struct (the `ALL_*_STATS(COUNTER, GAUGE)`
+   * macros): its counters and gauges by name.
+   */
+  group<C extends string, G extends string = never>(
+    prefix: string,
+    counters: readonly C[],
+    gauges: readonly G[] = [],
+  ): Record<C, Counter> & Record<G, Gauge> {
+    const out = {} as Record<C, Counter> & Record<G, Gauge>;
+    for (const c of counters) (out as Record<C, Counter>)[c] = this.counter(prefix + c);
+    for (const g of gauges) (out as Record<G, Gauge>)[g] = this.gauge(prefix + g);
+    return out;
+  }
+
   /** Existing counter value (0 when absent): for tests and admin output. */
   value(name: string): number | undefined {
     return this.counters.get(name)?.value ?? this.gauges.get(name)?.value;

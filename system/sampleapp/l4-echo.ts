@@ -3,6 +3,7 @@
 // answered); UDP answers each datagram with "<name>:<datagram>" to its sender.
 import dgram from 'node:dgram';
 import net from 'node:net';
+import { bindUdp, listenOn } from '../shared/listen.ts';
 
 export interface L4Echo {
   tcpPort?: number;
@@ -32,22 +33,14 @@ export async function startL4Echo(o: {
       c.pipe(c, { end: false });
       c.on('end', () => c.end(`\n${o.name}`));
     });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(o.tcpPort, o.host, () => resolve());
-    });
+    out.tcpPort = await listenOn(server, o.host, o.tcpPort);
     tcp = server;
-    out.tcpPort = (server.address() as net.AddressInfo).port;
   }
   if (o.udpPort !== undefined) {
     const sock = dgram.createSocket(net.isIPv6(o.host) ? 'udp6' : 'udp4');
     sock.on('message', (m, r) => sock.send(`${o.name}:${m.toString()}`, r.port, r.address));
-    await new Promise<void>((resolve, reject) => {
-      sock.once('error', reject);
-      sock.bind(o.udpPort, o.host, () => resolve());
-    });
+    out.udpPort = await bindUdp(sock, o.host, o.udpPort);
     udp = sock;
-    out.udpPort = sock.address().port;
   }
   return out;
 }

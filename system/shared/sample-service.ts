@@ -4,8 +4,8 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
+import { listenOn } from './listen.ts';
 
 export interface ListeningService {
   host: string;
@@ -41,17 +41,9 @@ export async function listenHttp(
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
 
-  await new Promise<void>((resolve, reject) => {
-    const onError = (err: NodeJS.ErrnoException) => {
-      reject(new Error(`${service}: cannot listen on ${host}:${opts.port ?? 0}: ${err.code ?? err.message}`));
-    };
-    server.once('error', onError);
-    server.listen({ host, port: opts.port ?? 0 }, () => {
-      server.off('error', onError);
-      resolve();
-    });
+  const port = await listenOn(server, host, opts.port ?? 0).catch((err: NodeJS.ErrnoException) => {
+    throw new Error(`${service}: cannot listen on ${host}:${opts.port ?? 0}: ${err.code ?? err.message}`);
   });
-  const port = (server.address() as AddressInfo).port;
   const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
   return {
     host,

@@ -617,6 +617,78 @@ describe('explain renders the control plane attachment decision', () => {
   });
 });
 
+// Issue 13 point 5: a route policy with mergeType merging onto the Gateway's policy, field by field. explain renders
+// the control plane's decision (attach-policies.ts: rule `merged`, the merge in provenance `A+B`) and counts the
+// Gateway policy's merged value as applied, not as lost or as a disagreement.
+describe('explain renders merges (mergeType)', () => {
+  const GW_TARGET = [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw' }];
+  const attached = (reason: string) => ({
+    conditions: [ok('Accepted', 'Valid'), ok('Attached', reason)],
+    ancestors: [{ ancestorRef: { name: 'gw' }, conditions: [ok('Accepted', 'Valid'), ok('Attached', reason)] }],
+  });
+  const onGateway = policy(
+    'on-gateway',
+    { targetRefs: GW_TARGET, timeouts: { request: '5s', streamIdle: '60s' } },
+    '2026-01-01T00:00:00Z',
+    attached('Merged'),
+  );
+  const onRoute = policy(
+    'on-route',
+    { targetRefs: targetWeb, mergeType: 'StrategicMerge', timeouts: { request: '9s' } },
+    '2026-01-02T00:00:00Z',
+    attached('Merged'),
+  );
+  const merged = 'TrafficPolicy/app/on-route+TrafficPolicy/app/on-gateway';
+  const w = () =>
+    world({
+      policies: [onGateway, onRoute],
+      routes: [route('web'), route('other')],
+      pods: [
+        pod('gw-1', {
+          dump: dump([
+            { name: 'httproute/app/web/rule/0/match/0', provenance: { timeouts: merged } },
+            { name: 'httproute/app/other/rule/0/match/0', provenance: { timeouts: 'TrafficPolicy/app/on-gateway' } },
+          ]),
+        }),
+      ],
+    });
+
+  it('the merged Gateway policy is applied, its field merged under the route policy, and the text says by which merge', () => {
+    const r = explain(w(), { kind: 'HTTPRoute', namespace: 'app', name: 'web' });
+    expect(problems(r)).toEqual([]);
+    expect(r.healthy).toBe(true);
+    const gw = r.policies.find((p) => p.policy === 'app/on-gateway')!;
+    expect(gw).toMatchObject({ verdict: 'applied', applied: ['timeouts'] });
+    expect(gw.decision).toEqual([
+      {
+        field: 'timeouts',
+        wonOn: [],
+        lostTo: [
+          {
+            winner: 'TrafficPolicy/app/on-route',
+            rule: 'merged',
+            level: 'route',
+            routes: ['app/web'],
+            mergeType: 'StrategicMerge',
+          },
+        ],
+      },
+    ]);
+    const rt = r.policies.find((p) => p.policy === 'app/on-route')!;
+    expect(rt.decision).toEqual([
+      { field: 'timeouts', wonOn: ['app/web'], lostTo: [], merges: [{ policies: merged, routes: ['app/web'] }] },
+    ]);
+    const text = renderReport(r);
+    expect(text).toContain(
+      '    rules    timeouts: merged under TrafficPolicy/app/on-route (StrategicMerge) on app/web\n',
+    );
+    expect(text).toContain(`    rules    timeouts: wins on app/web; merged as ${merged} on app/web\n`);
+    const fromPolicy = explain(w(), { kind: 'TrafficPolicy', namespace: 'app', name: 'on-gateway' });
+    expect(problems(fromPolicy)).toEqual([]);
+    expect(fromPolicy.policies[0]!.decision![0]).toMatchObject({ wonOn: ['app/other'] });
+  });
+});
+
 describe('explain analysis: GRPCRoute (issue 12)', () => {
   const grpcRoute = (conditions: any[], backends?: any[]): KObj => ({
     ...route('rpc', { conditions, backends }),

@@ -1,9 +1,14 @@
 // The control plane's policy attachment decision, as explain sees it. The world's TrafficPolicies are validated and
 // normalized by the control plane's own code (ir/policies.ts, ir/extensions.ts for ext auth), and for each place a
 // route of the scope is served (Gateway, listener, route, named rule) system/controlplane/ir/attach-policies.ts
-// decides which policies reach it and which one wins each field, by which rule. This module only gathers the places
-// and sums the decisions up per policy and field; it decides nothing itself.
-import { type AttachLevel, type AttachPoint, attachPolicies } from '../../../system/controlplane/ir/attach-policies.ts';
+// decides which policies reach it and which one wins each field, by which rule, and which merge (mergeType). This
+// module only gathers the places and sums the decisions up per policy and field; it decides nothing itself.
+import {
+  type AttachLevel,
+  type AttachPoint,
+  attachPolicies,
+  type FieldDecision,
+} from '../../../system/controlplane/ir/attach-policies.ts';
 import { buildExtensionInfo } from '../../../system/controlplane/ir/extensions.ts';
 import { intersectHostnames } from '../../../system/controlplane/ir/hostnames.ts';
 import { buildPolicyInfo, type PolicyInfo } from '../../../system/controlplane/ir/policies.ts';
@@ -147,7 +152,6 @@ const overCache = new WeakMap<World, Map<string, Map<string, AttachmentSummary>>
 function decideOver(world: World, scope: ScopeEntry[]): Map<string, AttachmentSummary> {
   const infos = policyInfos(world);
   const all = [...infos.values()];
-  type Acc = { via: Set<string>; fields: Map<string, { won: Set<string>; lost: Map<string, LostTo> }> };
   const acc = new Map<string, Acc>();
   for (const { route, at } of placesOf(world, scope)) {
     const d = attachPolicies(at, all);
@@ -156,30 +160,65 @@ function decideOver(world: World, scope: ScopeEntry[]): Map<string, AttachmentSu
       acc.set(c.policy.key, a);
       a.via.add(viaText(c.policy, c.level, c.by, at));
     }
-    for (const f of d.fields) {
-      const entry = (key: string) => {
-        const a = acc.get(key)!;
-        const e = a.fields.get(f.field) ?? { won: new Set<string>(), lost: new Map<string, LostTo>() };
-        a.fields.set(f.field, e);
-        return e;
-      };
-      entry(keyOfName(f.winner)).won.add(route);
-      for (const o of f.over) {
-        const lost = entry(keyOfName(o.policy)).lost;
-        const l = lost.get(f.winner) ?? { winner: f.winner, rule: o.rule, level: f.level, routes: [] };
-        if (!l.routes.includes(route)) l.routes.push(route);
-        lost.set(f.winner, l);
-      }
-    }
+    for (const f of d.fields) summarize(acc, f, d.provenance[f.field]!, route);
   }
   const out = new Map<string, AttachmentSummary>();
   for (const [key, a] of acc) {
     out.set(key, {
       via: [...a.via],
-      fields: [...a.fields].map(([field, e]) => ({ field, wonOn: [...e.won], lostTo: [...e.lost.values()] })),
+      fields: [...a.fields].map(([field, e]) => ({
+        field,
+        wonOn: [...e.won],
+        lostTo: [...e.lost.values()],
+        ...(e.merges.size
+          ? { merges: [...e.merges].map(([policies, routes]) => ({ policies, routes: [...routes] })) }
+          : {}),
+        ...(e.refused ? { mergeRefused: e.refused } : {}),
+      })),
     });
   }
   return out;
+}
+
+type FieldAcc = { won: Set<string>; lost: Map<string, LostTo>; merges: Map<string, Set<string>>; refused?: string };
+type Acc = { via: Set<string>; fields: Map<string, FieldAcc> };
+
+/** One field's decision at one place of `route`, added to each policy's summary as the decision states it. */
+function summarize(acc: Map<string, Acc>, f: FieldDecision, provenance: string, route: string): void {
+  const entry = (key: string): FieldAcc => {
+    const a = acc.get(key)!;
+    const e: FieldAcc = a.fields.get(f.field) ?? {
+      won: new Set<string>(),
+      lost: new Map<string, LostTo>(),
+      merges: new Map(),
+    };
+    a.fields.set(f.field, e);
+    return e;
+  };
+  const w = entry(keyOfName(f.winner));
+  w.won.add(route);
+  if (f.mergeRefused) w.refused = f.mergeRefused;
+  if (provenance.includes('+')) {
+    const routes = w.merges.get(provenance) ?? new Set<string>();
+    routes.add(route);
+    w.merges.set(provenance, routes);
+  }
+  for (const o of f.over) {
+    // Merged under the winner; or left out by the last policy of the merge (`to`), the winner when none merged.
+    const to = o.rule === 'merged' ? f.winner : (o.to ?? f.winner);
+    const level = to === f.winner ? f.level : f.over.find((x) => x.policy === to)!.level;
+    const lost = entry(keyOfName(o.policy)).lost;
+    const k = `${to}|${o.rule === 'merged' ? 'merged' : ''}`;
+    const l = lost.get(k) ?? {
+      winner: to,
+      rule: o.rule,
+      level,
+      routes: [],
+      ...(o.mergeType ? { mergeType: o.mergeType } : {}),
+    };
+    if (!l.routes.includes(route)) l.routes.push(route);
+    lost.set(k, l);
+  }
 }
 
 type LostTo = FieldDecisionSummary['lostTo'][number];

@@ -131,7 +131,8 @@ function applicationOf(
       routes++;
       const mine = byPod.get(r.pod) ?? new Set<string>();
       byPod.set(r.pod, mine);
-      for (const f of fields) if (r.provenance[f] === me) mine.add(f);
+      // A merged setting names every policy merged (`A+B`, attach-policies.ts): each of them is applied.
+      for (const f of fields) if (r.provenance[f]?.split('+').includes(me)) mine.add(f);
     }
   }
   const pods = [...byPod.keys()].sort();
@@ -229,6 +230,7 @@ export function explainPolicyOn(
     });
   }
   findings.push(...designedOverrides(subject, decision));
+  findings.push(...refusedMerges(subject, decision));
   // The status speaks for every route of each ancestor Gateway: it is compared with the config of all of them.
   const wideVerdict = scope.some((s) => s.route) ? verdictOf(applicationOf(world, p, gatewaysOf(scope))) : verdict;
   if (!app.checked || verdict === 'applied') {
@@ -281,10 +283,24 @@ function designedOverrides(subject: string, decision: FieldDecisionSummary[]): F
   }));
 }
 
+/** Whether the rules merge the policy's value of the field under another's on some route (so it is applied there). */
+const mergedSomewhere = (d: FieldDecisionSummary) => d.lostTo.some((l) => l.rule === 'merged');
+
+/** A merge its mergeType asks for that the control plane refused (the merged value is invalid): the cause. */
+function refusedMerges(subject: string, decision: FieldDecisionSummary[]): Finding[] {
+  return decision
+    .filter((d) => d.mergeRefused)
+    .map((d) => ({
+      level: 'problem' as const,
+      subject,
+      message: `its mergeType asks to merge ${d.field} onto lower-priority policies, but the merged value is invalid, so its own value applies alone: ${d.mergeRefused}`,
+    }));
+}
+
 /** Settings config_dump has from this policy where the rules give them to another one everywhere in the scope. */
 function configAgainstRules(subject: string, decision: FieldDecisionSummary[], applied: string[]): Finding[] {
   return decision
-    .filter((d) => applied.includes(d.field) && !d.wonOn.length && d.lostTo.length)
+    .filter((d) => applied.includes(d.field) && !d.wonOn.length && d.lostTo.length && !mergedSomewhere(d))
     .map((d) => ({
       level: 'problem' as const,
       subject,
@@ -322,7 +338,7 @@ function missingCauses(
   const byWinner = new Map<string, { rule: string; fields: string[] }>();
   for (const f of app.notApplied) {
     const d = decision.find((x) => x.field === f);
-    if (explained.has(f) || !d || d.wonOn.length || !d.lostTo.length) continue;
+    if (explained.has(f) || !d || d.wonOn.length || !d.lostTo.length || mergedSomewhere(d)) continue;
     explained.add(f);
     for (const l of d.lostTo) {
       if (l.rule === 'more specific') continue; // designedOverrides says it
@@ -356,7 +372,7 @@ function missingCauses(
       rest.splice(rest.indexOf('extAuth'), 1);
     }
   }
-  const given = rest.filter((f) => decision.some((d) => d.field === f && d.wonOn.length));
+  const given = rest.filter((f) => decision.some((d) => d.field === f && (d.wonOn.length || mergedSomewhere(d))));
   if (given.length && app.routes) {
     findings.push({
       level: 'problem',

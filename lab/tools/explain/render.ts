@@ -33,8 +33,14 @@ function policyLines(p: PolicyReport): string[] {
   // The control plane's decision (attach-policies.ts), per field: where it wins, to whom it loses and by which rule.
   const rules = (p.decision ?? []).map((d) => {
     const won = d.wonOn.length ? [`wins on ${d.wonOn.join(', ')}`] : [];
-    const lost = d.lostTo.map((l) => `loses to ${l.winner} (${l.rule}) on ${l.routes.join(', ')}`);
-    return `${d.field}: ${[...won, ...lost].join('; ')}`;
+    const merges = (d.merges ?? []).map((m) => `merged as ${m.policies} on ${m.routes.join(', ')}`);
+    const lost = d.lostTo.map((l) =>
+      l.rule === 'merged'
+        ? `merged under ${l.winner} (${l.mergeType}) on ${l.routes.join(', ')}`
+        : `loses to ${l.winner} (${l.rule}) on ${l.routes.join(', ')}`,
+    );
+    const refused = d.mergeRefused ? [`merge not made: ${d.mergeRefused}`] : [];
+    return `${d.field}: ${[...won, ...merges, ...lost, ...refused].join('; ')}`;
   });
   return [
     `  TrafficPolicy ${p.policy}  (created ${p.created})`,

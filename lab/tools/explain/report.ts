@@ -2,6 +2,7 @@
 // analysis shares.
 
 import type { AttachLevel, PrecedenceRule } from '../../../system/controlplane/ir/attach-policies.ts';
+import type { MergeType } from '../../../system/controlplane/ir/policy-merge.ts';
 import type { Condition, KObj } from '../../toolkit/kube.ts';
 import { VENDOR_API } from '../proxies.ts';
 
@@ -62,8 +63,15 @@ export interface FieldDecisionSummary {
   field: string;
   /** HTTPRoutes (`ns/name`) on which the rules give this policy the field (on at least one of its rules). */
   wonOn: string[];
-  /** The policies the rules give the field to instead, with the rule and the routes. */
-  lostTo: { winner: string; rule: PrecedenceRule; level: AttachLevel; routes: string[] }[];
+  /**
+   * The policies the rules give the field to instead, with the rule and the routes; rule `merged`: its value is merged
+   * under that policy's (which has a mergeType, named), sub-fields the winner does not set surviving.
+   */
+  lostTo: { winner: string; rule: PrecedenceRule; level: AttachLevel; routes: string[]; mergeType?: MergeType }[];
+  /** Where it wins with other policies' values merged under its own: the merge (provenance form) and the routes. */
+  merges?: { policies: string; routes: string[] }[];
+  /** A merge its mergeType asks for that the control plane did not make (an invalid result), and why. */
+  mergeRefused?: string;
 }
 
 export interface Report {

@@ -3,12 +3,22 @@
 // and, per top-level field, which policy wins and by which rule:
 //   1. the more specific attachment wins: route rule (sectionName) > route > listener > gateway;
 //   2. then the older policy (creationTimestamp), then namespace/name;
-//   settings of different fields merge.
+//   settings of different fields merge;
+//   3. a policy with `spec.mergeType` (StrategicMerge | JSONMerge, Envoy Gateway's BackendTrafficPolicy mergeType;
+//      kgateway's deep merge of sub-fields, kgateway issue #11528) does not replace the value of a field it sets: it
+//      merges it onto the value below it in that order (the next policy that sets the field, at its level or a less
+//      specific one; that one's own mergeType carries the merge further down), sub-field by sub-field as
+//      policy-merge.ts says; the result is normalized as one policy's would be (policies.ts fieldSettingsOf), and
+//      provenance names every policy merged, highest first (`TrafficPolicy/a/x+TrafficPolicy/a/y`). A merge whose
+//      result is invalid is not made (the winner's value applies; the decision says why). Without mergeType nothing
+//      changes.
 // Pure. The IR builder merges each route entry's settings with it through GatewayPolicies (virtual-hosts.ts), which
 // also tallies per policy what it won and lost over a Gateway (policy-reports.ts turns that into status), and
 // `explain` (lab/tools/explain/attachment.ts) renders its decision instead of deciding a second time.
 import { matchesLabels, olderFirst, POLICY_FIELDS, type PolicyField } from '../model.ts';
-import type { ObjRef, PolicySettings } from './types.ts';
+import { fieldSettingsOf } from './policies.ts';
+import { type MergeType, mergeable, mergeValue } from './policy-merge.ts';
+import type { FieldDecision, ObjRef, PolicySettings, PrecedenceRule } from './types.ts';
 
 export const LEVELS = ['gateway', 'listener', 'route', 'rule'] as const;
 export type AttachLevel = (typeof LEVELS)[number];
@@ -24,6 +34,10 @@ export interface AttachablePolicy {
   selectors: { kind: 'Gateway' | 'HTTPRoute'; matchLabels: Record<string, string> }[];
   /** The settings it supplies: a field it sets but cannot apply (invalid, unresolved ext auth) is absent. */
   settings: PolicySettings;
+  /** Those fields as its spec writes them (what a merge merges); absent: its fields never merge. */
+  spec?: Partial<Record<PolicyField, unknown>>;
+  /** How its fields merge onto those of the policies below it (absent: they replace them). */
+  mergeType?: MergeType;
 }
 
 /** One place a route entry is served: the Gateway, the listener it is on, the route and its rule's name. */
@@ -44,23 +58,25 @@ export interface Candidate<P extends AttachablePolicy = AttachablePolicy> {
   by: 'targetRef' | 'selector';
 }
 
-/** Why a policy lost a field to the winner: a more specific attachment, an older policy, or the name tie-break. */
-export type PrecedenceRule = 'more specific' | 'older' | 'name';
+// FieldDecision and PrecedenceRule live in types.ts (the IR carries them: RouteIR.precedence).
+export type { FieldDecision, PrecedenceRule };
 
-export interface FieldDecision {
-  field: PolicyField;
-  /** `TrafficPolicy/<ns>/<name>`, as route provenance names it. */
-  winner: string;
-  level: AttachLevel;
-  /** The policies that set the field too, each with the rule that put the winner above it. */
-  over: { policy: string; level: AttachLevel; rule: PrecedenceRule }[];
+/** What one policy's settings came to at a route entry. */
+export interface PolicyOutcome {
+  /** Fields it is the winner of. */
+  won: PolicyField[];
+  /** Fields another policy supplied instead, with the policy it lost to (the last of a merge) and why. */
+  lost: { field: PolicyField; winner: string; rule: Exclude<PrecedenceRule, 'merged'> }[];
+  /** Fields whose setting merged its value with others': the policies merged, highest first (provenance's order). */
+  merged: { field: PolicyField; policies: string[] }[];
 }
 
 export interface MergeResult {
   settings: PolicySettings;
+  /** field → the policy that supplied it; a merged one names them all, highest first: `TrafficPolicy/a/x+TrafficPolicy/a/y`. */
   provenance: Partial<Record<PolicyField, string>>;
-  /** Per policy key: the fields it supplied and those another policy supplied instead (with the winner and why). */
-  outcomes: Map<string, { won: PolicyField[]; lost: { field: PolicyField; winner: string; rule: PrecedenceRule }[] }>;
+  /** Per policy key, in precedence order: what its settings came to. */
+  outcomes: Map<string, PolicyOutcome>;
   /** Per field set by any candidate: the winner and the losers, in field order. */
   fields: FieldDecision[];
 }
@@ -119,46 +135,92 @@ function byPrecedence(a: Candidate, b: Candidate): number {
 }
 
 /** The rule that puts `winner` (sorted first) above `loser`. */
-function ruleBetween(winner: Candidate, loser: Candidate): PrecedenceRule {
+function ruleBetween(winner: Candidate, loser: Candidate): Exclude<PrecedenceRule, 'merged'> {
   if (winner.level !== loser.level) return 'more specific';
   return winner.policy.creationTimestamp !== loser.policy.creationTimestamp ? 'older' : 'name';
 }
 
-/** Merges the policies that reach one route entry, field by field. */
+/**
+ * The policies whose values of `f` make its setting, highest first: the first setter, then while the last one has a
+ * mergeType, the next setter below it (the field's value of each merges onto those below it).
+ */
+function mergeChain(f: PolicyField, setters: Candidate[]): Candidate[] {
+  const chain = [setters[0]!];
+  if (!mergeable(f)) return chain;
+  while (chain.length < setters.length && chain.at(-1)!.policy.mergeType) {
+    const next = setters[chain.length]!;
+    if (next.policy.spec?.[f] === undefined || chain.at(-1)!.policy.spec?.[f] === undefined) break;
+    chain.push(next);
+  }
+  return chain;
+}
+
+/** The chain's values of `f` merged (lowest first, each one above merged onto it) and normalized, or why not. */
+function mergedSettings(f: PolicyField, chain: Candidate[]): { settings?: unknown; problem?: string } {
+  let raw = chain.at(-1)!.policy.spec![f];
+  for (let i = chain.length - 2; i >= 0; i--) {
+    raw = mergeValue(raw, chain[i]!.policy.spec![f], [f], chain[i]!.policy.mergeType!);
+  }
+  const r = fieldSettingsOf(f, raw);
+  if (!r) return { problem: `${f} does not merge` };
+  if (r.problems.length || r.settings === undefined) return { problem: r.problems.join('; ') || 'nothing to apply' };
+  return { settings: r.settings };
+}
+
+/** Merges the policies that reach one route entry, field by field (interfaces page "Policies", and mergeType). */
 export function mergePolicies(candidates: Candidate[]): MergeResult {
-  const sorted = [...candidates].sort(byPrecedence);
+  // The same policy can attach at several levels (e.g. by targetRef and by selector): its most specific counts.
+  const seen = new Set<string>();
+  const sorted = [...candidates].sort(byPrecedence).filter((c) => !seen.has(c.policy.key) && seen.add(c.policy.key));
   const settings: PolicySettings = {};
   const provenance: Partial<Record<PolicyField, string>> = {};
-  const winnerOf = new Map<PolicyField, Candidate>();
-  const decided = new Map<PolicyField, FieldDecision>();
-  const outcomes: MergeResult['outcomes'] = new Map();
-  const seen = new Set<string>();
-  for (const c of sorted) {
-    // The same policy can attach at several levels (e.g. by targetRef and by selector): its most specific counts.
-    if (seen.has(c.policy.key)) continue;
-    seen.add(c.policy.key);
-    const out: { won: PolicyField[]; lost: { field: PolicyField; winner: string; rule: PrecedenceRule }[] } = {
-      won: [],
-      lost: [],
-    };
-    outcomes.set(c.policy.key, out);
-    for (const f of POLICY_FIELDS) {
-      if (c.policy.settings[f] === undefined) continue;
-      const w = winnerOf.get(f);
-      if (w) {
-        const rule = ruleBetween(w, c);
-        out.lost.push({ field: f, winner: policyName(w.policy), rule });
-        decided.get(f)!.over.push({ policy: policyName(c.policy), level: c.level, rule });
-        continue;
-      }
-      winnerOf.set(f, c);
-      decided.set(f, { field: f, winner: policyName(c.policy), level: c.level, over: [] });
-      (settings as Record<string, unknown>)[f] = c.policy.settings[f];
-      provenance[f] = policyName(c.policy);
-      out.won.push(f);
+  const fields: FieldDecision[] = [];
+  const values = new Map<PolicyField, { value: unknown; provenance: string }>();
+  const outcomes: MergeResult['outcomes'] = new Map(
+    sorted.map((c) => [c.policy.key, { won: [], lost: [], merged: [] }]),
+  );
+  for (const f of POLICY_FIELDS) {
+    const setters = sorted.filter((c) => c.policy.settings[f] !== undefined);
+    if (!setters.length) continue;
+    let chain = mergeChain(f, setters);
+    let value: unknown = setters[0]!.policy.settings[f];
+    let refused: string | undefined;
+    if (chain.length > 1) {
+      const m = mergedSettings(f, chain);
+      if (m.problem) {
+        refused = m.problem;
+        chain = chain.slice(0, 1);
+      } else value = m.settings;
+    }
+    const top = chain[0]!;
+    const last = chain.at(-1)!;
+    const names = chain.map((c) => policyName(c.policy));
+    values.set(f, { value, provenance: names.join('+') });
+    const decision: FieldDecision = { field: f, winner: names[0]!, level: top.level, over: [] };
+    if (refused) decision.mergeRefused = refused;
+    outcomes.get(top.policy.key)!.won.push(f);
+    chain.forEach((c, i) => {
+      if (chain.length > 1) outcomes.get(c.policy.key)!.merged.push({ field: f, policies: names });
+      if (i === 0) return;
+      const mergeType = chain[i - 1]!.policy.mergeType!;
+      decision.over.push({ policy: names[i]!, level: c.level, rule: 'merged', mergeType });
+    });
+    // One left out lost to the last policy of the merge (the winner when nothing merged), by the rule between them.
+    const to = names.at(-1)!;
+    for (const c of setters.slice(chain.length)) {
+      const rule = ruleBetween(last, c);
+      outcomes.get(c.policy.key)!.lost.push({ field: f, winner: to, rule });
+      decision.over.push({ policy: policyName(c.policy), level: c.level, rule, ...(chain.length > 1 ? { to } : {}) });
+    }
+    fields.push(decision);
+  }
+  // In the order the winners come (precedence, then field): the order settings and provenance have always had.
+  for (const out of outcomes.values()) {
+    for (const f of out.won) {
+      (settings as Record<string, unknown>)[f] = values.get(f)!.value;
+      provenance[f] = values.get(f)!.provenance;
     }
   }
-  const fields = POLICY_FIELDS.filter((f) => decided.has(f)).map((f) => decided.get(f)!);
   return { settings, provenance, outcomes, fields };
 }
 
@@ -176,11 +238,22 @@ export function candidatesAt<P extends AttachablePolicy>(at: AttachPoint, polici
   return policies.flatMap((p) => attachmentsOf(p, at));
 }
 
+function addTo<K>(m: Map<K, Set<string>>, k: K, v: string): void {
+  let s = m.get(k);
+  if (!s) {
+    s = new Set();
+    m.set(k, s);
+  }
+  s.add(v);
+}
+
 /** Per policy over one Gateway: the fields it supplied on some route entry, and per field it lost, the winners. */
 export interface PolicyTally<P extends AttachablePolicy = AttachablePolicy> {
   policy: P;
   won: Set<PolicyField>;
   lost: Map<PolicyField, Set<string>>;
+  /** Per field its value was merged with others' on some route entry: the merges (provenance form). */
+  merged: Map<PolicyField, Set<string>>;
 }
 
 /**
@@ -227,14 +300,8 @@ export class GatewayPolicies<P extends AttachablePolicy> {
     for (const [key, out] of merged.outcomes) {
       const t = this.tally(candidates.find((c) => c.policy.key === key)!.policy);
       for (const f of out.won) t.won.add(f);
-      for (const l of out.lost) {
-        let winners = t.lost.get(l.field);
-        if (!winners) {
-          winners = new Set();
-          t.lost.set(l.field, winners);
-        }
-        winners.add(l.winner);
-      }
+      for (const l of out.lost) addTo(t.lost, l.field, l.winner);
+      for (const m of out.merged) addTo(t.merged, m.field, m.policies.join('+'));
     }
     return { merged, candidates };
   }
@@ -242,7 +309,7 @@ export class GatewayPolicies<P extends AttachablePolicy> {
   private tally(p: P): PolicyTally<P> {
     let t = this.tallies.get(p.key);
     if (!t) {
-      t = { policy: p, won: new Set(), lost: new Map() };
+      t = { policy: p, won: new Set(), lost: new Map(), merged: new Map() };
       this.tallies.set(p.key, t);
     }
     return t;

@@ -23,12 +23,11 @@ import {
   backendFilterProblems,
   forwardAction,
   type RouteInfo,
+  RouteRules,
   type RouteWorld,
-  resolveServiceRef,
-  routeInfo,
   ruleFilters,
 } from './routes.ts';
-import type { ActionIR, ClusterIR, Finding, MatchIR, ObjRef, RouteEntryIR, ValidationMode } from './types.ts';
+import type { MatchIR, ObjRef, ValidationMode } from './types.ts';
 
 /** GRPCRouteFilter.type's enum (v1.6.1). */
 const GRPC_FILTERS: ReadonlySet<string> = new Set([
@@ -100,11 +99,7 @@ export function buildGrpcRouteInfo(route: GRPCRoute, world: RouteWorld, mode: Va
   const from = { group: GATEWAY_GROUP, kind: 'GRPCRoute', namespace: ns };
   // "If no matches are specified, the implementation MUST match every gRPC request"; no rules: one such rule.
   const rules = route.spec?.rules?.length ? route.spec.rules : [{}];
-  const entries: RouteEntryIR[] = [];
-  const findings: Finding[] = [];
-  const dropped: { rule: number; message: string }[] = [];
-  const refErrors: { reason: string; message: string }[] = [];
-  const clusters = new Map<string, ClusterIR>();
+  const built = new RouteRules(world, ref, mode);
 
   rules.forEach((rule, ri) => {
     const rf = `spec.rules[${ri}]`;
@@ -112,55 +107,22 @@ export function buildGrpcRouteInfo(route: GRPCRoute, world: RouteWorld, mode: Va
     const matches = (rule.matches?.length ? rule.matches : [{}]).map((m, mi) =>
       grpcMatch(m, `${rf}.matches[${mi}]`, problems),
     );
-    const filters = ruleFilters(
-      rule,
-      rf,
-      (b, field) => {
-        const res = resolveServiceRef(world, from, b, field);
-        if (res.error) refErrors.push(res.error);
-        else if (res.cluster) clusters.set(res.cluster.name, res.cluster);
-        return res.cluster;
-      },
-      GRPC_FILTERS,
-    );
-    if (filters.unsupportedType) problems.push(filters.unsupportedType);
-    problems.push(...filters.problems);
+    const filters = ruleFilters(rule, rf, built.resolve, GRPC_FILTERS);
     // GRPCBackendRef.filters: the header modifiers apply to that backend's requests (forwardAction), as HTTPRoute's.
     backendFilterProblems(rule, rf, problems);
-    for (const p of problems) findings.push({ resource: ref, ...p });
-    if (problems.length && mode === 'strict') {
-      dropped.push({ rule: ri, message: problems.map((p) => `${p.field}: ${p.message}`).join('; ') });
-      return;
-    }
-    let action: ActionIR;
-    if (filters.unsupported) {
-      refErrors.push({ reason: 'InvalidKind', message: filters.unsupported });
-      action = { type: 'direct', status: 500, reason: filters.unsupported };
-    } else if (filters.unsupportedType) {
-      const reason = `${filters.unsupportedType.field}: ${filters.unsupportedType.message}`;
-      action = { type: 'direct', status: 500, reason };
-    } else {
-      action = forwardAction(world, from, rule, rf, refErrors, clusters, 503);
-    }
+    if (built.dropsRule(ri, problems, filters)) return;
+    const action =
+      built.filterFailure(filters) ?? forwardAction(world, from, rule, rf, built.refErrors, built.clusters, 503);
     const { requestHeaders, responseHeaders, mirrors } = filters;
-    matches.forEach((m, mi) => {
-      entries.push({
-        name: `grpcroute/${ns}/${route.metadata.name}/rule/${ri}/match/${mi}`,
-        route: ref,
-        rule: ri,
-        ...(rule.name ? { ruleName: rule.name } : {}),
-        match: mi,
-        matchIR: m,
-        action,
-        ...(requestHeaders ? { requestHeaders } : {}),
-        ...(responseHeaders ? { responseHeaders } : {}),
-        mirrors,
-        grpc: true,
-      });
+    built.addEntries(route, ri, matches, action, {
+      ...(requestHeaders ? { requestHeaders } : {}),
+      ...(responseHeaders ? { responseHeaders } : {}),
+      mirrors,
+      grpc: true,
     });
   });
 
   // gRPC is HTTP/2: its backends (and mirrors) are reached over h2c.
-  const h2 = [...clusters.values()].map((c) => ({ ...c, protocol: 'http2' as const }));
-  return routeInfo(route, ref, { entries, ruleCount: rules.length, dropped, refErrors, clusters: h2, findings });
+  const h2 = [...built.clusters.values()].map((c) => ({ ...c, protocol: 'http2' as const }));
+  return built.info(route, rules.length, h2);
 }

@@ -11,7 +11,12 @@ import {
 } from '../model.ts';
 import { toProtoDuration } from './duration.ts';
 import type { ExtensionInfo } from './extensions.ts';
+import type { FieldReader } from './field-reader.ts';
 import { corsSettings, headerOps } from './http-settings.ts';
+import { jwtSettings } from './policy-jwt.ts';
+import type { MergeType } from './policy-merge.ts';
+import { rbacSettings } from './policy-rbac.ts';
+import type { RouteWorld } from './routes.ts';
 import type { Finding, ObjRef, Outcome, PolicySettings, ValidationMode } from './types.ts';
 
 export interface PolicyInfo {
@@ -25,6 +30,10 @@ export interface PolicyInfo {
   fields: PolicyField[];
   /** Fields that can be applied, normalized. */
   settings: PolicySettings;
+  /** The same fields as the spec writes them: what a merge (`mergeType`, policy-merge.ts) merges, then normalizes. */
+  spec: Partial<Record<PolicyField, unknown>>;
+  /** How its fields merge onto those of the policies below it in precedence (absent: they replace them). */
+  mergeType?: MergeType;
   accepted: Outcome;
   /** Set when the policy uses ext auth: whether its GatewayExtension (and that one's backend) resolved. */
   extAuthRefs?: Outcome & { extension: string };
@@ -33,6 +42,8 @@ export interface PolicyInfo {
 
 export interface PolicyWorld {
   extension(namespace: string, name: string): ExtensionInfo | undefined;
+  /** Services and ReferenceGrants (a jwt provider's remote JWKS Service). */
+  routes?: RouteWorld;
 }
 
 /** Index keys for policy lookup: `<Kind>/<ns>/<name>` per targetRef, `selector/<Kind>/<ns>` per selector. */
@@ -46,23 +57,17 @@ export function policyTargetKeys(p: TrafficPolicy): string[] {
 
 const perMillion = (pct: number | undefined) => Math.round((pct ?? 100) * 10_000);
 
-/** How a field is read: its problems are collected, durations converted (an invalid one is a problem). */
-interface FieldReader {
-  problem(field: string, message: string): void;
-  duration(field: string, v: string | undefined): string | undefined;
-}
-
 type SettingsOf<F extends keyof PolicySettings & keyof TrafficPolicySpec> = (
   spec: NonNullable<TrafficPolicySpec[F]>,
   r: FieldReader,
 ) => PolicySettings[F] | undefined;
 
 /**
- * Per TrafficPolicy field (but extAuth, which needs the world: extAuthSettings), its settings as the IR carries
+ * Per TrafficPolicy field (but extAuth and jwt, which need the world), its settings as the IR carries
  * them; undefined when it has nothing to apply. Checked in this order, which is the order of the problems in
  * Accepted's message.
  */
-const FIELD_SETTINGS: { [F in Exclude<PolicyField, 'extAuth'>]: SettingsOf<F> } = {
+const FIELD_SETTINGS: { [F in Exclude<PolicyField, 'extAuth' | 'jwt'>]: SettingsOf<F> } = {
   timeouts: (t, r) => {
     const request = r.duration('spec.timeouts.request', t.request);
     const streamIdle = r.duration('spec.timeouts.streamIdle', t.streamIdle);
@@ -130,7 +135,31 @@ const FIELD_SETTINGS: { [F in Exclude<PolicyField, 'extAuth'>]: SettingsOf<F> } 
       ...(f.abort ? { abort: { httpStatus: f.abort.httpStatus, perMillion: perMillion(f.abort.percentage) } } : {}),
     };
   },
+  rbac: rbacSettings,
 };
+
+/**
+ * One field's settings from its spec as written (a merge of several policies' specs): undefined when the field is not
+ * read from its spec alone (extAuth needs the world), else the settings and the problems found.
+ */
+export function fieldSettingsOf(
+  field: PolicyField,
+  spec: unknown,
+): { settings: unknown; problems: string[] } | undefined {
+  const read = (FIELD_SETTINGS as Record<string, SettingsOf<any> | undefined>)[field];
+  if (!read) return undefined;
+  const problems: string[] = [];
+  const settings = read(spec as never, {
+    problem: (f, m) => problems.push(`${f}: ${m}`),
+    duration: (f, v) => {
+      if (v === undefined) return undefined;
+      const d = toProtoDuration(v);
+      if (!d) problems.push(`${f}: invalid duration ${JSON.stringify(v)}`);
+      return d;
+    },
+  });
+  return { settings, problems };
+}
 
 /** extAuth: off (`disable`), or the GatewayExtension it names when that one and its backend resolved. */
 function extAuthSettings(
@@ -218,8 +247,12 @@ export function buildPolicyInfo(p: TrafficPolicy, world: PolicyWorld, mode: Vali
   }
   const extAuth = spec.extAuth ? extAuthSettings(spec.extAuth, ns, world, reader) : {};
   if (extAuth.settings) settings.extAuth = extAuth.settings;
+  const jwt =
+    spec.jwt && jwtSettings(spec.jwt, reader, { namespace: ns, policy: p.metadata.name, world: world.routes });
+  if (jwt) settings.jwt = jwt;
 
   const invalid = problems.length > 0;
+  const applied = invalid && mode === 'strict' ? {} : settings;
   const accepted: Outcome = invalid
     ? { ok: false, reason: 'Invalid', message: problems.map((x) => `${x.field}: ${x.message}`).join('; ') }
     : { ok: true, reason: 'Valid', message: 'the policy is valid' };
@@ -232,7 +265,9 @@ export function buildPolicyInfo(p: TrafficPolicy, world: PolicyWorld, mode: Vali
     selectors,
     fields: POLICY_FIELDS.filter((f) => spec[f] !== undefined),
     // Strict validation applies nothing of an invalid policy; with validation off, what it says is sent as written.
-    settings: invalid && mode === 'strict' ? {} : settings,
+    settings: applied,
+    spec: Object.fromEntries(Object.keys(applied).map((f) => [f, spec[f as PolicyField]])),
+    ...(spec.mergeType ? { mergeType: spec.mergeType } : {}),
     accepted,
     ...(extAuth.refs ? { extAuthRefs: extAuth.refs } : {}),
     findings: problems.map((pr) => ({ resource: ref, ...pr })),

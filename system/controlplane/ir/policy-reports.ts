@@ -1,6 +1,7 @@
 // What each TrafficPolicy's attachment to one Gateway came to, as its ancestor status wants it (interfaces page,
 // "Policies"): Accepted (valid, or sent as written with validation off) and Attached — Attached, Merged when it lost
-// some fields to higher-priority policies, Overridden when it lost all, Invalid when it has nothing it can apply —
+// some fields to higher-priority policies or some of its values merged with other policies' (mergeType), Overridden
+// when nothing of it survived, Invalid when it has nothing it can apply —
 // and ResolvedRefs for its ext auth extension. Made from the tallies of attach-policies.ts's GatewayPolicies.
 import type { PolicyField } from '../model.ts';
 import type { PolicyTally } from './attach-policies.ts';
@@ -39,19 +40,25 @@ export function policyReports(
 
 function attachedOutcome(t: PolicyTally<PolicyInfo>): Outcome {
   const p = t.policy;
-  const lostFields = [...t.lost.keys()].filter((f) => !t.won.has(f));
+  const lostFields = [...t.lost.keys()].filter((f) => !t.won.has(f) && !t.merged.has(f));
   if (p.extAuthRefs && !p.extAuthRefs.ok && !Object.keys(p.settings).some((f) => f !== 'extAuth')) {
     return bad(p.extAuthRefs.reason, p.extAuthRefs.message);
   }
   if (!Object.keys(p.settings).length && !p.accepted.ok) return bad('Invalid', `not applied: ${p.accepted.message}`);
-  if (lostFields.length && !t.won.size) {
+  if (lostFields.length && !t.won.size && !t.merged.size) {
     return bad('Overridden', `overridden due to conflict with higher priority policy: ${describeLost(t.lost)}`);
   }
+  const overridden = lostFields.length
+    ? `overridden ${describeLost(new Map(lostFields.map((f) => [f, t.lost.get(f)!])))}`
+    : '';
+  if (t.merged.size) {
+    // mergeType: some of its values merged with other policies' (field by field: policy-merge.ts).
+    const merged = [...t.merged].map(([f, ms]) => `${f} as ${[...ms].join(', ')}`).join('; ');
+    const applied = t.won.size ? `applied ${[...t.won].join(', ')}; ` : '';
+    return ok('Merged', `merged field by field: ${applied}merged ${merged}${overridden ? `; ${overridden}` : ''}`);
+  }
   if (lostFields.length) {
-    return ok(
-      'Merged',
-      `merged with higher priority policies: applied ${[...t.won].join(', ')}; overridden ${describeLost(new Map(lostFields.map((f) => [f, t.lost.get(f)!])))}`,
-    );
+    return ok('Merged', `merged with higher priority policies: applied ${[...t.won].join(', ')}; ${overridden}`);
   }
   return ok('Attached', t.won.size ? `applied ${[...t.won].join(', ')}` : 'attached');
 }

@@ -224,11 +224,7 @@ export function buildRouteInfo(route: HTTPRoute, world: RouteWorld, mode: Valida
   const rules: HTTPRouteRule[] = route.spec?.rules?.length
     ? route.spec.rules
     : [{ matches: [{ path: { type: 'PathPrefix', value: '/' } }] }];
-  const entries: RouteEntryIR[] = [];
-  const findings: Finding[] = [];
-  const dropped: { rule: number; message: string }[] = [];
-  const refErrors: { reason: string; message: string }[] = [];
-  const clusters = new Map<string, ClusterIR>();
+  const built = new RouteRules(world, ref, mode);
 
   rules.forEach((rule, ri) => {
     const rf = `spec.rules[${ri}]`;
@@ -237,94 +233,135 @@ export function buildRouteInfo(route: HTTPRoute, world: RouteWorld, mode: Valida
     matches.forEach((m, mi) => {
       checkMatch(m, `${rf}.matches[${mi}]`, problems);
     });
-    const filters = ruleFilters(rule, rf, (b, field) => {
-      const res = resolveServiceRef(world, from, b, field);
-      if (res.error) refErrors.push(res.error);
-      else if (res.cluster) clusters.set(res.cluster.name, res.cluster);
-      return res.cluster;
-    });
+    const filters = ruleFilters(rule, rf, built.resolve);
     const timeouts = checkRule(rule, rf, matches, filters, problems);
     const retry = ruleRetry(rule, rf, problems);
-    if (filters.unsupportedType) problems.push(filters.unsupportedType);
-    problems.push(...filters.problems);
-
-    for (const p of problems) findings.push({ resource: ref, ...p });
-    if (problems.length && mode === 'strict') {
-      dropped.push({ rule: ri, message: problems.map((p) => `${p.field}: ${p.message}`).join('; ') });
-      return;
-    }
-
-    let action: ActionIR;
-    if (filters.unsupported) {
-      refErrors.push({ reason: 'InvalidKind', message: filters.unsupported });
-      action = { type: 'direct', status: 500, reason: filters.unsupported };
-    } else if (filters.unsupportedType) {
-      // Kept (validation off): never served as if the filter were not there.
-      const reason = `${filters.unsupportedType.field}: ${filters.unsupportedType.message}`;
-      action = { type: 'direct', status: 500, reason };
-    } else if (filters.redirect) {
-      action = redirectAction(filters.redirect);
-    } else {
-      action = forwardAction(world, from, rule, rf, refErrors, clusters);
-    }
+    if (built.dropsRule(ri, problems, filters)) return;
+    const action =
+      built.filterFailure(filters) ??
+      (filters.redirect
+        ? redirectAction(filters.redirect)
+        : forwardAction(world, from, rule, rf, built.refErrors, built.clusters));
     const { requestHeaders, responseHeaders, rewrite, mirrors, cors } = filters;
-    matches.forEach((m, mi) => {
-      entries.push({
-        name: `httproute/${ns}/${route.metadata.name}/rule/${ri}/match/${mi}`,
-        route: ref,
-        rule: ri,
-        ...(rule.name ? { ruleName: rule.name } : {}),
-        match: mi,
-        matchIR: m,
-        action,
-        ...(requestHeaders ? { requestHeaders } : {}),
-        ...(responseHeaders ? { responseHeaders } : {}),
-        ...(rewrite && (rewrite.hostname || rewrite.path) ? { rewrite } : {}),
-        mirrors,
-        ...(timeouts && (timeouts.request || timeouts.backendRequest) ? { timeouts } : {}),
-        ...(retry ? { retry } : {}),
-        ...(cors ? { cors } : {}),
-      });
+    built.addEntries(route, ri, matches, action, {
+      ...(requestHeaders ? { requestHeaders } : {}),
+      ...(responseHeaders ? { responseHeaders } : {}),
+      ...(rewrite && (rewrite.hostname || rewrite.path) ? { rewrite } : {}),
+      mirrors,
+      ...(timeouts && (timeouts.request || timeouts.backendRequest) ? { timeouts } : {}),
+      ...(retry ? { retry } : {}),
+      ...(cors ? { cors } : {}),
     });
   });
 
-  return routeInfo(route, ref, { entries, ruleCount: rules.length, dropped, refErrors, clusters, findings });
+  return built.info(route, rules.length);
 }
 
 /**
- * A resolved route's RouteInfo from what its rules gave (HTTPRoute here, GRPCRoute in grpc-routes.ts): ResolvedRefs
- * from the first reference error (all messages joined), clusters sorted by name.
+ * What building one route's rules accumulates, the same for HTTPRoute (here) and GRPCRoute (grpc-routes.ts): the
+ * entries, the findings and the rules dropped for them, reference errors and the clusters its backends resolved to;
+ * then the RouteInfo (ResolvedRefs from the first reference error, all messages joined; clusters sorted by name).
  */
-export function routeInfo(
-  route: HTTPRoute | GRPCRoute,
-  ref: ObjRef,
-  r: {
-    entries: RouteEntryIR[];
-    ruleCount: number;
-    dropped: { rule: number; message: string }[];
-    refErrors: { reason: string; message: string }[];
-    clusters: Map<string, ClusterIR> | ClusterIR[];
-    findings: Finding[];
-  },
-): RouteInfo {
-  const resolvedRefs: Outcome = r.refErrors.length
-    ? { ok: false, reason: r.refErrors[0].reason, message: r.refErrors.map((e) => e.message).join('; ') }
-    : { ok: true, reason: 'ResolvedRefs', message: 'all references resolved' };
-  const ns = route.metadata.namespace ?? 'default';
-  return {
-    ref,
-    generation: route.metadata.generation ?? 1,
-    creationTimestamp: route.metadata.creationTimestamp ?? '',
-    labels: route.metadata.labels ?? {},
-    hostnames: route.spec?.hostnames ?? [],
-    parentRefs: (route.spec?.parentRefs ?? []).map((p) => normalizeParentRef(ns, p)),
-    entries: r.entries,
-    ruleCount: r.ruleCount,
-    droppedRules: r.dropped,
-    resolvedRefs,
-    clusters: [...r.clusters.values()].sort((a, b) => compareStrings(a.name, b.name)),
-    findings: r.findings,
-  };
+export class RouteRules {
+  readonly entries: RouteEntryIR[] = [];
+  readonly findings: Finding[] = [];
+  readonly dropped: { rule: number; message: string }[] = [];
+  readonly refErrors: { reason: string; message: string }[] = [];
+  readonly clusters = new Map<string, ClusterIR>();
+  private readonly ref: ObjRef;
+  private readonly mode: ValidationMode;
+  /** Resolves a backendRef of the route (ruleFilters' mirror resolver), recording its cluster or its error. */
+  readonly resolve: (b: BackendObjectRef, field: string) => ClusterIR | undefined;
+
+  constructor(world: RouteWorld, ref: ObjRef, mode: ValidationMode) {
+    this.ref = ref;
+    this.mode = mode;
+    const from = { group: GATEWAY_GROUP, kind: ref.kind, namespace: ref.namespace };
+    this.resolve = (b, field) => {
+      const res = resolveServiceRef(world, from, b, field);
+      if (res.error) this.refErrors.push(res.error);
+      else if (res.cluster) this.clusters.set(res.cluster.name, res.cluster);
+      return res.cluster;
+    };
+  }
+
+  /**
+   * Records rule `ri`'s problems (its filters' too) as findings; true when the rule is left out for them (strict
+   * validation: the rest of the route is served).
+   */
+  dropsRule(ri: number, problems: { field: string; message: string }[], filters: RuleFilters): boolean {
+    if (filters.unsupportedType) problems.push(filters.unsupportedType);
+    problems.push(...filters.problems);
+    for (const p of problems) this.findings.push({ resource: this.ref, ...p });
+    if (!problems.length || this.mode !== 'strict') return false;
+    this.dropped.push({ rule: ri, message: problems.map((p) => `${p.field}: ${p.message}`).join('; ') });
+    return true;
+  }
+
+  /**
+   * A rule whose filters cannot be served answers 500 (an extensionRef of an unknown kind: also a reference error;
+   * an unknown filter type kept with validation off): never served as if the filter were not there.
+   */
+  filterFailure(filters: RuleFilters): ActionIR | undefined {
+    if (filters.unsupported) {
+      this.refErrors.push({ reason: 'InvalidKind', message: filters.unsupported });
+      return { type: 'direct', status: 500, reason: filters.unsupported };
+    }
+    if (filters.unsupportedType) {
+      const reason = `${filters.unsupportedType.field}: ${filters.unsupportedType.message}`;
+      return { type: 'direct', status: 500, reason };
+    }
+    return undefined;
+  }
+
+  /**
+   * Rule `ri`'s entries, one per match, named `<kind>/<ns>/<name>/rule/<ri>/match/<mi>`, with `action` and what the
+   * rule's filters and fields add to each.
+   */
+  addEntries(
+    route: HTTPRoute | GRPCRoute,
+    ri: number,
+    matches: MatchIR[],
+    action: ActionIR,
+    extra: Omit<RouteEntryIR, 'name' | 'route' | 'rule' | 'ruleName' | 'match' | 'matchIR' | 'action'>,
+  ): void {
+    const rule = route.spec?.rules?.[ri];
+    const kind = this.ref.kind.toLowerCase();
+    matches.forEach((m, mi) => {
+      this.entries.push({
+        name: `${kind}/${this.ref.namespace}/${this.ref.name}/rule/${ri}/match/${mi}`,
+        route: this.ref,
+        rule: ri,
+        ...(rule?.name ? { ruleName: rule.name } : {}),
+        match: mi,
+        matchIR: m,
+        action,
+        ...extra,
+      });
+    });
+  }
+
+  /** The route's RouteInfo; `clusters` replaces the resolved ones (GRPCRoute's, all HTTP/2). */
+  info(route: HTTPRoute | GRPCRoute, ruleCount: number, clusters?: ClusterIR[]): RouteInfo {
+    const resolvedRefs: Outcome = this.refErrors.length
+      ? { ok: false, reason: this.refErrors[0].reason, message: this.refErrors.map((e) => e.message).join('; ') }
+      : { ok: true, reason: 'ResolvedRefs', message: 'all references resolved' };
+    const ns = route.metadata.namespace ?? 'default';
+    return {
+      ref: this.ref,
+      generation: route.metadata.generation ?? 1,
+      creationTimestamp: route.metadata.creationTimestamp ?? '',
+      labels: route.metadata.labels ?? {},
+      hostnames: route.spec?.hostnames ?? [],
+      parentRefs: (route.spec?.parentRefs ?? []).map((p) => normalizeParentRef(ns, p)),
+      entries: this.entries,
+      ruleCount,
+      droppedRules: this.dropped,
+      resolvedRefs,
+      clusters: [...(clusters ?? this.clusters.values())].sort((a, b) => compareStrings(a.name, b.name)),
+      findings: this.findings,
+    };
+  }
 }
 
 export interface RuleFilters {

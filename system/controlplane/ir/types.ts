@@ -1,7 +1,9 @@
 // The intermediate representation: what one Gateway's proxy must do, resolved and ordered, with no Kubernetes objects
 // left in it and no Envoy types yet. Reports (the inputs of status) travel beside it. Also the two constructors of an
 // Outcome and the string order the IR sorts by.
+
 import type { PolicyField } from '../model.ts';
+import type { MergeType } from './policy-merge.ts';
 
 export type ValidationMode = 'strict' | 'off';
 
@@ -152,13 +154,68 @@ export interface PolicySettings {
     delay?: { fixedDelay: string; perMillion: number };
     abort?: { httpStatus: number; perMillion: number };
   };
+  rbac?: RbacIR;
+  jwt?: JwtIR;
+}
+
+// ---- TrafficPolicy fields of issue 13 item 4 (ir/policy-<field>.ts reads them, xds/translator/<filter>.ts writes) --
+
+/** A request header match: exactly one of the kinds is set. */
+export interface HeaderMatchIR {
+  name: string;
+  exact?: string;
+  prefix?: string;
+  regex?: string;
+  present?: true;
+}
+
+export interface CidrIR {
+  addressPrefix: string;
+  prefixLen: number;
+}
+
+export type RbacPrincipalIR =
+  | { any: true }
+  | { directRemoteIp: CidrIR }
+  | { remoteIp: CidrIR }
+  | { header: HeaderMatchIR };
+export type RbacPermissionIR = { any: true } | { header: HeaderMatchIR };
+
+/** Envoy's RBAC rules: ALLOW lets through what a policy matches, DENY refuses it. */
+export interface RbacIR {
+  action: 'ALLOW' | 'DENY';
+  policies: { name: string; principals: RbacPrincipalIR[]; permissions: RbacPermissionIR[] }[];
+}
+
+/**
+ * Why a policy's value of a field is not the setting as it wrote it: a more specific attachment, an older policy, or
+ * the name tie-break put another one above it; `merged`: the one above it has a mergeType and its value was merged
+ * onto this one's (sub-fields it sets and the one above does not survive).
+ */
+export type PrecedenceRule = 'more specific' | 'older' | 'name' | 'merged';
+
+export interface FieldDecision {
+  field: PolicyField;
+  /** `TrafficPolicy/<ns>/<name>`: the highest-priority policy that sets it (its values win where merged ones meet). */
+  winner: string;
+  level: 'gateway' | 'listener' | 'route' | 'rule';
+  /**
+   * The other policies that set the field, in precedence order: first those merged under the winner (rule `merged`,
+   * with the mergeType of the policy just above), then those left out, each with the rule that put the last policy
+   * of the merge (the winner when nothing merged; else named as `to`) above it.
+   */
+  over: { policy: string; level: FieldDecision['level']; rule: PrecedenceRule; mergeType?: MergeType; to?: string }[];
+  /** A merge asked for but not made because its result is invalid (the winner's value applies alone): why. */
+  mergeRefused?: string;
 }
 
 /** One route of a virtual host: the rule-match, plus the policy settings that won for it and where they came from. */
 export interface RouteIR extends RouteEntryIR {
   policy: PolicySettings;
-  /** field → `TrafficPolicy/<ns>/<name>` that supplied it. */
+  /** field → `TrafficPolicy/<ns>/<name>` that supplied it; a merge (mergeType) names each policy merged, `A+B`. */
   provenance: Partial<Record<PolicyField, string>>;
+  /** The fields more than one policy sets: attach-policies.ts's decision (winner, the others, the rule). */
+  precedence?: FieldDecision[];
 }
 
 export interface VirtualHostIR {
@@ -316,4 +373,21 @@ export interface GatewayIR {
   extAuth: ExtAuthIR[];
   /** Problems found (strict: dropped from the config; off: sent as written). */
   findings: Finding[];
+}
+
+/** One JWT provider (Envoy's JwtProvider): its name is unique on a Gateway, `<ns>/<policy>/<provider>`. */
+export interface JwtProviderIR {
+  name: string;
+  issuer?: string;
+  audiences: string[];
+  /** The JWKS inline (a JSON document, checked), or fetched from a Service (remote_jwks). */
+  jwks: { inline: string } | { remote: { uri: string; cluster: ClusterIR; timeout: string; cacheDuration?: string } };
+  claimToHeaders: { claim: string; header: string }[];
+  forward: boolean;
+}
+
+/** A policy's JWT requirement (`<ns>/<policy>`): a token one of its providers verifies. */
+export interface JwtIR {
+  requirement: string;
+  providers: JwtProviderIR[];
 }

@@ -72,6 +72,9 @@ export function buildVirtualHosts(
           extAuth.set(ea.ext.filterName, ea.ext);
           clusters.set(ea.ext.cluster.name, ea.ext.cluster);
         }
+        for (const pr of route.policy.jwt?.providers ?? []) {
+          if ('remote' in pr.jwks) clusters.set(pr.jwks.remote.cluster.name, pr.jwks.remote.cluster);
+        }
         return route;
       });
       virtualHosts.push({ name: virtualHostName(port, host), domains: [host], routes });
@@ -142,7 +145,14 @@ function withPolicies({ e, r, listener }: PlacedEntry, policies: GatewayPolicies
   const route = { kind: r.ref.kind, namespace: r.ref.namespace, name: r.ref.name, labels: r.labels };
   const { merged, candidates } = policies.mergeAt(listener, route, e.ruleName || undefined);
   for (const c of candidates) findings.add(c.policy.findings);
-  const out: RouteIR = { ...e, policy: merged.settings, provenance: merged.provenance };
+  // Where several policies set a field, the decision itself (winner, the others and the rule): translate prints it.
+  const contested = merged.fields.filter((f) => f.over.length || f.mergeRefused);
+  const out: RouteIR = {
+    ...e,
+    policy: merged.settings,
+    provenance: merged.provenance,
+    ...(contested.length ? { precedence: contested } : {}),
+  };
   return out;
 }
 

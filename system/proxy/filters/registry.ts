@@ -6,7 +6,9 @@ import { extAuthzFactory } from './ext-authz.ts';
 import { faultFactory } from './fault.ts';
 import type { FilterContext, FilterFactory, HttpFilter, J } from './filter-api.ts';
 import { healthCheckFactory } from './health-check.ts';
+import { jwtAuthnFactory } from './jwt-authn.ts';
 import { localRateLimitFactory } from './local-ratelimit.ts';
+import { rbacFactory } from './rbac.ts';
 import { routerFactory } from './router/router.ts';
 
 export const FACTORIES: readonly FilterFactory[] = [
@@ -16,6 +18,8 @@ export const FACTORIES: readonly FilterFactory[] = [
   extAuthzFactory,
   faultFactory,
   healthCheckFactory,
+  rbacFactory,
+  jwtAuthnFactory,
 ];
 
 const byConfigType = new Map<string, FilterFactory>();

@@ -78,11 +78,7 @@ export class TcpProxy {
     this.config = config;
     this.deps = deps;
     this.log = deps.logs.logger('filter');
-    const prefix = `tcp.${config.statPrefix}.`;
-    const s = {} as TcpProxy['stats'];
-    for (const c of COUNTERS) s[c] = deps.stats.counter(prefix + c);
-    for (const g of GAUGES) s[g] = deps.stats.gauge(prefix + g);
-    this.stats = s;
+    this.stats = deps.stats.group(`tcp.${config.statPrefix}.`, COUNTERS, GAUGES);
   }
 
   /** Nothing to wait for: no route configuration. */

@@ -116,9 +116,7 @@ export class SniTcpProxy {
     this.chains = chains;
     this.proxies = chains.map((c) => new TcpProxy(c.tcpProxy, deps));
     this.ssl = chains.some((c) => c.tls) ? new SslStats(deps.listenerStatPrefix, deps.stats) : undefined;
-    const s = {} as SniTcpProxy['inspector'];
-    for (const c of INSPECTOR_COUNTERS) s[c] = deps.stats.counter(`tls_inspector.${c}`);
-    this.inspector = s;
+    this.inspector = deps.stats.group('tls_inspector.', INSPECTOR_COUNTERS);
     this.bytesProcessed = deps.stats.histogram('tls_inspector.bytes_processed', 'Bytes');
     this.noChain = deps.stats.counter(`${deps.listenerStatPrefix}no_filter_chain_match`);
     this.preTimeout = deps.stats.counter(`${deps.listenerStatPrefix}downstream_pre_cx_timeout`);

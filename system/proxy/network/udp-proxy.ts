@@ -91,11 +91,7 @@ export class UdpProxy {
     this.config = config;
     this.deps = deps;
     this.log = deps.logs.logger('filter');
-    const prefix = `udp.${config.statPrefix}.`;
-    const s = {} as UdpProxy['stats'];
-    for (const c of COUNTERS) s[c] = deps.stats.counter(prefix + c);
-    s.downstream_sess_active = deps.stats.gauge(`${prefix}downstream_sess_active`);
-    this.stats = s;
+    this.stats = deps.stats.group(`udp.${config.statPrefix}.`, COUNTERS, ['downstream_sess_active'] as const);
   }
 
   ready(): Promise<void> {

@@ -7,7 +7,9 @@ import { corsFilter } from './cors.ts';
 import type { Json } from './envoy.ts';
 import { extAuthzFilter } from './ext-authz.ts';
 import { faultFilter } from './fault.ts';
+import { jwtAuthnFilter } from './jwt-authn.ts';
 import { localRateLimitFilter } from './local-ratelimit.ts';
+import { rbacFilter } from './rbac.ts';
 
 export interface ListenerFilters {
   /** HCM http_filters entries, in chain order. */
@@ -20,8 +22,18 @@ interface HttpFilter {
   forListener(l: ListenerIR, ir: GatewayIR): ListenerFilters;
 }
 
-/** In chain order: CORS, ext auth, local rate limit, fault (then the router). */
-const HTTP_FILTERS: HttpFilter[] = [corsFilter, extAuthzFilter, localRateLimitFilter, faultFilter];
+/**
+ * In chain order, as Envoy Gateway orders them: cors, buffer, jwt_authn, ext_authz, ext_proc, rbac, local_ratelimit,
+ * ratelimit, header mutation (transformation), fault, compressor (then the router).
+ */
+const HTTP_FILTERS: HttpFilter[] = [
+  corsFilter,
+  jwtAuthnFilter,
+  extAuthzFilter,
+  rbacFilter,
+  localRateLimitFilter,
+  faultFilter,
+];
 
 /** What the policy filters put on one listener: its chain (without the router) and each route's per-filter config. */
 export function filtersFor(l: ListenerIR, ir: GatewayIR): ListenerFilters {

@@ -125,9 +125,13 @@ function routeAction(r: RouteIR): Json {
 }
 
 function weightedCluster(b: WeightedClusterIR): Json {
-  const out: Json = { name: b.cluster, weight: b.weight };
-  const req = headersToAdd([b.requestHeaders]);
-  const res = headersToAdd([b.responseHeaders]);
+  return withHeaderOps({ name: b.cluster, weight: b.weight }, [b.requestHeaders], [b.responseHeaders]);
+}
+
+/** `out` with the request_/response_headers_to_add/_remove the header operations give (none: unchanged). */
+function withHeaderOps(out: Json, request: (HeaderOpsIR | undefined)[], response: (HeaderOpsIR | undefined)[]): Json {
+  const req = headersToAdd(request);
+  const res = headersToAdd(response);
   if (req.add.length) out.request_headers_to_add = req.add;
   if (req.remove.length) out.request_headers_to_remove = req.remove;
   if (res.add.length) out.response_headers_to_add = res.add;
@@ -161,13 +165,11 @@ function translateRoute(r: RouteIR, perFilter: Json): Json {
   if (Object.keys(perFilter).length) out.typed_per_filter_config = sortKeys(perFilter);
 
   const p = r.policy;
-  const req = headersToAdd([r.requestHeaders, p.headerModifiers?.request]);
-  const res = headersToAdd([r.responseHeaders, p.headerModifiers?.response]);
-  if (req.add.length) out.request_headers_to_add = req.add;
-  if (req.remove.length) out.request_headers_to_remove = req.remove;
-  if (res.add.length) out.response_headers_to_add = res.add;
-  if (res.remove.length) out.response_headers_to_remove = res.remove;
-  return out;
+  return withHeaderOps(
+    out,
+    [r.requestHeaders, p.headerModifiers?.request],
+    [r.responseHeaders, p.headerModifiers?.response],
+  );
 }
 
 function sortKeys(o: Json): Json {

@@ -1,5 +1,7 @@
 // The TrafficPolicy CRD: traffic behaviour (timeouts, retry, CORS, header modifiers, local rate limit, ext auth, URL
 // rewrite, fault injection) on the Gateways and HTTPRoutes it targets or selects; the policy status per ancestor.
+
+import { MERGE_TYPES } from '../../../controlplane/ir/policy-merge.ts';
 import { conditionColumn } from '../crd.ts';
 import {
   arr,
@@ -20,6 +22,7 @@ import {
   str,
   strMap,
 } from '../schema-blocks.ts';
+import { policyFieldSchemas } from './traffic-policy-fields.ts';
 import { vendorCrd } from './vendor-crd.ts';
 
 export const policyAncestorStatus = (): Schema =>
@@ -44,7 +47,8 @@ export function trafficPolicyCrd(): Record<string, unknown> {
     description:
       'TrafficPolicy sets traffic behaviour on Gateways and HTTPRoutes it targets (targetRefs) or selects by label ' +
       '(targetSelectors, same namespace). Per top-level field, the more specific attachment wins (route rule > route > ' +
-      'listener > gateway), then the older policy (creationTimestamp), then namespace/name.',
+      "listener > gateway), then the older policy (creationTimestamp), then namespace/name; with mergeType the winner's " +
+      'fields merge onto the lower-priority ones sub-field by sub-field.',
     spec: obj({
       targetRefs: arr(
         obj(
@@ -65,6 +69,13 @@ export function trafficPolicyCrd(): Record<string, unknown> {
           'matchLabels',
         ]),
         { maxItems: 16 },
+      ),
+      mergeType: desc(
+        "How this policy's fields merge onto the same fields of lower-priority policies (those it wins over: less " +
+          "specific, or younger at its level), as Envoy Gateway's mergeType: StrategicMerge (objects merge, header " +
+          'set/add lists by name, remove/CORS/retryOn/statusCodes lists as sets) or JSONMerge (RFC 7386: objects ' +
+          'merge, lists replace). Unset: each field it sets replaces theirs. extAuth never merges.',
+        str({ enum: [...MERGE_TYPES] }),
       ),
       timeouts: obj({ request: duration(), streamIdle: duration() }),
       retry: obj(
@@ -136,6 +147,7 @@ export function trafficPolicyCrd(): Record<string, unknown> {
         delay: obj({ fixedDelay: duration(), percentage: percentage() }, ['fixedDelay']),
         abort: obj({ httpStatus: int32({ minimum: 200, maximum: 599 }), percentage: percentage() }, ['httpStatus']),
       }),
+      ...policyFieldSchemas(),
     }),
     status: policyAncestorStatus(),
     columns: [conditionColumn('Accepted'), conditionColumn('Attached', 'reason')],

@@ -1,8 +1,10 @@
 // The router's URL work, as Envoy's route entries do it: a route's prefix or regex rewrite of the path (the query
 // kept), the Location of a redirect (scheme, host, port, path or prefix rewrite, query stripping) and the shadow
-// authority of a mirrored request.
+// authority of a mirrored request; the path and host rewrites of the headers a forwarded request (or upgrade) takes
+// upstream.
 import type { Re2 } from '../../../shared/regex.ts';
-import type { RedirectConfig } from '../../config/route.ts';
+import type { RedirectConfig, RouteActionConfig, WeightedCluster } from '../../config/route.ts';
+import type { HeaderMap } from '../../stream-info.ts';
 import type { FilterStream } from '../filter-api.ts';
 
 /** A path without its query string. */
@@ -79,4 +81,33 @@ export function shadowHost(host: string): string {
   const colon = host.lastIndexOf(':');
   if (colon > 0 && host.lastIndexOf(']') < colon) return `${host.slice(0, colon)}-shadow${host.slice(colon)}`;
   return `${host}-shadow`;
+}
+
+/**
+ * The route's rewrites of the request headers `h` going upstream, as Envoy's RouteEntryImplBase::finalizeRequestHeaders
+ * does them: the path (prefix or regex rewrite; the original in x-envoy-original-path), then the host (the weighted
+ * cluster's host_rewrite_literal before the route's, else host_rewrite_header, else host_rewrite_path_regex).
+ * Returns the upstream path.
+ */
+export function rewriteUpstream(
+  s: FilterStream,
+  h: HeaderMap,
+  a: RouteActionConfig,
+  weighted: WeightedCluster | undefined,
+): string {
+  let path = s.path;
+  const rewritten = rewritePath(s, a.prefixRewrite, a.regexRewrite);
+  if (rewritten !== undefined && rewritten !== s.path) {
+    h['x-envoy-original-path'] = s.path;
+    path = rewritten;
+  }
+  const hostRewrite = weighted?.hostRewriteLiteral ?? a.hostRewriteLiteral;
+  if (hostRewrite) h.host = hostRewrite;
+  else if (a.hostRewriteHeader) {
+    const v = s.header(a.hostRewriteHeader);
+    if (v) h.host = v;
+  } else if (a.hostRewritePathRegex) {
+    h.host = a.hostRewritePathRegex.re.replaceAll(pathOnly(s.path), a.hostRewritePathRegex.sub);
+  }
+  return path;
 }

@@ -19,7 +19,7 @@ import { strerror } from '../../strerror.ts';
 import type { Cluster } from '../../upstream/cluster.ts';
 import type { Host } from '../../upstream/host.ts';
 import type { DownstreamUpgrade, FilterStream } from '../filter-api.ts';
-import { pathOnly, rewritePath } from './rewrites.ts';
+import { rewriteUpstream } from './rewrites.ts';
 
 export interface UpgradeStats {
   downstream_cx_upgrades_total: Counter;
@@ -58,20 +58,7 @@ function upstreamHeaders(
   const timeoutMs = typeof override === 'string' && /^\d+$/.test(override) ? Number(override) : a.timeoutMs;
   delete h['x-envoy-upstream-rq-timeout-ms'];
   delete h['x-envoy-upstream-rq-per-try-timeout-ms'];
-  const rewritten = rewritePath(s, a.prefixRewrite, a.regexRewrite);
-  let path = s.path;
-  if (rewritten !== undefined && rewritten !== s.path) {
-    h['x-envoy-original-path'] = s.path;
-    path = rewritten;
-  }
-  const hostRewrite = weighted?.hostRewriteLiteral ?? a.hostRewriteLiteral;
-  if (hostRewrite) h.host = hostRewrite;
-  else if (a.hostRewriteHeader) {
-    const v = s.header(a.hostRewriteHeader);
-    if (v) h.host = v;
-  } else if (a.hostRewritePathRegex) {
-    h.host = a.hostRewritePathRegex.re.replaceAll(pathOnly(s.path), a.hostRewritePathRegex.sub);
-  }
+  const path = rewriteUpstream(s, h, a, weighted);
   if (!suppress && timeoutMs > 0) h['x-envoy-expected-rq-timeout-ms'] = String(timeoutMs);
   applyMutations(h, s.route!.requestMutations, s.info);
   if (weighted) applyMutations(h, [weighted.requestMutation], s.info);

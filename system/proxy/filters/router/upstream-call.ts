@@ -18,7 +18,7 @@ import type { PoolFailure } from '../../upstream/pool.ts';
 import type { FilterStream } from '../filter-api.ts';
 import { Attempt, type AttemptOwner } from './attempt.ts';
 import { backoffMs, retriableStatus, retryOnReset } from './retry-state.ts';
-import { pathOnly, rewritePath, shadowHost } from './rewrites.ts';
+import { rewriteUpstream, shadowHost } from './rewrites.ts';
 import type { UpgradeContext } from './upgrade.ts';
 
 const CONNECT_ERROR = 'upstream connect error or disconnect/reset before headers. reset reason: ';
@@ -100,19 +100,7 @@ export class UpstreamCall implements AttemptOwner {
     if (typeof perTry === 'string' && /^\d+$/.test(perTry)) this.perTryTimeoutMs = Number(perTry);
     delete h['x-envoy-upstream-rq-timeout-ms'];
     delete h['x-envoy-upstream-rq-per-try-timeout-ms'];
-    const rewritten = rewritePath(s, a.prefixRewrite, a.regexRewrite);
-    if (rewritten !== undefined && rewritten !== s.path) {
-      h['x-envoy-original-path'] = s.path;
-      this.path = rewritten;
-    }
-    const hostRewrite = this.weighted?.hostRewriteLiteral ?? a.hostRewriteLiteral;
-    if (hostRewrite) h.host = hostRewrite;
-    else if (a.hostRewriteHeader) {
-      const v = s.header(a.hostRewriteHeader);
-      if (v) h.host = v;
-    } else if (a.hostRewritePathRegex) {
-      h.host = a.hostRewritePathRegex.re.replaceAll(pathOnly(s.path), a.hostRewritePathRegex.sub);
-    }
+    this.path = rewriteUpstream(s, h, a, this.weighted);
     const expected =
       this.perTryTimeoutMs > 0 && (this.timeoutMs === 0 || this.perTryTimeoutMs < this.timeoutMs)
         ? this.perTryTimeoutMs
