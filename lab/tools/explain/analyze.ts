@@ -10,6 +10,7 @@ import type { Condition, KObj } from '../../toolkit/kube.ts';
 import type { ScopeEntry } from './attachment.ts';
 import { gatewayFindings, routeParents } from './gateways.ts';
 import { l4RouteFindings } from './l4-routes.ts';
+import { explainListenerPolicy, explainListenerPolicyOn, listenerPolicyGateways } from './listener-policies.ts';
 import {
   created,
   explainPolicyOn,
@@ -44,6 +45,9 @@ export function gatewaysNeeded(world: Omit<World, 'proxies' | 'services' | 'xdsE
     if (r) addRoute(r);
   } else if (t.kind === 'Gateway') {
     addGw(t);
+  } else if (t.kind === 'ListenerPolicy') {
+    const p = find(world.listenerPolicies ?? [], t.namespace, t.name);
+    if (p) for (const g of listenerPolicyGateways(p)) addGw(g);
   } else if (t.kind === 'TrafficPolicy') {
     const p = find(world.policies, t.namespace, t.name);
     if (p) {
@@ -129,6 +133,7 @@ function notFound(t: Target, world: World): Report {
     Gateway: world.gateways,
     TrafficPolicy: world.policies,
     GatewayExtension: world.extensions,
+    ListenerPolicy: world.listenerPolicies ?? [],
   };
   const list = lists[t.kind];
   const there = list.filter((o) => o.metadata?.namespace === t.namespace).map((o) => o.metadata!.name!);
@@ -235,6 +240,12 @@ export function explainGateway(world: World, t: Target): Report {
     const r = explainPolicyOn(world, { policy: p, via: [`Gateway ${t.namespace}/${t.name}`] }, [{ gateway: t }]);
     policies.push(r.report);
     findings.push(...r.findings);
+  }
+  for (const p of world.listenerPolicies ?? []) {
+    if (!listenerPolicyGateways(p).some((g) => g.namespace === t.namespace && g.name === t.name)) continue;
+    const r = explainListenerPolicyOn(world, p);
+    policies.push(r.report);
+    findings.push(...r.findings.filter((f) => f.level !== 'problem' || !f.subject.startsWith('Gateway ')));
   }
   return finish(world, t, findings, policies);
 }
@@ -360,5 +371,9 @@ export function explain(world: World, t: Target): Report {
       return explainPolicy(world, t);
     case 'GatewayExtension':
       return explainExtension(world, t);
+    case 'ListenerPolicy': {
+      const r = explainListenerPolicy(world, t);
+      return r.found ? finish(world, t, r.findings, r.policies) : notFound(t, world);
+    }
   }
 }

@@ -33,6 +33,9 @@ const ALIASES: Record<string, ExplainKind> = {
   gatewayextension: 'GatewayExtension',
   gatewayextensions: 'GatewayExtension',
   ge: 'GatewayExtension',
+  listenerpolicy: 'ListenerPolicy',
+  listenerpolicies: 'ListenerPolicy',
+  lp: 'ListenerPolicy',
 };
 
 /**

@@ -15,6 +15,7 @@ export const KINDS = [
   'Gateway',
   'TrafficPolicy',
   'GatewayExtension',
+  'ListenerPolicy',
 ] as const;
 export type ExplainKind = (typeof KINDS)[number];
 
@@ -41,6 +42,8 @@ export interface Finding {
 }
 
 export interface PolicyReport {
+  /** The policy's kind when not a TrafficPolicy (ListenerPolicy). */
+  kind?: 'ListenerPolicy';
   policy: string;
   created: string;
   /** How it reaches the object under explanation: `targetRef HTTPRoute web`, `selector HTTPRoute app=web`, ... */

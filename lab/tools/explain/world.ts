@@ -49,6 +49,8 @@ export interface World {
   /** TCPRoutes, UDPRoutes and TLSRoutes (none on a cluster without their CRDs). */
   l4Routes?: KObj[];
   policies: KObj[];
+  /** ListenerPolicies (none on a cluster without the CRD). */
+  listenerPolicies?: KObj[];
   extensions: KObj[];
   grants: KObj[];
   /** Services that objects under explanation refer to (ext-auth backends), by `ns/name`; absent = not found. */
@@ -90,22 +92,46 @@ async function validationMode(kube: Kube): Promise<'strict' | 'off'> {
 
 /** Every object explain reasons about (all namespaces: policies and grants cross namespaces). */
 export async function gatherObjects(kube: Kube): Promise<Omit<World, 'services' | 'proxies' | 'xdsError'>> {
-  const [gatewayClasses, gateways, routes, grpcRoutes, tcp, udp, tlsr, policies, extensions, grants, validation] =
-    await Promise.all([
-      listOrEmpty(kube, GW_API, 'GatewayClass'),
-      listOrEmpty(kube, GW_API, 'Gateway'),
-      listOrEmpty(kube, GW_API, 'HTTPRoute'),
-      listOrEmpty(kube, GW_API, 'GRPCRoute'),
-      listOrEmpty(kube, GW_API, 'TCPRoute'),
-      listOrEmpty(kube, GW_API, 'UDPRoute'),
-      listOrEmpty(kube, GW_API, 'TLSRoute'),
-      listOrEmpty(kube, VENDOR_API, 'TrafficPolicy'),
-      listOrEmpty(kube, VENDOR_API, 'GatewayExtension'),
-      listOrEmpty(kube, watchedKind('ReferenceGrant')!.apiVersion, 'ReferenceGrant'),
-      validationMode(kube),
-    ]);
+  const [
+    gatewayClasses,
+    gateways,
+    routes,
+    grpcRoutes,
+    tcp,
+    udp,
+    tlsr,
+    policies,
+    extensions,
+    grants,
+    validation,
+    listenerPolicies,
+  ] = await Promise.all([
+    listOrEmpty(kube, GW_API, 'GatewayClass'),
+    listOrEmpty(kube, GW_API, 'Gateway'),
+    listOrEmpty(kube, GW_API, 'HTTPRoute'),
+    listOrEmpty(kube, GW_API, 'GRPCRoute'),
+    listOrEmpty(kube, GW_API, 'TCPRoute'),
+    listOrEmpty(kube, GW_API, 'UDPRoute'),
+    listOrEmpty(kube, GW_API, 'TLSRoute'),
+    listOrEmpty(kube, VENDOR_API, 'TrafficPolicy'),
+    listOrEmpty(kube, VENDOR_API, 'GatewayExtension'),
+    listOrEmpty(kube, watchedKind('ReferenceGrant')!.apiVersion, 'ReferenceGrant'),
+    validationMode(kube),
+    listOrEmpty(kube, VENDOR_API, 'ListenerPolicy'),
+  ]);
   const l4Routes = [...tcp, ...udp, ...tlsr];
-  return { gatewayClasses, gateways, routes, grpcRoutes, l4Routes, policies, extensions, grants, validation };
+  return {
+    gatewayClasses,
+    gateways,
+    routes,
+    grpcRoutes,
+    l4Routes,
+    policies,
+    listenerPolicies,
+    extensions,
+    grants,
+    validation,
+  };
 }
 
 /** Reads the proxies of `gateways`: pods (with events for those not running), config_dumps, and the xDS view. */
