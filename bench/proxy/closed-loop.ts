@@ -22,7 +22,7 @@ export interface Throughput {
 
 export type PathThroughput = Throughput & { rssMb: number; window: WindowSample };
 
-function autocannonRun(port: number, path: string, seconds: number): Promise<Throughput> {
+export function autocannonRun(port: number, path: string, seconds: number): Promise<Throughput> {
   return new Promise((resolve, reject) => {
     autocannon(
       { url: `http://127.0.0.1:${port}${path}`, connections: CONNECTIONS, duration: seconds, headers: { host: HOST } },

@@ -5,6 +5,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { killChildren, removeTempDir, tempDir } from '../shared/processes.ts';
 import { progress, reportJson, writeReports } from '../shared/reports.ts';
+import { accessLogPhase } from './access-log.ts';
 import { closedLoopPhase } from './closed-loop.ts';
 import { fixedRatePhase } from './fixed-rate.ts';
 import { chooseFixedRate } from './probe.ts';
@@ -27,6 +28,7 @@ export async function runProxyBench(): Promise<void> {
     const fixedRate = await fixedRatePhase(servers, choice.rate, choice.why, dir);
     const { soak, soakRss } = await soakPhase(servers, choice.rate, dir);
     const protocols = await protocolsPhase(servers, dir);
+    const accessLog = await accessLogPhase(servers, dir);
     step('RouteConfiguration of 1,000 routes over ADS: push → ACK');
     const apply = await applyTime();
     step(
@@ -45,6 +47,7 @@ export async function runProxyBench(): Promise<void> {
       soak,
       soakRss,
       protocols,
+      accessLog,
       apply,
       lookups,
     };
