@@ -76,6 +76,9 @@ export default async function setup(project: TestProject) {
         progress: new Progress({ sink: { write: (l) => lines.get(name)?.push(l) } }),
         // The contract's procedures use the sample application (4.5) and ext auth (section 7): both are installed.
         withSampleApp: true,
+        // Gateway API's experimental channel (a superset of standard): the scenarios exercise the extended features
+        // that only it carries (HTTPRoute retry, ListenerSet...), as the conformance suite's lab does.
+        gatewayApiChannel: 'experimental',
         withExtAuth: true,
       }).then((up) => ({ up, ms: Math.round(performance.now() - t0) })),
     ),

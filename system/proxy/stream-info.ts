@@ -88,8 +88,21 @@ export class StreamInfo {
   /** preserve_case: request header names as received (lower case → as sent), for an HTTP/1 upstream. */
   requestHeaderCase: Map<string, string> | undefined;
 
+  /** The request's authority: its Host header, HTTP/2's :authority, or an absolute-form URI's ('' for none). */
+  authority = '';
+
   constructor(headers: IncomingHttpHeaders) {
     this.requestHeaders = headers;
+    this.authority = headers.host ?? '';
+  }
+
+  /**
+   * A request header as received (the codec's map, not copied per request); `host` is the request's authority
+   * whichever way it came, as Envoy's request header map holds :authority.
+   */
+  requestHeader(name: string): string | string[] | undefined {
+    if (name === 'host' || name === ':authority') return this.authority || undefined;
+    return this.requestHeaders[name];
   }
 
   setFlag(flag: ResponseFlag): void {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileRe2, RegexError, re2Error } from './regex.ts';
+import { compileRe2, RegexError, re2Error, requiredPrefix } from './regex.ts';
 
 describe('compileRe2', () => {
   it('matches partially with test() and fully with matchesFully()', () => {
@@ -51,5 +51,39 @@ describe('compileRe2', () => {
     expect(re.rewriteError('\\3')).toContain('requested group 3');
     expect(re.rewriteError('\\x')).toContain('invalid rewrite pattern');
     expect(() => re.replaceAll('ab', '\\3')).toThrow(RegexError);
+  });
+});
+
+describe('requiredPrefix: the literal start every full match has (RE2::RequiredPrefix), matchesFully unchanged', () => {
+  it.each([
+    ['/api/v3/[a-z]+/[0-9]+', '/api/v3/'],
+    ['/v0/items/[0-9]+', '/v0/items/'],
+    ['\\/static\\.files/.*', '/static.files/'],
+    ['abc?d', 'ab'],
+    ['ab*c', 'a'],
+    ['ab{2}c', 'a'],
+    ['ab+c', 'ab'],
+    ['/a|/b', ''],
+    ['(?i)/api', ''],
+    ['^/api', ''],
+    ['[a-z]+', ''],
+    ['\\d+/x', ''],
+    ['', ''],
+  ])('%s → %j', (pattern, prefix) => {
+    expect(requiredPrefix(pattern)).toBe(prefix);
+  });
+
+  it('full matches agree with re2js alone on paths with and without the prefix', () => {
+    const cases: [string, string[]][] = [
+      ['/api/v3/[a-z]+/[0-9]+', ['/api/v3/abc/12', '/api/v3/abc', '/api/v30/abc/1', '/x/api/v3/a/1', '/api/v3/']],
+      ['abc?d', ['abd', 'abcd', 'ab', 'abccd', 'xabd']],
+      ['ab+c', ['abc', 'abbbc', 'ac', 'abd']],
+      ['(?i)/API', ['/api', '/Api', '/apx']],
+    ];
+    for (const [pattern, inputs] of cases) {
+      const re = compileRe2(pattern);
+      const js = new RegExp(`^(?:${pattern.replace('(?i)', '')})$`, pattern.startsWith('(?i)') ? 'i' : '');
+      for (const s of inputs) expect(re.matchesFully(s), `${pattern} ~ ${s}`).toBe(js.test(s));
+    }
   });
 });

@@ -166,6 +166,11 @@ describe('mergeType: a policy merging its fields onto lower-priority ones', () =
       'strict',
     );
   const header = (name: string, value: string) => ({ name, value });
+  const badIps = {
+    name: 'bad-ips',
+    principals: [{ remoteIp: { addressPrefix: '192.168.0.0', prefixLen: 16 } }],
+    permissions: [{ any: true }],
+  };
   /** Per field: the parent's value, the child's, and the child's setting as each merge makes it. */
   const FIELDS: {
     field: PolicyField;
@@ -261,6 +266,37 @@ describe('mergeType: a policy merging its fields onto lower-priority ones', () =
         StrategicMerge: {
           delay: { fixedDelay: '1s', perMillion: 1_000_000 },
           abort: { httpStatus: 503, perMillion: 100_000 },
+        },
+      },
+    },
+    {
+      // A field another helper added (issue 13 item 4): merged with no code of its own, its policies keyed by name.
+      field: 'rbac',
+      parent: {
+        rbac: {
+          action: 'Deny',
+          policies: [
+            { name: 'bad-ips', principals: [{ remoteIp: '10.0.0.0/8' }] },
+            { name: 'bots', principals: [{ header: { name: 'user-agent', exact: 'bot' } }] },
+          ],
+        },
+      },
+      child: {
+        rbac: { action: 'Deny', policies: [{ name: 'bad-ips', principals: [{ remoteIp: '192.168.0.0/16' }] }] },
+      },
+      expect: {
+        none: { action: 'DENY', policies: [badIps] },
+        JSONMerge: { action: 'DENY', policies: [badIps] },
+        StrategicMerge: {
+          action: 'DENY',
+          policies: [
+            badIps,
+            {
+              name: 'bots',
+              principals: [{ header: { name: 'user-agent', exact: 'bot' } }],
+              permissions: [{ any: true }],
+            },
+          ],
         },
       },
     },

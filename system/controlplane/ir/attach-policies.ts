@@ -16,7 +16,7 @@
 // also tallies per policy what it won and lost over a Gateway (policy-reports.ts turns that into status), and
 // `explain` (lab/tools/explain/attachment.ts) renders its decision instead of deciding a second time.
 import { matchesLabels, olderFirst, POLICY_FIELDS, type PolicyField } from '../model.ts';
-import { fieldSettingsOf } from './policies.ts';
+import { fieldSettingsOf, readFromSpec } from './policies.ts';
 import { type MergeType, mergeable, mergeValue } from './policy-merge.ts';
 import type { FieldDecision, ObjRef, PolicySettings, PrecedenceRule } from './types.ts';
 
@@ -146,7 +146,8 @@ function ruleBetween(winner: Candidate, loser: Candidate): Exclude<PrecedenceRul
  */
 function mergeChain(f: PolicyField, setters: Candidate[]): Candidate[] {
   const chain = [setters[0]!];
-  if (!mergeable(f)) return chain;
+  // A field read with the world (extAuth: a reference), or named atomic, never merges: the winner's value applies.
+  if (!mergeable(f) || !readFromSpec(f)) return chain;
   while (chain.length < setters.length && chain.at(-1)!.policy.mergeType) {
     const next = setters[chain.length]!;
     if (next.policy.spec?.[f] === undefined || chain.at(-1)!.policy.spec?.[f] === undefined) break;

@@ -138,6 +138,11 @@ const FIELD_SETTINGS: { [F in Exclude<PolicyField, 'extAuth' | 'jwt'>]: Settings
   rbac: rbacSettings,
 };
 
+/** Whether a field's settings are read from its spec alone (what a merge needs: fieldSettingsOf). */
+export function readFromSpec(field: PolicyField): boolean {
+  return field in FIELD_SETTINGS;
+}
+
 /**
  * One field's settings from its spec as written (a merge of several policies' specs): undefined when the field is not
  * read from its spec alone (extAuth needs the world), else the settings and the problems found.

@@ -16,30 +16,38 @@ export const MERGE_TYPES = ['StrategicMerge', 'JSONMerge'] as const;
 export type MergeType = (typeof MERGE_TYPES)[number];
 
 /**
- * Lists strategic merge merges, by path from the policy's spec (`*` matches any member name). `{ key }`: a list of
- * objects keyed by that member (Gateway API's HTTPHeaderFilter set/add: `+listType=map`, `+listMapKey=name`; header
- * names compare case-insensitively); `'set'`: a list of primitives merged as a set. A new field's lists replace until
- * they are named here.
+ * How strategic merge merges one list: `{ key }`, a list of objects keyed by that member (patchMergeKey), or
+ * `{ set }`, a list of primitives merged as a set; `fold`: string keys or values compare case-insensitively (header
+ * names).
  */
-export const STRATEGIC_LISTS: Record<string, { key: string } | 'set'> = {
-  'headerModifiers.*.set': { key: 'name' },
-  'headerModifiers.*.add': { key: 'name' },
-  'headerModifiers.*.remove': 'set',
-  'cors.allowOrigins': 'set',
-  'cors.allowMethods': 'set',
-  'cors.allowHeaders': 'set',
-  'cors.exposeHeaders': 'set',
-  'retry.retryOn': 'set',
-  'retry.statusCodes': 'set',
+export type ListStrategy = { key: string; fold?: boolean } | { set: true; fold?: boolean };
+
+/**
+ * Lists strategic merge merges, by path from the policy's spec (`*` matches any member name): Gateway API's
+ * HTTPHeaderFilter set/add are `+listType=map`, `+listMapKey=name`. A new field's lists replace until named here.
+ */
+export const STRATEGIC_LISTS: Record<string, ListStrategy> = {
+  'headerModifiers.*.set': { key: 'name', fold: true },
+  'headerModifiers.*.add': { key: 'name', fold: true },
+  'headerModifiers.*.remove': { set: true, fold: true },
+  'cors.allowOrigins': { set: true },
+  'cors.allowMethods': { set: true },
+  'cors.allowHeaders': { set: true, fold: true },
+  'cors.exposeHeaders': { set: true, fold: true },
+  'retry.retryOn': { set: true },
+  'retry.statusCodes': { set: true },
+  // Envoy's RBAC policies are a map keyed by name (config.rbac.v3.RBAC.policies).
+  'rbac.policies': { key: 'name' },
 };
 
-/** Top-level fields that never merge (a reference resolved in the policy's own namespace): the winner's applies. */
+/** Top-level fields that never merge (a reference resolved in the policy's own namespace): the winner's applies. A field
+ * read with the world (not in policies.ts FIELD_SETTINGS) never merges either (attach-policies.ts mergeChain). */
 export const ATOMIC_FIELDS: readonly string[] = ['extAuth'];
 
 type Json = unknown;
 const isObject = (v: Json): v is Record<string, Json> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function listStrategy(path: string[]): { key: string } | 'set' | undefined {
+function listStrategy(path: string[]): ListStrategy | undefined {
   for (const [pattern, s] of Object.entries(STRATEGIC_LISTS)) {
     const parts = pattern.split('.');
     if (parts.length === path.length && parts.every((p, i) => p === '*' || p === path[i])) return s;
@@ -47,18 +55,17 @@ function listStrategy(path: string[]): { key: string } | 'set' | undefined {
   return undefined;
 }
 
-const sameKey = (a: Json, b: Json) =>
-  typeof a === 'string' && typeof b === 'string' ? a.toLowerCase() === b.toLowerCase() : a === b;
-
-function mergeList(base: Json[], patch: Json[], s: { key: string } | 'set', path: string[], type: MergeType): Json[] {
+function mergeList(base: Json[], patch: Json[], s: ListStrategy, path: string[], type: MergeType): Json[] {
+  const same = (a: Json, b: Json) =>
+    s.fold && typeof a === 'string' && typeof b === 'string' ? a.toLowerCase() === b.toLowerCase() : a === b;
   const out = [...base];
   for (const item of patch) {
-    if (s === 'set') {
-      if (!out.some((x) => sameKey(x, item))) out.push(item);
+    if ('set' in s) {
+      if (!out.some((x) => same(x, item))) out.push(item);
       continue;
     }
     const k = isObject(item) ? item[s.key] : undefined;
-    const i = out.findIndex((x) => isObject(x) && k !== undefined && sameKey(x[s.key], k));
+    const i = out.findIndex((x) => isObject(x) && k !== undefined && same(x[s.key], k));
     if (i >= 0) out[i] = mergeValue(out[i], item, path, type);
     else out.push(item);
   }

@@ -1,5 +1,6 @@
 // GET /clusters: per cluster its circuit breakers and per host its stats, health flags and locality, in Envoy's
-// text form (`<cluster>::<host>::<stat>::<value>`) or as envoy.admin.v3.Clusters JSON.
+// text form (`<cluster>::<host>::<stat>::<value>`) or as envoy.admin.v3.Clusters JSON; health flags as Envoy prints
+// them (`/failed_active_hc`, `/failed_outlier_check`, ...: source/server/admin/clusters_handler.cc, host_utility.cc).
 import { canonicalize } from '../../shared/envoy/protojson.ts';
 import type { ServerInstance } from '../server-instance.ts';
 import type { Cluster } from '../upstream/cluster.ts';
@@ -7,18 +8,18 @@ import type { Host } from '../upstream/host.ts';
 
 type J = Record<string, any>;
 
+/** Envoy's HostUtility::healthFlagsToString, in its order; `healthy` when no flag is set. */
 function healthFlags(h: Host): string {
-  switch (h.health) {
-    case 'HEALTHY':
-    case 'UNKNOWN':
-      return 'healthy';
-    case 'DEGRADED':
-      return '/degraded_eds_health';
-    case 'DRAINING':
-      return '/failed_eds_health/eds_status_draining';
-    default:
-      return '/failed_eds_health';
-  }
+  const f = h.flags;
+  let out = '';
+  if (f.failedActiveHc) out += '/failed_active_hc';
+  if (f.failedOutlierCheck) out += '/failed_outlier_check';
+  if (h.health === 'UNHEALTHY' || h.health === 'DRAINING' || h.health === 'TIMEOUT') out += '/failed_eds_health';
+  if (h.health === 'DEGRADED') out += '/degraded_eds_health';
+  if (f.pendingActiveHc) out += '/pending_active_hc';
+  if (f.activeHcTimeout) out += '/active_hc_timeout';
+  if (h.health === 'DRAINING') out += '/eds_status_draining';
+  return out || 'healthy';
 }
 
 function ordered(srv: ServerInstance): Cluster[] {
@@ -31,6 +32,15 @@ export function clustersText(srv: ServerInstance): string {
     const t = c.spec.thresholds;
     const n = c.name;
     out.push(`${n}::observability_name::${n}`);
+    if (c.outlier) {
+      for (const k of [
+        'success_rate_average',
+        'success_rate_ejection_threshold',
+        'local_origin_success_rate_average',
+        'local_origin_success_rate_ejection_threshold',
+      ])
+        out.push(`${n}::outlier::${k}::-1`);
+    }
     for (const p of ['default_priority', 'high_priority']) {
       out.push(`${n}::${p}::max_connections::${t.maxConnections}`);
       out.push(`${n}::${p}::max_pending_requests::${t.maxPendingRequests}`);
@@ -93,7 +103,13 @@ export function clustersJson(srv: ServerInstance): J {
           { type: 'GAUGE', name: 'cx_active', value: String(h.stats.cx_active) },
           { type: 'GAUGE', name: 'rq_active', value: String(h.stats.rq_active) },
         ],
-        health_status: { eds_health_status: h.health },
+        health_status: {
+          eds_health_status: h.health,
+          ...(h.flags.failedActiveHc ? { failed_active_health_check: true } : {}),
+          ...(h.flags.failedOutlierCheck ? { failed_outlier_check: true } : {}),
+          ...(h.flags.pendingActiveHc ? { pending_active_hc: true } : {}),
+          ...(h.flags.activeHcTimeout ? { active_hc_timeout: true } : {}),
+        },
         weight: h.weight,
         hostname: h.hostname,
         locality: h.locality ?? {},

@@ -15,8 +15,10 @@ export const DEFAULT_ACCESS_LOG_FORMAT =
 const HOST = hostname();
 
 function header(headers: Record<string, unknown> | undefined, name: string): string | undefined {
-  if (!headers) return undefined;
-  const v = headers[name];
+  return headers ? joined(headers[name]) : undefined;
+}
+
+function joined(v: unknown): string | undefined {
   if (v === undefined) return undefined;
   return Array.isArray(v) ? v.join(',') : String(v);
 }
@@ -27,12 +29,10 @@ function requestHeader(info: StreamInfo, name: string): string | undefined {
       return info.method || undefined;
     case ':path':
       return info.path || undefined;
-    case ':authority':
-      return header(info.requestHeaders, 'host');
     case ':scheme':
       return info.scheme;
     default:
-      return header(info.requestHeaders, name);
+      return joined(info.requestHeader(name));
   }
 }
 

@@ -5,6 +5,7 @@
 import type { Re2 } from '../../shared/regex.ts';
 import { parsePerFilterConfig } from '../filters/registry.ts';
 import { ConfigError, durationMs, fraction, inFraction } from './errors.ts';
+import { compileHashPolicies } from './hash-policy.ts';
 import { compileHeaderMutations, EMPTY_MUTATION, type HeaderMutation } from './headers.ts';
 import { stripPort } from './host-port.ts';
 import { compileHeaderMatcher, compileQueryMatcher, compileRegex } from './matchers.ts';
@@ -334,6 +335,7 @@ function compileAction(r: J, vh: J, where: string, opts: CompileOptions, validat
       includeAttemptCountInResponse: vh.include_attempt_count_in_response === true,
       upgrades: a.upgrade_configs?.length ? compileUpgradeConfigs(a.upgrade_configs, w) : undefined,
       idleTimeoutMs: durationMs(a.idle_timeout),
+      hashPolicy: compileHashPolicies(a.hash_policy, w),
     };
     if (validate && opts.clusterExists) {
       const names = [

@@ -1,7 +1,9 @@
 // A compiled route as the data path reads it: what matched (MatchSpec), the action (forward to a cluster,
 // redirect, direct response) with its rewrites, timeouts, retry policy and mirrors, the header mutations in the
 // order they apply, and the per-filter configs; route-table.ts compiles RouteConfigurations into these.
+
 import type { Re2 } from '../../shared/regex.ts';
+import type { HashPolicy } from './hash-policy.ts';
 import type { HeaderMutation } from './headers.ts';
 import type { HeaderGetter } from './matchers.ts';
 
@@ -53,6 +55,8 @@ export interface RouteActionConfig {
   upgrades?: Map<string, boolean>;
   /** RouteAction.idle_timeout (overrides the HCM's stream_idle_timeout; 0 disables); undefined when not set. */
   idleTimeoutMs?: number;
+  /** RouteAction.hash_policy (hash-policy.ts): the request hash of RING_HASH/MAGLEV clusters. */
+  hashPolicy?: HashPolicy[];
 }
 
 export interface RedirectConfig {

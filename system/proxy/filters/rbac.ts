@@ -4,8 +4,8 @@
 // counts). A route's RBACPerRoute replaces the filter's engine (an RBACPerRoute without `rbac` has none: allowed).
 // No engine: allowed, nothing counted. Denied: 403 `RBAC: access denied`, details
 // `rbac_access_denied_matched_policy[<policy>|none]`; stats `http.<prefix>.rbac.allowed|denied`, and `shadow_*` for
-// `shadow_rules`. Principals: any, direct_remote_ip, remote_ip (the client address the connection manager took
-// from x-forwarded-for by use_remote_address and xff_num_trusted_hops, as Envoy's), source_ip, header, and_ids/or_ids/not_id; permissions: any, header, url_path,
+// `shadow_rules`. Principals: any, direct_remote_ip, remote_ip (the client address the connection manager took from
+// x-forwarded-for and xff_num_trusted_hops), source_ip, header, and_ids/or_ids/not_id; permissions: any, header, url_path,
 // destination_port, and_rules/or_rules/not_rule. Other kinds, `matcher` and `shadow_matcher` are NACKed.
 import { BlockList, isIP } from 'node:net';
 import { ConfigError } from '../config/errors.ts';
@@ -31,11 +31,12 @@ function ipOf(addr: string | undefined): string | undefined {
   return isIP(a) ? a : undefined;
 }
 
+/** The connection's peer (Envoy's directRemoteAddress). */
 const directRemote = (s: FilterStream) => ipOf(s.info.downstreamDirectRemote);
 
 /**
- * The client address, Envoy's downstreamRemoteAddress: what the connection manager made of x-forwarded-for
- * (use_remote_address, xff_num_trusted_hops: http/hcm.ts), else the connection's peer.
+ * The client address (Envoy's downstreamRemoteAddress): the connection manager decided it from x-forwarded-for and
+ * xff_num_trusted_hops (http/hcm.ts), the peer when x-forwarded-for gives none.
  */
 const remote = (s: FilterStream) => ipOf(s.info.downstreamRemote);
 

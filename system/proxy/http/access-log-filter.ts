@@ -47,7 +47,7 @@ export function compileAccessLogFilter(f: J, where: string): AccessLogFilter {
     const m = compileHeaderMatcher(f.header_filter.header ?? {}, `${where}.header_filter.header`);
     return (i) =>
       m((name) => {
-        const v = i.requestHeaders[name];
+        const v = i.requestHeader(name);
         return v === undefined ? undefined : Array.isArray(v) ? v.join(',') : String(v);
       });
   }

@@ -111,8 +111,9 @@ export class ActiveStream implements FilterStream {
     /** HTTP/2: the request arrived on a stream of a multiplexed session (node:http2 compat objects). */
     this.http2 = req.httpVersion === '2.0';
     this.host = req.headers.host ?? (this.http2 ? String(req.headers[':authority'] ?? '') : '');
+    // Not copied: HTTP/2's :authority (or an absolute-form URI's authority) is the stream's `host` and the access
+    // log's (StreamInfo.authority), and the upstream map below gets it as `host`.
     let requestHeaders = req.headers;
-    if (this.http2 && req.headers.host === undefined && this.host) requestHeaders = { ...req.headers, host: this.host };
     this.tls = (req.socket as { encrypted?: boolean }).encrypted === true;
     this.scheme = this.tls ? 'https' : 'http';
     const target = parseRequestTarget(
@@ -132,12 +133,10 @@ export class ActiveStream implements FilterStream {
       this.path = target.path ?? '';
       if (target.scheme) this.scheme = target.scheme;
       // The URI's authority replaces the Host header (RFC 9112 §3.2.2), for routing, upstream and the access log.
-      if (target.authority !== undefined) {
-        this.host = target.authority;
-        requestHeaders = { ...req.headers, host: target.authority };
-      }
+      if (target.authority !== undefined) this.host = target.authority;
     }
     const info = new StreamInfo(requestHeaders);
+    if (!this.targetError) info.authority = this.host;
     info.method = this.targetError ? '' : this.method;
     info.path = this.targetError ? '' : this.path;
     info.scheme = this.scheme;
@@ -155,6 +154,7 @@ export class ActiveStream implements FilterStream {
     const raw = requestHeaders;
     for (const k in raw) if (!HOP_BY_HOP.has(k) && k.charCodeAt(0) !== 58 /* ':' */) h[k] = raw[k];
     if (raw.te === 'trailers') h.te = 'trailers';
+    if (!this.targetError && this.host) h.host = this.host;
     this.headers = h;
     // 'close' follows the last byte written, or a client that went away first: either way the stream ends here.
     res.once('close', () => {

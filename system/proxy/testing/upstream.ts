@@ -1,6 +1,7 @@
 // A scriptable upstream for the proxy's failure-mode tests: it echoes what it received and can answer with a status,
 // wait, drop the connection, or fail the first N requests of a key. It counts connections and requests, so tests
-// can check pooling and load balancing.
+// can check pooling and load balancing; `forceStatus` makes it answer every request with one status (a backend
+// gone bad, for health checking and outlier detection tests).
 import http from 'node:http';
 import type net from 'node:net';
 
@@ -16,6 +17,8 @@ export interface TestUpstream {
   port: number;
   received: Received[];
   connections: number;
+  /** When set, every request (health checks included) is answered with this status and no body. */
+  forceStatus: number | undefined;
   close(): Promise<void>;
 }
 
@@ -31,7 +34,7 @@ export async function startTestUpstream(
   const received: Received[] = [];
   const flaky = new Map<string, number>();
   const sockets = new Set<net.Socket>();
-  const state = { connections: 0 };
+  const state: { connections: number; forceStatus: number | undefined } = { connections: 0, forceStatus: undefined };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -48,7 +51,8 @@ export async function startTestUpstream(
         });
         res.end(text);
       };
-      const status = /^\/status\/(\d{3})/.exec(url);
+      const forced = state.forceStatus !== undefined ? [url, String(state.forceStatus)] : null;
+      const status = forced ?? /^\/status\/(\d{3})/.exec(url);
       const delay = /^\/delay\/(\d+)/.exec(url);
       const fl = /^\/flaky\/([^/]+)\/(\d+)/.exec(url);
       if (status) {
@@ -91,6 +95,12 @@ export async function startTestUpstream(
     received,
     get connections() {
       return state.connections;
+    },
+    get forceStatus() {
+      return state.forceStatus;
+    },
+    set forceStatus(v: number | undefined) {
+      state.forceStatus = v;
     },
     close: () =>
       new Promise<void>((resolve) => {

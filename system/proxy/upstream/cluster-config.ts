@@ -4,13 +4,22 @@
 import net from 'node:net';
 import { ConfigError, durationMs } from '../config/errors.ts';
 import { compileHttp2Options, type Http2Options } from '../config/http2-options.ts';
+import {
+  compileHealthChecks,
+  compileOutlierDetection,
+  compileRingHash,
+  type HealthCheckSpec,
+  type OutlierSpec,
+  type RingSpec,
+} from './cluster-health-config.ts';
 import { compileUpstreamTls, type UpstreamTls } from './tls-transport.ts';
 
 type J = Record<string, any>;
 
 export type HealthStatus = 'UNKNOWN' | 'HEALTHY' | 'UNHEALTHY' | 'DRAINING' | 'TIMEOUT' | 'DEGRADED';
 export type ClusterType = 'STATIC' | 'STRICT_DNS' | 'LOGICAL_DNS' | 'EDS';
-export type LbPolicy = 'ROUND_ROBIN' | 'LEAST_REQUEST' | 'RANDOM';
+export type LbPolicy = 'ROUND_ROBIN' | 'LEAST_REQUEST' | 'RANDOM' | 'RING_HASH' | 'MAGLEV';
+const LB_POLICIES = ['ROUND_ROBIN', 'LEAST_REQUEST', 'RANDOM', 'RING_HASH', 'MAGLEV'];
 
 export interface Thresholds {
   maxConnections: number;
@@ -51,6 +60,14 @@ export interface ClusterSpec {
   http2Options: Http2Options;
   /** TLS to the hosts (transport_socket UpstreamTlsContext); absent: plaintext. */
   tls?: UpstreamTls;
+  /** Active HTTP health checking (health_checks[0]); absent: none. */
+  healthCheck?: HealthCheckSpec;
+  /** Outlier detection (outlier_detection); absent: none. */
+  outlier?: OutlierSpec;
+  /** RING_HASH's ring sizes (ring_hash_lb_config). */
+  ring: RingSpec;
+  /** per_connection_buffer_limit_bytes (1 MiB by default): accepted and shown; Node's socket buffers are not bound by it. */
+  bufferLimitBytes: number;
   json: J;
 }
 
@@ -113,6 +130,14 @@ function upstreamHttp2(name: string, c: J, o: J | undefined): J | undefined {
   return o?.explicit_http_config?.http2_protocol_options ?? c.http2_protocol_options;
 }
 
+function panicThreshold(p: J | undefined): number {
+  return p === undefined ? 50 : Number(p.value ?? 0);
+}
+
+function optional<K extends string, V>(k: K, v: V | undefined): { [P in K]?: V } {
+  return (v === undefined ? {} : { [k]: v }) as { [P in K]?: V };
+}
+
 /** Validates a Cluster (canonical JSON) and returns what the runtime needs; throws ConfigError. */
 export function compileCluster(c: J): ClusterSpec {
   const name = String(c.name ?? '');
@@ -125,8 +150,8 @@ export function compileCluster(c: J): ClusterSpec {
     );
   }
   const lb = (c.lb_policy ?? 'ROUND_ROBIN') as string;
-  if (!['ROUND_ROBIN', 'LEAST_REQUEST', 'RANDOM'].includes(lb)) {
-    throw new ConfigError(`cluster ${name}: lb_policy ${lb} is not supported (ROUND_ROBIN, LEAST_REQUEST, RANDOM)`);
+  if (!LB_POLICIES.includes(lb)) {
+    throw new ConfigError(`cluster ${name}: lb_policy ${lb} is not supported (${LB_POLICIES.join(', ')})`);
   }
   if (c.load_balancing_policy)
     throw new ConfigError(`cluster ${name}: load_balancing_policy extensions are not supported`);
@@ -183,7 +208,8 @@ export function compileCluster(c: J): ClusterSpec {
     maxRequestsPerConnection: common?.max_requests_per_connection ?? c.max_requests_per_connection ?? 0,
     edsServiceName: c.eds_cluster_config?.service_name || name,
     thresholds,
-    panicThreshold: c.common_lb_config?.healthy_panic_threshold?.value ?? 50,
+    // A Percent of 0 arrives as `{}` in canonical JSON (proto3 omits the default): present means its value or 0.
+    panicThreshold: panicThreshold(c.common_lb_config?.healthy_panic_threshold),
     choiceCount: c.least_request_lb_config?.choice_count ?? 2,
     dnsRefreshMs: durationMs(c.dns_refresh_rate) ?? 5000,
     dnsFamily: family === 'V4_ONLY' ? 4 : family === 'V6_ONLY' ? 6 : 0,
@@ -191,6 +217,10 @@ export function compileCluster(c: J): ClusterSpec {
     http2: http2Json !== undefined,
     http2Options: compileHttp2Options(http2Json, `cluster ${name}: http2_protocol_options`),
     ...(tls ? { tls } : {}),
+    ...optional('healthCheck', compileHealthChecks(c.health_checks, name)),
+    ...optional('outlier', compileOutlierDetection(c.outlier_detection, name)),
+    ring: compileRingHash(c.ring_hash_lb_config, name),
+    bufferLimitBytes: c.per_connection_buffer_limit_bytes ?? 1_048_576,
     json: c,
   };
 }

@@ -1,7 +1,8 @@
 // An upstream cluster at run time (Envoy's ClusterImplBase): its hosts from load_assignment (STATIC), DNS
 // (STRICT_DNS, LOGICAL_DNS: resolved again every dns_refresh_rate) or EDS, initialization (first host set), its
-// load balancer, circuit breakers, one connection pool per host, and response code stats. The config it runs is
-// compiled by cluster-config.ts.
+// load balancer, circuit breakers, one connection pool per host, active health checking (health-checker.ts: the
+// cluster warms until each host was checked once, as Envoy's), outlier detection (outlier-detector.ts), and response
+// code stats. The config it runs is compiled by cluster-config.ts.
 import dns from 'node:dns';
 import net from 'node:net';
 import type { Logger, LogRegistry } from '../log.ts';
@@ -9,9 +10,11 @@ import type { Counter, StatsStore } from '../stats.ts';
 import { Resources } from './circuit-breakers.ts';
 import { type ClusterSpec, type EndpointSpec, parseLoadAssignment } from './cluster-config.ts';
 import { type ClusterStats, makeClusterStats } from './cluster-stats.ts';
+import { HealthChecker } from './health-checker.ts';
 import { Host } from './host.ts';
 import { Http2Pool } from './http2-client.ts';
 import { LoadBalancer } from './load-balancer.ts';
+import { OutlierDetector } from './outlier-detector.ts';
 import { ConnPool, type UpstreamPool } from './pool.ts';
 import { UpstreamSslStats, type UpstreamTls } from './tls-transport.ts';
 
@@ -49,6 +52,10 @@ export class Cluster {
   loadAssignment: J | undefined;
   private dnsTimer: NodeJS.Timeout | undefined;
   private destroyed = false;
+  readonly healthChecker: HealthChecker | undefined;
+  readonly outlier: OutlierDetector | undefined;
+  /** The first health check round of the current host set (or nothing to wait for). */
+  private checked: Promise<void> = Promise.resolve();
 
   constructor(spec: ClusterSpec, deps: ClusterDeps) {
     this.spec = spec;
@@ -64,7 +71,25 @@ export class Cluster {
     this.statsStore = deps.stats;
     this.stats = makeClusterStats(deps.stats, spec.name);
     if (spec.tls) this.tls = { config: spec.tls, stats: new UpstreamSslStats(spec.name, deps.stats) };
-    this.lb = new LoadBalancer(spec.lbPolicy, spec.panicThreshold, spec.choiceCount, this.stats.lb_healthy_panic);
+    this.lb = new LoadBalancer(
+      spec.lbPolicy,
+      spec.panicThreshold,
+      spec.choiceCount,
+      this.stats.lb_healthy_panic,
+      spec.ring,
+    );
+    const health = {
+      name: spec.name,
+      hadTraffic: () => this.stats.upstream_cx_total.used,
+      onHealthChanged: () => this.onHealthChanged(),
+    };
+    if (spec.healthCheck) {
+      this.healthChecker = new HealthChecker(spec.healthCheck, health, deps.stats, deps.logs.logger('hc'));
+    }
+    if (spec.outlier) {
+      const view = { ...health, hosts: () => this.hosts };
+      this.outlier = new OutlierDetector(spec.outlier, view, deps.stats, deps.logs.logger('upstream'));
+    }
     this.initialized = new Promise((resolve) => {
       this.markInitialized = resolve;
     });
@@ -76,10 +101,21 @@ export class Cluster {
     }
   }
 
+  /** Initialized once the first host set is in and, with active health checking, each host was checked once. */
   private initDone(): void {
     if (this.isInitialized) return;
     this.isInitialized = true;
-    this.markInitialized();
+    this.checked.then(() => this.markInitialized());
+  }
+
+  /** A host's active health check or outlier status changed: the membership gauges follow. */
+  private onHealthChanged(): void {
+    this.stats.membership_healthy.set(this.hosts.filter((h) => h.healthy).length);
+  }
+
+  /** The router's report of a host's answer (a local-origin failure as 503, a timeout as 504) for outlier detection. */
+  reportResult(host: Host, status: number): void {
+    this.outlier?.putHttpResponseCode(host, status);
   }
 
   /** EDS: a new assignment for this cluster. */
@@ -112,6 +148,8 @@ export class Cluster {
     const changed = old.size > 0 || next.length !== this.hosts.length || next.some((h, i) => h !== this.hosts[i]);
     this.hosts = next;
     this.lb.update(next);
+    if (this.healthChecker) this.checked = this.healthChecker.setHosts(next);
+    this.outlier?.setHosts(next);
     if (changed) this.stats.membership_change.inc();
     this.stats.membership_total.set(next.length);
     this.stats.membership_healthy.set(next.filter((h) => h.healthy).length);
@@ -167,8 +205,8 @@ export class Cluster {
   }
 
   /** Picks a host for a request (Envoy's load balancer with healthy-panic); undefined means "no healthy upstream". */
-  chooseHost(): Host | undefined {
-    return this.lb.choose();
+  chooseHost(hash?: bigint): Host | undefined {
+    return this.lb.choose(hash);
   }
 
   private readonly codeCounters = new Map<number, Counter>();
@@ -216,6 +254,8 @@ export class Cluster {
   destroy(): void {
     this.destroyed = true;
     if (this.dnsTimer) clearTimeout(this.dnsTimer);
+    this.healthChecker?.stop();
+    this.outlier?.stop();
     for (const p of this.pools.values()) p.close();
     this.upstreamLog.debug(`removing cluster ${this.name}`);
   }

@@ -1,6 +1,8 @@
 // An upstream host (Envoy's HostImpl): its address, the health, weight, priority, locality and metadata its
-// endpoint carries (updated in place when an endpoint set keeps the address), its per-host stats for /clusters,
-// and the smooth weighted round robin state the load balancer keeps on it.
+// endpoint carries (updated in place when an endpoint set keeps the address), the health flags active health
+// checking and outlier detection set on it (Envoy's Host::HealthFlag: FAILED_ACTIVE_HC, PENDING_ACTIVE_HC,
+// ACTIVE_HC_TIMEOUT, FAILED_OUTLIER_CHECK), its per-host stats for /clusters, and the smooth weighted round robin
+// state the load balancer keeps on it.
 import net from 'node:net';
 import type { EndpointSpec, HealthStatus } from './cluster-config.ts';
 
@@ -29,6 +31,8 @@ export class Host {
   };
   /** Smooth weighted round robin state. */
   current = 0;
+  /** Health flags set by the active health checker (health-checker.ts) and the outlier detector. */
+  readonly flags = { failedActiveHc: false, pendingActiveHc: false, activeHcTimeout: false, failedOutlierCheck: false };
 
   constructor(e: EndpointSpec) {
     this.address = e.address;
@@ -47,7 +51,9 @@ export class Host {
     this.metadata = e.metadata;
   }
 
+  /** Healthy as Envoy's Host::coarseHealth: the EDS status, then no active health check or outlier failure. */
   get healthy(): boolean {
+    if (this.flags.failedActiveHc || this.flags.failedOutlierCheck) return false;
     return this.health === 'HEALTHY' || this.health === 'UNKNOWN';
   }
 }

@@ -1,9 +1,13 @@
 // A cluster's load balancer (Envoy's LoadBalancerBase and its policies): the first priority with a healthy host
 // takes the traffic, balanced across all of its hosts instead when its healthy share is under the healthy-panic
 // threshold (lb_healthy_panic); then round robin (smooth weighted when weights differ), random, or least request
-// (power of N choices, or weight / (active + 1) when weights differ).
+// (power of N choices, or weight / (active + 1) when weights differ), or a consistent hash of the request (RING_HASH,
+// MAGLEV: hash-lb.ts). A host is healthy when its EDS status is and neither active health checking nor outlier
+// detection failed it (Host.healthy).
 import type { Counter } from '../stats.ts';
 import type { LbPolicy } from './cluster-config.ts';
+import type { RingSpec } from './cluster-health-config.ts';
+import { HashPicker } from './hash-lb.ts';
 import type { Host } from './host.ts';
 
 export class LoadBalancer {
@@ -14,9 +18,13 @@ export class LoadBalancer {
   private hosts: Host[] = [];
   private byPriority: Host[][] = [];
   private rr = 0;
+  private readonly hashPicker: HashPicker | undefined;
 
-  constructor(policy: LbPolicy, panicThreshold: number, choiceCount: number, panicCounter: Counter) {
+  constructor(policy: LbPolicy, panicThreshold: number, choiceCount: number, panicCounter: Counter, ring?: RingSpec) {
     this.policy = policy;
+    if (policy === 'RING_HASH' || policy === 'MAGLEV') {
+      this.hashPicker = new HashPicker(policy, ring ?? { minimumRingSize: 1024, maximumRingSize: 8_388_608 });
+    }
     this.panicThreshold = panicThreshold;
     this.choiceCount = choiceCount;
     this.panicCounter = panicCounter;
@@ -32,8 +40,8 @@ export class LoadBalancer {
     }
   }
 
-  /** Picks a host for a request; undefined means "no healthy upstream". */
-  choose(): Host | undefined {
+  /** Picks a host for a request (`hash`: its hash for RING_HASH/MAGLEV); undefined means "no healthy upstream". */
+  choose(hash?: bigint): Host | undefined {
     // The first priority with a healthy host takes the traffic (no spill-over between priorities); when its
     // healthy share is under the panic threshold, Envoy balances across all of its hosts instead.
     let candidates: Host[] | undefined;
@@ -62,6 +70,7 @@ export class LoadBalancer {
     }
     if (panic) this.panicCounter.inc();
     if (candidates.length === 1) return candidates[0];
+    if (this.hashPicker) return this.hashPicker.pick(candidates, hash);
     switch (this.policy) {
       case 'RANDOM':
         return candidates[Math.floor(Math.random() * candidates.length)];

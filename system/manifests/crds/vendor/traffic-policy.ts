@@ -73,8 +73,8 @@ export function trafficPolicyCrd(): Record<string, unknown> {
       mergeType: desc(
         "How this policy's fields merge onto the same fields of lower-priority policies (those it wins over: less " +
           "specific, or younger at its level), as Envoy Gateway's mergeType: StrategicMerge (objects merge, header " +
-          'set/add lists by name, remove/CORS/retryOn/statusCodes lists as sets) or JSONMerge (RFC 7386: objects ' +
-          'merge, lists replace). Unset: each field it sets replaces theirs. extAuth never merges.',
+          'set/add lists and rbac policies by name, remove/CORS/retryOn/statusCodes lists as sets) or JSONMerge (RFC 7386: objects ' +
+          'merge, lists replace). Unset: each field it sets replaces theirs. extAuth and jwt never merge.',
         str({ enum: [...MERGE_TYPES] }),
       ),
       timeouts: obj({ request: duration(), streamIdle: duration() }),

@@ -6,6 +6,7 @@
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { inFraction } from '../../config/errors.ts';
+import { requestHash } from '../../config/hash-policy.ts';
 import { applyMutations } from '../../config/headers.ts';
 import type { RetryPolicy, RouteActionConfig, WeightedCluster } from '../../config/route.ts';
 import type { Logger } from '../../log.ts';
@@ -161,7 +162,10 @@ export class UpstreamCall implements AttemptOwner {
       this.fail('overflow', 'overflow');
       return;
     }
-    const host = c.chooseHost();
+    const hp = this.action.hashPolicy;
+    const host = c.chooseHost(
+      hp ? requestHash(hp, { header: s.header, remote: s.info.downstreamRemote, path: s.path }) : undefined,
+    );
     if (!host) {
       c.stats.upstream_cx_none_healthy.inc();
       this.finish();
@@ -223,6 +227,7 @@ export class UpstreamCall implements AttemptOwner {
     if (attempt !== this.attempt || this.finished) return false;
     const s = this.s;
     if (this.tryTimer) clearTimeout(this.tryTimer);
+    this.cluster.reportResult(attempt.host, status);
     if (this.retry && retriableStatus(this.retry, status) && this.canRetry()) {
       this.cluster.stats.upstream_rq_retry.inc();
       this.scheduleRetry(`upstream response ${status}`);
@@ -261,6 +266,7 @@ export class UpstreamCall implements AttemptOwner {
     if (this.tryTimer) clearTimeout(this.tryTimer);
     this.cluster.stats.upstream_rq_rx_reset.inc();
     attempt.host.stats.rq_error++;
+    this.cluster.reportResult(attempt.host, 503);
     if (s.responseStarted) {
       this.router.stats.rq_reset_after_downstream_response_started.inc();
       s.setFlag('UC');
@@ -284,6 +290,8 @@ export class UpstreamCall implements AttemptOwner {
       this.replyReset('UO', 'overflow');
       return;
     }
+    // A connect failure or timeout counts for outlier detection as a 503 (local origin, not split).
+    if (this.attempt) this.cluster.reportResult(this.attempt.host, 503);
     if (this.retry && retryOnReset(this.retry, true) && this.canRetry()) {
       this.cluster.stats.upstream_rq_retry.inc();
       this.scheduleRetry(detail);
@@ -347,6 +355,7 @@ export class UpstreamCall implements AttemptOwner {
     const s = this.s;
     this.cluster.stats.upstream_rq_per_try_timeout.inc();
     attempt.host.stats.rq_timeout++;
+    this.cluster.reportResult(attempt.host, 504);
     if (s.responseStarted) return; // the global timeout governs a response in progress
     if (this.retry && retryOnReset(this.retry, false) && this.canRetry()) {
       this.cluster.stats.upstream_rq_retry.inc();
@@ -359,7 +368,10 @@ export class UpstreamCall implements AttemptOwner {
   private onGlobalTimeout(): void {
     if (this.finished) return;
     this.cluster.stats.upstream_rq_timeout.inc();
-    if (this.attempt) this.attempt.host.stats.rq_timeout++;
+    if (this.attempt) {
+      this.attempt.host.stats.rq_timeout++;
+      this.cluster.reportResult(this.attempt.host, 504);
+    }
     this.timeoutReply();
   }
 
