@@ -1,5 +1,5 @@
-// bench:proxy's access log phase (issue 13: "access logging costs ≤ 15% of throughput"): a second proxy process with
-// the same bootstrap and route table plus a JSON access log to a file (envoy.access_loggers.file, json_format with the
+// bench:proxy's access log phase (issue 13: "access logging costs ≤ 15% of throughput"): two fresh proxy processes
+// with the bench's bootstrap and route table, one of them with a JSON access log to a file (envoy.access_loggers.file, json_format with the
 // operators the issue lists; lines written off the request path, system/proxy/http/access-log-buffer.ts), against the
 // plain proxy, side by side: ACCESS_LOG_ROUNDS interleaved closed-loop rounds of DURATION s (each process warmed up
 // 2 s first, the order rotated per round) → req/s of each, the ratio logged/plain (median of the rounds' ratios), and
@@ -70,11 +70,10 @@ export async function accessLogPhase(servers: Servers, dir: string): Promise<Acc
     `access log: JSON to a file vs none, ${ACCESS_LOG_ROUNDS} interleaved rounds of ${DURATION} s, ${CONNECTIONS} connections`,
   );
   const file = join(dir, 'access.json');
+  // Both fresh (the soak phase stopped the first proxy process), so that they differ only by the access log.
+  const plain = await startProxyProcess(proxyBootstrap(servers.appPort), dir, 'access-log-plain');
   const logging = await startProxyProcess(loggingBootstrap(servers.appPort, file), dir, 'access-log');
-  const ports = {
-    plain: servers.paths.find((p) => p.name === 'proxy')!.port,
-    logged: await listenerPort(logging.admin),
-  };
+  const ports = { plain: await listenerPort(plain.admin), logged: await listenerPort(logging.admin) };
   for (const port of Object.values(ports)) await autocannonRun(port, PROXY_PATH, 2);
   const rounds: AccessLogResult['rounds'] = [];
   let errors = 0;
@@ -86,13 +85,14 @@ export async function accessLogPhase(servers: Servers, dir: string): Promise<Acc
       rps[which] = t.rps;
       errors += t.errors + t.non2xx;
     }
-    const ratio = round2(rps.logged! / rps.plain!);
+    const ratio = rps.plain ? round2(rps.logged! / rps.plain) : 0;
     rounds.push({ plainRps: rps.plain!, loggedRps: rps.logged!, ratio });
     step(`  round ${r + 1}: plain ${rps.plain} req/s, logged ${rps.logged} req/s (${ratio})`);
   }
   const stats = await httpGet(`http://${logging.admin}/stats?filter=^http\\.http\\.downstream_rq_completed$`);
   const requestsCompleted = Number(/downstream_rq_completed: (\d+)/.exec(stats)?.[1] ?? 0);
   // The log is flushed once a second; stopping the process flushes the rest.
+  plain.child.kill('SIGKILL');
   logging.child.kill('SIGTERM');
   await new Promise((r) => logging.child.once('exit', r));
   const linesWritten = countLines(file);
