@@ -282,6 +282,40 @@ describe('condition rows', () => {
     ]);
   });
 
+  it('ListenerPolicy rows as a TrafficPolicy: its ancestor conditions, and TARGET its listener when unattached', () => {
+    const lp: KObj = {
+      kind: 'ListenerPolicy',
+      metadata: { name: 'json-5xx', namespace: 'team', generation: 1 },
+      spec: { targetRefs: [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw', sectionName: 'nope' }] },
+      status: {
+        conditions: [
+          { type: 'Accepted', status: 'True', reason: 'Valid', message: 'ok', observedGeneration: 1 },
+          {
+            type: 'Attached',
+            status: 'False',
+            reason: 'TargetNotFound',
+            message: 'no listener',
+            observedGeneration: 1,
+          },
+        ],
+      },
+    };
+    const rows = conditionRows({
+      gatewayClasses: [],
+      gateways: [],
+      httpRoutes: [],
+      trafficPolicies: [policy],
+      listenerPolicies: [lp],
+      gatewayExtensions: [],
+    });
+    const mine = rows.filter((r) => r.kind === 'ListenerPolicy');
+    expect(mine.map((r) => [r.name, r.target, r.type, r.status, r.reason])).toEqual([
+      ['json-5xx', 'gateway/gw:nope', 'Accepted', 'True', 'Valid'],
+      ['json-5xx', 'gateway/gw:nope', 'Attached', 'False', 'TargetNotFound'],
+    ]);
+    expect(rows.at(-1)!.kind).toBe('ListenerPolicy');
+  });
+
   it('orders kinds classes → Gateways → routes → policies and renders the table with GEN and marks', () => {
     const rows = conditionRows({
       gatewayClasses: [gatewayClass],

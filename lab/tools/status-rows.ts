@@ -21,6 +21,7 @@ export type StatusKind =
   | 'TLSRoute'
   | 'TrafficPolicy'
   | 'BackendConfigPolicy'
+  | 'ListenerPolicy'
   | 'GatewayExtension';
 
 export interface ConditionRow {
@@ -194,8 +195,8 @@ export function trafficPolicyRows(p: KObj): ConditionRow[] {
   return policyRows(p, 'TrafficPolicy');
 }
 
-/** A vendor policy's rows (TrafficPolicy, BackendConfigPolicy: the same status shape, ancestors and top level). */
-export function policyRows(p: KObj, kind: 'TrafficPolicy' | 'BackendConfigPolicy'): ConditionRow[] {
+/** A vendor policy's rows (TrafficPolicy, ListenerPolicy, BackendConfigPolicy: the same status shape, ancestors and top level). */
+export function policyRows(p: KObj, kind: 'TrafficPolicy' | 'ListenerPolicy' | 'BackendConfigPolicy'): ConditionRow[] {
   const ns = p.metadata?.namespace ?? '';
   const top: RawCondition[] = p.status?.conditions ?? [];
   const ancestors: any[] = p.status?.ancestors ?? [];
@@ -235,6 +236,8 @@ export interface StatusObjects {
   trafficPolicies: KObj[];
   /** Absent (or empty) on a cluster installed before the kind. */
   backendConfigPolicies?: KObj[];
+  /** Absent (or empty) on a cluster without the ListenerPolicy CRD. */
+  listenerPolicies?: KObj[];
   gatewayExtensions: KObj[];
 }
 
@@ -258,6 +261,7 @@ export function conditionRows(o: StatusObjects, opts: { verbose?: boolean } = {}
     ...[...(o.tlsRoutes ?? [])].sort(byNsName).flatMap((r) => routeRows(r, 'TLSRoute')),
     ...[...o.trafficPolicies].sort(byNsName).flatMap(trafficPolicyRows),
     ...[...(o.backendConfigPolicies ?? [])].sort(byNsName).flatMap((p) => policyRows(p, 'BackendConfigPolicy')),
+    ...[...(o.listenerPolicies ?? [])].sort(byNsName).flatMap((p) => policyRows(p, 'ListenerPolicy')),
     ...[...o.gatewayExtensions].sort(byNsName).flatMap(gatewayExtensionRows),
   ];
 }

@@ -504,13 +504,7 @@ function deriveStatuses(p: Pipeline, g: ReturnType<typeof deriveGateways>, contr
     g.bcpReports,
     rejectionsOf,
   );
-  const listenerPolicyStatuses = deriveListenerPolicyStatuses(
-    rt,
-    p.listenerPoliciesIn,
-    p.listenerPolicies,
-    g.lpReportsByPolicy,
-    rejectionsOf,
-  );
+  const listenerPolicyStatuses = deriveListenerPolicyStatuses(rt, p, g.lpReportsByPolicy);
   const extensionStatuses = derive(rt, 'ExtensionStatuses', p.extensions, (_ctx, e, key) => ({
     key: `gatewayextensions/${key}`,
     resource: 'gatewayextensions' as const,

@@ -1,7 +1,9 @@
-// The resources collector (lab:bundle, failure artifacts) reads every gwvendor kind with its status: a
+// The resources collector (lab:bundle, failure artifacts) reads every kind the control plane reads of the gateway's own
+// API groups (kube/watched.ts: a new vendor kind cannot be left out of a bug report), with its status: a
 // BackendConfigPolicy lands in resources/<namespace>/BackendConfigPolicy.yaml as kubectl get -o yaml shows it.
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { WATCHED } from '../../../system/controlplane/kube/watched.ts';
 import type { KObj } from '../../toolkit/kube.ts';
 import type { Inventory, KindRef } from './inventory.ts';
 import type { Output } from './output.ts';
@@ -33,5 +35,14 @@ describe('resources collector', () => {
     const written = parse(files.get('resources/team/BackendConfigPolicy.yaml')!);
     expect(written.status.ancestors[0].conditions[0].type).toBe('Accepted');
     expect(written.metadata.managedFields).toBeUndefined();
+  });
+
+  it('collects every watched kind of gateway.networking.k8s.io and gateway.gwvendor.dev', () => {
+    const collected = new Set(GATEWAY_KINDS.map((k) => k.kind));
+    const watched = WATCHED.filter((w) => /^gateway\.(networking\.k8s\.io|gwvendor\.dev)\//.test(w.apiVersion)).map(
+      (w) => w.kind,
+    );
+    expect(watched).toContain('ListenerPolicy');
+    expect(watched.filter((k) => !collected.has(k))).toEqual([]);
   });
 });

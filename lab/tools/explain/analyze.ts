@@ -15,6 +15,7 @@ import type { Condition, KObj } from '../../toolkit/kube.ts';
 import type { ScopeEntry } from './attachment.ts';
 import { gatewayFindings, routeParents } from './gateways.ts';
 import { l4RouteFindings } from './l4-routes.ts';
+import { explainListenerPolicy, explainListenerPolicyOn, listenerPolicyGateways } from './listener-policies.ts';
 import {
   created,
   explainPolicyOn,
@@ -54,6 +55,9 @@ export function gatewaysNeeded(world: Omit<World, 'proxies' | 'services' | 'xdsE
     addGw(t);
   } else if (t.kind === 'BackendConfigPolicy') {
     for (const g of backendConfigGateways(find(w.backendConfigPolicies ?? [], t.namespace, t.name))) addGw(g);
+  } else if (t.kind === 'ListenerPolicy') {
+    const p = find(world.listenerPolicies ?? [], t.namespace, t.name);
+    if (p) for (const g of listenerPolicyGateways(p)) addGw(g);
   } else if (t.kind === 'TrafficPolicy') {
     const p = find(world.policies, t.namespace, t.name);
     if (p) {
@@ -140,6 +144,7 @@ function notFound(t: Target, world: World): Report {
     TrafficPolicy: world.policies,
     GatewayExtension: world.extensions,
     BackendConfigPolicy: world.backendConfigPolicies ?? [],
+    ListenerPolicy: world.listenerPolicies ?? [],
   };
   const list = lists[t.kind];
   const there = list.filter((o) => o.metadata?.namespace === t.namespace).map((o) => o.metadata!.name!);
@@ -246,6 +251,12 @@ export function explainGateway(world: World, t: Target): Report {
     const r = explainPolicyOn(world, { policy: p, via: [`Gateway ${t.namespace}/${t.name}`] }, [{ gateway: t }]);
     policies.push(r.report);
     findings.push(...r.findings);
+  }
+  for (const p of world.listenerPolicies ?? []) {
+    if (!listenerPolicyGateways(p).some((g) => g.namespace === t.namespace && g.name === t.name)) continue;
+    const r = explainListenerPolicyOn(world, p);
+    policies.push(r.report);
+    findings.push(...r.findings.filter((f) => f.level !== 'problem' || !f.subject.startsWith('Gateway ')));
   }
   return finish(world, t, findings, policies);
 }
@@ -378,6 +389,10 @@ export function explain(world: World, t: Target): Report {
     case 'BackendConfigPolicy': {
       const findings = explainBackendConfigFindings(world, t);
       return findings ? finish(world, t, findings, []) : notFound(t, world);
+    }
+    case 'ListenerPolicy': {
+      const r = explainListenerPolicy(world, t);
+      return r.found ? finish(world, t, r.findings, r.policies) : notFound(t, world);
     }
   }
 }

@@ -71,7 +71,8 @@ function headerList(s: FilterStream): Msg[] {
   return out;
 }
 
-const headerValueOf = (h: Msg) => (h.raw_value?.length ? Buffer.from(h.raw_value).toString('utf8') : String(h.value ?? ''));
+const headerValueOf = (h: Msg) =>
+  h.raw_value?.length ? Buffer.from(h.raw_value).toString('utf8') : String(h.value ?? '');
 
 /** HeaderMutation on a header map (ext_proc mutation_utils.cc): append (BoolValue) wins over append_action. */
 export function applyHeaderMutation(headers: HeaderMap, m: Msg | undefined): void {
