@@ -4,7 +4,7 @@
 // (kubernetes.io/tls) with tls.crt and tls.key. node-forge builds them (the project's X.509 library).
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import forge from 'node-forge';
-import type { KObj } from '../../lab/toolkit/kube.ts';
+import type { KObj, Kube } from '../../lab/toolkit/kube.ts';
 
 export interface Ca {
   cert: forge.pki.Certificate;
@@ -95,4 +95,16 @@ export function caConfigMap(namespace: string, name: string, ca: Ca): KObj {
     metadata: { namespace, name },
     data: { 'ca.crt': forge.pki.certificateToPem(ca.cert), 'key.crt': forge.pki.privateKeyToPem(ca.key) },
   };
+}
+
+/** GetTLSSecret: a TLS Secret's certificate and key (PEM); an error when it has none. */
+export async function getTLSSecret(
+  kube: Kube,
+  nn: { namespace: string; name: string },
+): Promise<{ cert: string; key: string }> {
+  const secret = await kube.get('v1', 'Secret', nn.name, nn.namespace);
+  const cert = Buffer.from(secret?.data?.['tls.crt'] ?? '', 'base64').toString();
+  const key = Buffer.from(secret?.data?.['tls.key'] ?? '', 'base64').toString();
+  if (!cert || !key) throw new Error(`unexpected error finding TLS secret ${nn.namespace}/${nn.name}`);
+  return { cert, key };
 }

@@ -152,6 +152,8 @@ export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   'BackendTLSPolicy',
   'BackendTLSPolicySANValidation',
   'GatewayBackendClientCertificate',
+  'GatewayFrontendClientCertificateValidation',
+  'GatewayFrontendClientCertificateValidationInsecureFallback',
 ]);
 
 /** A test runs when gwlab supports all its features (upstream: SupportedFeatures.HasAll). */

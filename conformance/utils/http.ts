@@ -245,7 +245,9 @@ export async function makeRequestAndExpectEventuallyConsistentResponse(
 
 /**
  * Upstream's tls.MakeTLSRequestAndExpectEventuallyConsistentResponse: the same over HTTPS, trusting `serverCert`
- * (PEM) and sending `sni`.
+ * (PEM) and sending `sni`; with `client`, that certificate presented when the server asks for one. (Upstream also
+ * asserts that its GetClientCertificateHook was called; Node's TLS client has no such hook: a server that did not ask
+ * shows in the tests' failure cases instead.)
  */
 export async function makeTLSRequestAndExpectEventuallyConsistentResponse(
   tc: TimeoutConfig,
@@ -253,8 +255,12 @@ export async function makeTLSRequestAndExpectEventuallyConsistentResponse(
   serverCert: string,
   sni: string,
   e: ExpectedResponse,
+  client?: { cert: string; key: string },
 ): Promise<void> {
-  const req = { ...makeRequest(e, gwAddr, tc.requestTimeout, 'https'), tls: { ca: serverCert, servername: sni } };
+  const req = {
+    ...makeRequest(e, gwAddr, tc.requestTimeout, 'https'),
+    tls: { ca: serverCert, servername: sni, ...(client ? { clientCert: client } : {}) },
+  };
   await awaitConvergence(tc.requiredConsecutiveSuccesses, tc.maxTimeToConsistency, async () => {
     try {
       const { cReq, cRes } = await captureRoundTrip(req);
@@ -284,4 +290,29 @@ export async function makeRequestAndExpectFailure(
       throw new Error(`request ${req.url} (Host ${req.host}) should fail, returned HTTP Status OK (200) instead`);
     return undefined;
   });
+}
+
+/**
+ * Upstream's tls.MakeTLSRequestAndExpectFailureResponse: one request over HTTPS (trusting `serverCert`, sending `sni`,
+ * presenting `client` if given) that must fail: an error, not a response (a refused client certificate).
+ */
+export async function makeTLSRequestAndExpectFailureResponse(
+  tc: TimeoutConfig,
+  gwAddr: string,
+  serverCert: string,
+  sni: string,
+  e: ExpectedResponse,
+  client?: { cert: string; key: string },
+): Promise<void> {
+  const req = {
+    ...makeRequest(e, gwAddr, tc.requestTimeout, 'https'),
+    tls: { ca: serverCert, servername: sni, ...(client ? { clientCert: client } : {}) },
+  };
+  let status: number | undefined;
+  try {
+    status = (await captureRoundTrip(req)).cRes.statusCode;
+  } catch {
+    return;
+  }
+  throw new Error(`Request should fail (got status ${status})`);
 }

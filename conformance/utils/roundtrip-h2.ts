@@ -3,6 +3,8 @@
 // dial: h2c with prior knowledge, no upgrade) and H2 (http2.Transport over TLS, ALPN h2). One session per round trip
 // (node:http2), closed after the response.
 import http2 from 'node:http2';
+import type { PeerCertificate } from 'node:tls';
+import { checkServerIdentity } from './server-identity.ts';
 
 export const H2C_PRIOR_KNOWLEDGE = 'H2C_PRIOR_KNOWLEDGE';
 export const H2 = 'H2';
@@ -21,11 +23,23 @@ export function http2RoundTrip(r: {
   headers: Record<string, string>;
   body?: string;
   timeoutMs: number;
-  tls?: { ca: string; servername: string };
+  tls?: { ca: string; servername: string; clientCert?: { cert: string; key: string } };
 }): Promise<H2Response> {
   return new Promise((resolve, reject) => {
     const origin = `${r.tls ? 'https' : 'http'}://${r.url.host}`;
-    const session = http2.connect(origin, r.tls ? { ca: r.tls.ca, servername: r.tls.servername } : {});
+    const session = http2.connect(
+      origin,
+      r.tls
+        ? {
+            ca: r.tls.ca,
+            servername: r.tls.servername,
+            // As the HTTP/1.1 round trips (roundtrip.ts): Go's name check, the trusted certificate an anchor.
+            checkServerIdentity: (_host: string, cert: PeerCertificate) => checkServerIdentity(r.tls!.servername, cert),
+            allowPartialTrustChain: true,
+            ...(r.tls.clientCert ?? {}),
+          }
+        : {},
+    );
     const timer = setTimeout(() => {
       session.destroy();
       reject(new Error(`context deadline exceeded (${r.timeoutMs} ms)`));

@@ -3,10 +3,11 @@
 // RequestTimeout as a deadline, redirects followed unless asked not to; the echo backend's JSON body read into a
 // CapturedRequest when the response's Content-Type is exactly application/json, and a redirect's Location split into
 // scheme, host, port and path.
-import net from 'node:net';
-import type { PeerCertificate } from 'node:tls';
 import { Agent, request } from 'undici';
 import { H2, H2C_PRIOR_KNOWLEDGE, http2RoundTrip } from './roundtrip-h2.ts';
+import { checkServerIdentity } from './server-identity.ts';
+
+export { checkServerIdentity };
 
 export interface RoundTripRequest {
   url: URL;
@@ -16,8 +17,11 @@ export interface RoundTripRequest {
   body?: string;
   unfollowRedirect?: boolean;
   timeoutMs: number;
-  /** HTTPS: the server certificate (PEM) to trust and the SNI to send (upstream's tls.MakeTLSRequest...). */
-  tls?: { ca: string; servername: string };
+  /**
+   * HTTPS: the server certificate (PEM) to trust and the SNI to send (upstream's tls.MakeTLSRequest...), and the
+   * client certificate and key (PEM) to present when the server asks for one (upstream's GetClientCertificateHook).
+   */
+  tls?: TlsOptions;
   /** Upstream's Request.Protocol: H2C_PRIOR_KNOWLEDGE or H2 (roundtrip-h2.ts); else HTTP/1.1. */
   protocol?: string;
 }
@@ -53,9 +57,15 @@ export interface CapturedResponse {
 // Connections are pooled per origin as Go's default transport does.
 const agent = new Agent({ connect: { timeout: 10_000 } });
 
+export interface TlsOptions {
+  ca: string;
+  servername: string;
+  clientCert?: { cert: string; key: string };
+}
+
 const tlsAgents = new Map<string, Agent>();
-function tlsAgent(t: { ca: string; servername: string }): Agent {
-  const key = `${t.servername}\n${t.ca}`;
+function tlsAgent(t: TlsOptions): Agent {
+  const key = `${t.servername}\n${t.ca}\n${t.clientCert?.cert ?? ''}`;
   let a = tlsAgents.get(key);
   if (!a) {
     // Go's x509 pool: every certificate in it is a trust anchor, a CA-signed leaf too (OpenSSL's partial chain).
@@ -66,36 +76,12 @@ function tlsAgent(t: { ca: string; servername: string }): Agent {
         servername: t.servername,
         checkServerIdentity,
         allowPartialTrustChain: true,
+        ...(t.clientCert ? { cert: t.clientCert.cert, key: t.clientCert.key } : {}),
       },
     });
     tlsAgents.set(key, a);
   }
   return a;
-}
-
-/**
- * The server name check of Go's crypto/x509 (Certificate.VerifyHostname, matchHostnames), which upstream's client
- * uses, instead of Node's: an IP against the IP SANs; a name against the DNS SANs, case-insensitive, `*` only as the
- * whole leftmost label and matching one label (Go takes `*.org` for `example.org`; Node refuses a wildcard over
- * fewer than three labels, and the suite's certificate has `*.org`).
- */
-export function checkServerIdentity(host: string, cert: PeerCertificate): Error | undefined {
-  const sans = (cert.subjectaltname ?? '').split(', ').filter(Boolean);
-  const name = host.replace(/\.$/, '').toLowerCase();
-  if (net.isIP(name)) {
-    if (sans.some((s) => s === `IP Address:${name}`)) return undefined;
-  } else {
-    const hostParts = name.split('.');
-    for (const san of sans) {
-      if (!san.startsWith('DNS:')) continue;
-      const parts = san.slice(4).replace(/\.$/, '').toLowerCase().split('.');
-      if (parts.length !== hostParts.length) continue;
-      if (parts.every((p, i) => p === hostParts[i] || (i === 0 && p === '*'))) return undefined;
-    }
-  }
-  return Object.assign(new Error(`x509: certificate is valid for ${sans.join(', ')}, not ${host}`), {
-    code: 'ERR_TLS_CERT_ALTNAME_INVALID',
-  });
 }
 
 const REDIRECTS = new Set([300, 301, 302, 303, 304, 305, 307, 308]);

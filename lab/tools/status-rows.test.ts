@@ -9,6 +9,7 @@ import {
   gatewayRows,
   httpRouteRows,
   listenerSetRows,
+  policyRows,
   proxyRows,
   routeRows,
   trafficPolicyRows,
@@ -180,6 +181,41 @@ describe('condition rows', () => {
     expect(trafficPolicyRows(nothing).map((r) => [r.target, r.type, r.reason])).toEqual([
       ['httproute/web, httproute{app=web}', 'Accepted', 'Valid'],
       ['httproute/web, httproute{app=web}', 'Attached', 'TargetNotFound'],
+    ]);
+  });
+
+  it('BackendConfigPolicy: the same rows under its own kind, TARGET its Services; an Invalid one is a problem', () => {
+    const bcp: KObj = {
+      apiVersion: 'gateway.gwvendor.dev/v1alpha1',
+      kind: 'BackendConfigPolicy',
+      metadata: { namespace: 'team', name: 'hc', generation: 1 },
+      spec: { targetRefs: [{ group: '', kind: 'Service', name: 'app', sectionName: 'http' }] },
+      status: {
+        ancestors: [
+          {
+            ancestorRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: 'team', name: 'gw' },
+            controllerName: 'gateway.gwvendor.dev/gwvendor',
+            conditions: [cond('Accepted', 'False', 'Invalid'), cond('Attached', 'False', 'Invalid')],
+          },
+        ],
+        conditions: [cond('Accepted', 'False', 'Invalid'), cond('Attached', 'False', 'Invalid')],
+      },
+    };
+    const rows = conditionRows({
+      gatewayClasses: [],
+      gateways: [],
+      httpRoutes: [],
+      trafficPolicies: [],
+      gatewayExtensions: [],
+      backendConfigPolicies: [bcp],
+    });
+    expect(rows.map((r) => [r.kind, r.target, r.type, r.reason, r.health])).toEqual([
+      ['BackendConfigPolicy', 'gateway/team/gw', 'Accepted', 'Invalid', 'problem'],
+      ['BackendConfigPolicy', 'gateway/team/gw', 'Attached', 'Invalid', 'warning'],
+    ]);
+    const none = { ...bcp, status: undefined };
+    expect(policyRows(none, 'BackendConfigPolicy').map((r) => [r.kind, r.target, r.reason])).toEqual([
+      ['BackendConfigPolicy', 'service/app:http', 'NoStatus'],
     ]);
   });
 

@@ -19,6 +19,7 @@ export type StatusKind =
   | 'UDPRoute'
   | 'TLSRoute'
   | 'TrafficPolicy'
+  | 'BackendConfigPolicy'
   | 'GatewayExtension';
 
 export interface ConditionRow {
@@ -189,21 +190,26 @@ export function policyTargets(p: KObj): string {
  * written; the ancestor rows' TARGET is the Gateway.
  */
 export function trafficPolicyRows(p: KObj): ConditionRow[] {
+  return policyRows(p, 'TrafficPolicy');
+}
+
+/** A vendor policy's rows (TrafficPolicy, BackendConfigPolicy: the same status shape, ancestors and top level). */
+export function policyRows(p: KObj, kind: 'TrafficPolicy' | 'BackendConfigPolicy'): ConditionRow[] {
   const ns = p.metadata?.namespace ?? '';
   const top: RawCondition[] = p.status?.conditions ?? [];
   const ancestors: any[] = p.status?.ancestors ?? [];
   if (!top.length && !ancestors.length) {
-    return [noStatusRow(p, 'TrafficPolicy', policyTargets(p), 'no controller has written a status')];
+    return [noStatusRow(p, kind, policyTargets(p), 'no controller has written a status')];
   }
   const perAncestor = new Set(ancestors.flatMap((a) => (a.conditions ?? []).map((c: RawCondition) => c.type)));
   return [
     ...rowsOf(
       p,
-      'TrafficPolicy',
+      kind,
       policyTargets(p),
       top.filter((c) => !perAncestor.has(c.type)),
     ),
-    ...ancestors.flatMap((a) => rowsOf(p, 'TrafficPolicy', ref(a.ancestorRef ?? {}, ns), a.conditions)),
+    ...ancestors.flatMap((a) => rowsOf(p, kind, ref(a.ancestorRef ?? {}, ns), a.conditions)),
   ];
 }
 
@@ -226,6 +232,8 @@ export interface StatusObjects {
   udpRoutes?: KObj[];
   tlsRoutes?: KObj[];
   trafficPolicies: KObj[];
+  /** Absent (or empty) on a cluster installed before the kind. */
+  backendConfigPolicies?: KObj[];
   gatewayExtensions: KObj[];
 }
 
@@ -248,6 +256,7 @@ export function conditionRows(o: StatusObjects, opts: { verbose?: boolean } = {}
     ...[...(o.udpRoutes ?? [])].sort(byNsName).flatMap((r) => routeRows(r, 'UDPRoute')),
     ...[...(o.tlsRoutes ?? [])].sort(byNsName).flatMap((r) => routeRows(r, 'TLSRoute')),
     ...[...o.trafficPolicies].sort(byNsName).flatMap(trafficPolicyRows),
+    ...[...(o.backendConfigPolicies ?? [])].sort(byNsName).flatMap((p) => policyRows(p, 'BackendConfigPolicy')),
     ...[...o.gatewayExtensions].sort(byNsName).flatMap(gatewayExtensionRows),
   ];
 }

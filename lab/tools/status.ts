@@ -260,6 +260,9 @@ async function readObjects(kube: Kube, ns: string | undefined) {
       readUnread(kube, ns),
     ]);
   const [listenerSets, tcpRoutes, udpRoutes, tlsRoutes, grpcRoutes] = await l4;
+  const backendConfig = await settle(
+    kube.list(VENDOR_API, 'BackendConfigPolicy', ns).catch((e) => (kindMissing(e) ? [] : Promise.reject(e))),
+  );
   const errors: string[] = [];
   const got = <T>(what: string, s: Settled<T[]>): T[] => {
     if (s.ok) return s.value;
@@ -283,6 +286,7 @@ async function readObjects(kube: Kube, ns: string | undefined) {
     udpRoutes: got('UDPRoutes', udpRoutes),
     tlsRoutes: got('TLSRoutes', tlsRoutes),
     trafficPolicies: got('TrafficPolicies', policies),
+    backendConfigPolicies: got('BackendConfigPolicies', backendConfig),
     gatewayExtensions: got('GatewayExtensions', extensions),
     unread,
     errors,
@@ -340,6 +344,7 @@ export async function collectStatus(t: StatusTarget, opts: StatusOptions = {}): 
         udpRoutes: o.udpRoutes,
         tlsRoutes: o.tlsRoutes,
         trafficPolicies: o.trafficPolicies,
+        backendConfigPolicies: o.backendConfigPolicies,
         gatewayExtensions: o.gatewayExtensions,
       },
       { verbose: opts.verbose },

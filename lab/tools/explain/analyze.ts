@@ -26,6 +26,9 @@ import { routeFindings } from './routes.ts';
 import { type GatewayKey, keyOf, type World } from './world.ts';
 
 export { gatewayFindings, routeParents } from './gateways.ts';
+
+import { backendConfigGateways, explainBackendConfigFindings } from './backend-config.ts';
+
 export { type ExplainKind, type Finding, KINDS, type PolicyReport, type Report, type Target } from './report.ts';
 
 /** The Gateways whose proxies an explanation of `t` must read (explain.ts gathers exactly these). */
@@ -44,6 +47,8 @@ export function gatewaysNeeded(world: Omit<World, 'proxies' | 'services' | 'xdsE
     if (r) addRoute(r);
   } else if (t.kind === 'Gateway') {
     addGw(t);
+  } else if (t.kind === 'BackendConfigPolicy') {
+    for (const g of backendConfigGateways(find(w.backendConfigPolicies ?? [], t.namespace, t.name))) addGw(g);
   } else if (t.kind === 'TrafficPolicy') {
     const p = find(world.policies, t.namespace, t.name);
     if (p) {
@@ -129,6 +134,7 @@ function notFound(t: Target, world: World): Report {
     Gateway: world.gateways,
     TrafficPolicy: world.policies,
     GatewayExtension: world.extensions,
+    BackendConfigPolicy: world.backendConfigPolicies ?? [],
   };
   const list = lists[t.kind];
   const there = list.filter((o) => o.metadata?.namespace === t.namespace).map((o) => o.metadata!.name!);
@@ -360,5 +366,9 @@ export function explain(world: World, t: Target): Report {
       return explainPolicy(world, t);
     case 'GatewayExtension':
       return explainExtension(world, t);
+    case 'BackendConfigPolicy': {
+      const findings = explainBackendConfigFindings(world, t);
+      return findings ? finish(world, t, findings, []) : notFound(t, world);
+    }
   }
 }

@@ -33,6 +33,9 @@ const ALIASES: Record<string, ExplainKind> = {
   gatewayextension: 'GatewayExtension',
   gatewayextensions: 'GatewayExtension',
   ge: 'GatewayExtension',
+  backendconfigpolicy: 'BackendConfigPolicy',
+  backendconfigpolicies: 'BackendConfigPolicy',
+  bcp: 'BackendConfigPolicy',
 };
 
 /**

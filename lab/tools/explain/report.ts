@@ -15,6 +15,7 @@ export const KINDS = [
   'Gateway',
   'TrafficPolicy',
   'GatewayExtension',
+  'BackendConfigPolicy',
 ] as const;
 export type ExplainKind = (typeof KINDS)[number];
 

@@ -5,6 +5,7 @@ import type { ReferenceGrant } from '../../../system/controlplane/model.ts';
 import type { KObj } from '../../toolkit/kube.ts';
 import { CONTROLLER_NAME } from '../proxies.ts';
 import { configRoutes, dumpsRead, isOurs, routeParents, routePrefix } from './gateways.ts';
+import { isolationFindings } from './isolation.ts';
 import { referenceGrantYaml } from './refgrant-yaml.ts';
 import { cond, condText, type Finding, find, GW_GROUP, subjectOf } from './report.ts';
 import type { World } from './world.ts';
@@ -47,6 +48,7 @@ export function routeFindings(world: World, route: KObj): Finding[] {
       });
     } else {
       out.push({ level: 'ok', subject, message: `accepted by ${pname}` });
+      if (gw) out.push(...isolationFindings(route, gw, subject));
     }
     if (resolved?.status === 'False') {
       out.push({

@@ -53,7 +53,7 @@ export function backendTlsTargetKeys(p: BackendTLSPolicy): string[] {
 }
 
 /** The certificates of a PEM bundle, or why it has none. */
-function parseCaBundle(pem: string | undefined): { pem: string } | { error: string } {
+export function parseCaBundle(pem: string | undefined): { pem: string } | { error: string } {
   if (!pem?.trim()) return { error: 'has no ca.crt' };
   const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
   if (!blocks.length) return { error: 'ca.crt holds no PEM certificate' };

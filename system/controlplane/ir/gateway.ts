@@ -5,6 +5,7 @@
 // (l4-listeners.ts), and what each policy's attachment came to (policy-reports.ts).
 
 import {
+  type ConfigMap,
   GATEWAY_GROUP,
   type Gateway,
   type GatewayClass,
@@ -19,7 +20,9 @@ import {
 } from '../model.ts';
 import { GatewayPolicies } from './attach-policies.ts';
 import { attachRoutes, type RouteParentReport, routeReportKey } from './attach-routes.ts';
+import { applyBackendConfig, type BackendConfigInfo, type BackendConfigReport } from './backend-config-policy.ts';
 import { applyBackendTls, type BackendTlsInfo, type BackendTlsReport } from './backend-tls.ts';
+import { applyFrontendValidation } from './frontend-tls.ts';
 import { buildL4Listeners } from './l4-listeners.ts';
 import type { L4RouteInfo } from './l4-routes.ts';
 import { applyListenerPolicies, type ListenerPolicyInfo } from './listener-policy.ts';
@@ -49,12 +52,16 @@ export interface GatewayWorld {
   referenceGrants(namespace: string): ReferenceGrant[];
   /** A Secret (listeners' certificateRefs). */
   secret(namespace: string, name: string): Secret | undefined;
+  /** A ConfigMap (spec.tls.frontend caCertificateRefs). */
+  configMap(namespace: string, name: string): ConfigMap | undefined;
   /** Policies with a targetRef `<kind>/<ns>/<name>`. */
   policiesTargeting(kind: 'Gateway' | 'HTTPRoute', namespace: string, name: string): PolicyInfo[];
   /** Policies with a targetSelector for `kind` in `namespace`. */
   policiesSelecting(kind: 'Gateway' | 'HTTPRoute', namespace: string): PolicyInfo[];
   /** BackendTLSPolicies with a targetRef to this Service (any section). */
   backendTlsPolicies(namespace: string, service: string): BackendTlsInfo[];
+  /** BackendConfigPolicies with a targetRef to this Service (any section). */
+  backendConfigPolicies(namespace: string, service: string): BackendConfigInfo[];
   /** A Service (the port names BackendTLSPolicies' sectionNames select). */
   service(namespace: string, name: string): Service | undefined;
   /** ListenerPolicies with a targetRef to this Gateway. */
@@ -78,10 +85,14 @@ export interface GatewayReports {
   policies: Record<string, { generation: number } & PolicyAncestorReport>;
   /** BackendTLSPolicy key → its ancestor status for this Gateway (policies targeting a Service its routes use). */
   backendTlsPolicies: Record<string, BackendTlsReport>;
+  /** BackendConfigPolicy key → its ancestor status for this Gateway (policies targeting a Service its routes use). */
+  backendConfigPolicies: Record<string, BackendConfigReport>;
   /** ListenerPolicy key → its ancestor status for this Gateway (ir/listener-policy.ts). */
   listenerPolicies: Record<string, { generation: number } & PolicyAncestorReport>;
   /** The GatewayParameters in use (namespace/name), when valid. */
   parameters?: string;
+  /** GEP-91: why the InsecureFrontendValidationMode condition is True (absent: the condition is not set). */
+  insecureFrontendValidation?: string;
   /** The Gateway's ResolvedRefs, when it has references of its own (spec.tls.backend.clientCertificateRef). */
   resolvedRefs?: Outcome;
   /** spec.addresses as the load balancer is asked for them (static-addresses.ts): the one requested, or why none. */
@@ -106,10 +117,12 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
   const key = `${ns}/${name}`;
   const gwRef: ObjRef = { kind: 'Gateway', namespace: ns, name };
   const sets = admitListenerSets(gw, world.listenerSets(key), (n) => world.namespace(n));
-  const listeners = validateListeners(gw, sets.admitted, {
-    grants: (n) => world.referenceGrants(n),
-    secret: (n, secretName) => world.secret(n, secretName),
-  });
+  const refs = {
+    grants: (n: string) => world.referenceGrants(n),
+    secret: (n: string, secretName: string) => world.secret(n, secretName),
+  };
+  const listeners = validateListeners(gw, sets.admitted, refs);
+  const frontend = applyFrontendValidation(gw, listeners, { ...refs, configMap: world.configMap });
   const { accepted, params } = gatewayAccepted(gw, world, listeners);
   const nsOf = (n: string) => world.namespace(n);
   const parentKeys = [key, ...sets.admitted.map((a) => `ListenerSet/${a.owner.namespace}/${a.owner.name}`)];
@@ -131,9 +144,11 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
     attachedListenerSets: Object.values(setReports).filter((r) => r.accepted.ok).length,
     policies: {},
     backendTlsPolicies: {},
+    backendConfigPolicies: {},
     listenerPolicies: {},
     ...(params ? { parameters: params } : {}),
     ...addressesReport(gw),
+    ...(frontend.insecure ? { insecureFrontendValidation: frontend.insecure } : {}),
   };
   if (!accepted.ok) return { key, reports };
 
@@ -157,7 +172,13 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
   if (client) reports.resolvedRefs = client.outcome;
   const btls = applyBackendTls(hosts.clusters, world.backendTlsPolicies, world.service, client?.certificate);
   reports.backendTlsPolicies = btls.reports;
-  const clusters = new Map([...btls.clusters, ...l4Listeners.clusters].map((c) => [c.name, c]));
+  const bcp = applyBackendConfig(
+    [...btls.clusters, ...l4Listeners.clusters],
+    world.backendConfigPolicies,
+    world.service,
+  );
+  reports.backendConfigPolicies = bcp.reports;
+  const clusters = new Map(bcp.clusters.map((c) => [c.name, c]));
   reports.policies = policyReports(policies.tallies, opts.mode);
   const gwp = params ? world.gatewayParameters(ns, params.slice(ns.length + 1)) : undefined;
   reports.listenerPolicies = applyListenerPolicies(gwRef, hosts.listeners, world.listenerPolicies(ns, name), {

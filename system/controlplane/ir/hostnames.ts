@@ -70,3 +70,30 @@ export function mostSpecificListenerHost(
   }
   return best;
 }
+
+/**
+ * Listener isolation as one route sees it on one listener (hostname `own`, undefined: none) of a port whose listeners
+ * have the hostnames `listenerHosts`: of the hosts the route serves there (`routeHosts`, as intersectHostnames gives
+ * them), the ones whose requests go to another, more specific listener of the port (mostSpecificListenerHost, the
+ * rule the IR builder places entries by): a host it lists that such a listener owns (left out of its virtual hosts),
+ * or such a listener's hostname inside a wildcard (or `*`) it serves (that listener's virtual host is the more
+ * specific match). Each with the listener hostname that takes them.
+ */
+export function isolatedHosts(
+  listenerHosts: (string | undefined)[],
+  own: string | undefined,
+  routeHosts: string[],
+): { hosts: string; listenerHost: string }[] {
+  const out: { hosts: string; listenerHost: string }[] = [];
+  for (const other of new Set(listenerHosts)) {
+    if (other === undefined || other === own) continue;
+    for (const served of routeHosts) {
+      const hosts = served === '*' ? other : intersectOne(served, other);
+      if (hosts !== undefined && mostSpecificListenerHost(listenerHosts, hosts) === other) {
+        out.push({ hosts, listenerHost: other });
+        break;
+      }
+    }
+  }
+  return out;
+}

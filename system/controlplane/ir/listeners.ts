@@ -16,7 +16,7 @@
 import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { GATEWAY_GROUP, type Gateway, type Listener, type ReferenceGrant, type Secret } from '../model.ts';
 import { missingGrantMessage, referenceAllowed } from './refgrant.ts';
-import { bad, type CertificateIR, type Outcome, ok } from './types.ts';
+import { bad, type CertificateIR, type Outcome, ok, type TlsChainIR } from './types.ts';
 
 export interface ListenerReport {
   name: string;
@@ -52,6 +52,8 @@ export interface ListenerState {
    * in the Secret).
    */
   certificates?: CertificateIR[];
+  /** HTTPS: the client certificate validation of the Gateway's spec.tls.frontend for its port (frontend-tls.ts). */
+  clientValidation?: TlsChainIR['clientValidation'];
 }
 
 /** What listeners' certificateRefs are resolved against. */

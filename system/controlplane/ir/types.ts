@@ -276,6 +276,23 @@ export interface TlsChainIR {
   /** SNI names it matches: the listener's hostname; empty: every name no other chain matches, and no SNI. */
   serverNames: string[];
   certificates: CertificateIR[];
+  /**
+   * GEP-91 client certificate validation (the Gateway's spec.tls.frontend for the listener's port): the PEM of the
+   * CA certificates a client certificate must chain to; AllowValidOnly requires one, AllowInsecureFallback asks for
+   * one and accepts any (or none). Envoy: require_client_certificate, validation_context.trusted_ca and
+   * trust_chain_verification (xds/translator/tls.ts).
+   */
+  clientValidation?: { trustedCa: string; mode: 'AllowValidOnly' | 'AllowInsecureFallback' };
+  /**
+   * HTTPS (absent on TLS chains before tcp_proxy). Misdirected requests (Gateway API
+   * HTTPRouteHTTPSListenerDetectMisdirectedRequests): the chain's own route
+   * configuration, named `routeConfig`, holding the port's virtual hosts its listener owns (`virtualHosts`, by name)
+   * and a virtual host answering 421 for the `misdirected` domains: the other listeners' hostnames on the port, and
+   * `*` when this listener has a hostname (a request whose Host another listener, or none, serves).
+   */
+  routeConfig?: string;
+  virtualHosts?: string[];
+  misdirected?: string[];
 }
 
 /** A certificate and its key from a Secret (tls.crt, tls.key), base64 PEM as in the Secret's data. */
@@ -346,6 +363,55 @@ export interface ClusterIR {
   protocol?: 'http2' | 'websocket';
   /** TLS to the endpoints, from the BackendTLSPolicy that applies to this Service port (ir/backend-tls.ts). */
   tls?: UpstreamTlsIR;
+  /** Cluster settings from the BackendConfigPolicy that applies to this Service port (ir/backend-config-policy.ts). */
+  backendConfig?: BackendConfigIR;
+}
+
+/** A hash policy of a consistent-hash cluster: what routes to it hash on (Envoy's RouteAction.HashPolicy). */
+export type HashPolicyIR =
+  | { header: string; terminal?: boolean }
+  | { sourceIP: true; terminal?: boolean }
+  | { queryParameter: string; terminal?: boolean };
+
+/** What a BackendConfigPolicy sets on a cluster, validated; durations in proto form (xds/translator/cluster-settings.ts). */
+export interface BackendConfigIR {
+  /** `BackendConfigPolicy/<ns>/<name>`: the provenance every setting carries. */
+  policy: string;
+  connectTimeout?: string;
+  perConnectionBufferLimitBytes?: number;
+  http1?: { enableTrailers?: boolean; overrideStreamErrorOnInvalidHttpMessage?: boolean };
+  http2?: { initialStreamWindowSize?: number; initialConnectionWindowSize?: number; maxConcurrentStreams?: number };
+  loadBalancer?: {
+    policy?: 'ROUND_ROBIN' | 'LEAST_REQUEST' | 'RANDOM' | 'RING_HASH' | 'MAGLEV';
+    choiceCount?: number;
+    minimumRingSize?: number;
+    maximumRingSize?: number;
+    hashPolicies?: HashPolicyIR[];
+    healthyPanicThreshold?: number;
+  };
+  healthCheck?: {
+    path: string;
+    host?: string;
+    method?: string;
+    expectedStatuses?: number[];
+    interval: string;
+    timeout: string;
+    unhealthyThreshold: number;
+    healthyThreshold: number;
+  };
+  outlierDetection?: {
+    consecutive5xx?: number;
+    interval?: string;
+    baseEjectionTime?: string;
+    maxEjectionPercent?: number;
+  };
+  circuitBreakers?: {
+    maxConnections?: number;
+    maxPendingRequests?: number;
+    maxRequests?: number;
+    maxRetries?: number;
+    trackRemaining?: boolean;
+  };
 }
 
 /** What a BackendTLSPolicy makes a cluster speak: Envoy's UpstreamTlsContext (xds/translator/cluster.ts). */

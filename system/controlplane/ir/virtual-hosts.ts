@@ -79,8 +79,13 @@ export function buildVirtualHosts(
       });
       virtualHosts.push({ name: virtualHostName(port, host), domains: [host], routes });
     }
-    const tls = p.tls && { tls: p.tls.sort((a, b) => Number(!a.serverNames.length) - Number(!b.serverNames.length)) };
-    out.push({ name: `listener~${port}`, port, gatewayListeners: p.names, virtualHosts, ...tls });
+    const name = `listener~${port}`;
+    const tls = p.tls && {
+      tls: chainRoutes(name, p.tls, p.listenerHosts, virtualHosts).sort(
+        (a, b) => Number(!a.serverNames.length) - Number(!b.serverNames.length),
+      ),
+    };
+    out.push({ name, port, gatewayListeners: p.names, virtualHosts, ...tls });
   }
   return {
     listeners: out,
@@ -108,6 +113,7 @@ function groupByPortAndHost(listeners: ListenerState[], placements: Placement[],
         listener: s.id,
         serverNames: s.l.hostname ? [s.l.hostname] : [],
         certificates: s.certificates ?? [],
+        ...(s.clientValidation ? { clientValidation: s.clientValidation } : {}),
       });
     }
   }
@@ -128,6 +134,33 @@ function groupByPortAndHost(listeners: ListenerState[], placements: Placement[],
     }
   }
   return ports;
+}
+
+/**
+ * Each HTTPS listener's chain gets its own route configuration (`<port listener>~<Gateway listener>`): the virtual
+ * hosts its listener owns (the most specific listener hostname covering their domain, as listener isolation places
+ * routes), and 421 for the hostnames of the port's other listeners, and for any other host when it has a hostname of
+ * its own: the SNI chose this listener's certificate, the Host belongs elsewhere (RFC 9110 15.5.20 Misdirected Request;
+ * Gateway API HTTPRouteHTTPSListenerDetectMisdirectedRequests).
+ */
+function chainRoutes(
+  port: string,
+  chains: TlsChainIR[],
+  listenerHosts: (string | undefined)[],
+  vhosts: VirtualHostIR[],
+): TlsChainIR[] {
+  return chains.map((c) => {
+    const own = c.serverNames[0];
+    const others = chains.flatMap((o) => (o === c ? [] : o.serverNames));
+    return {
+      ...c,
+      routeConfig: `${port}~${c.listener}`,
+      virtualHosts: vhosts
+        .filter((v) => mostSpecificListenerHost(listenerHosts, v.domains[0]) === own)
+        .map((v) => v.name),
+      misdirected: [...others.sort(hostOrder), ...(own ? ['*'] : [])],
+    };
+  });
 }
 
 /** The entries of one virtual host in precedence order, each once (a route attached through two listeners). */

@@ -40,7 +40,8 @@ export interface StatusUpdate {
     | 'trafficpolicies'
     | 'listenerpolicies'
     | 'gatewayextensions'
-    | 'backendtlspolicies';
+    | 'backendtlspolicies'
+    | 'backendconfigpolicies';
   namespace?: string;
   name: string;
   /** The status we own (for routes and policies: our entries only; the writer keeps other controllers'). */
@@ -158,6 +159,10 @@ export function gatewayStatus(
       fromOutcome('Accepted', r.accepted, g),
       programmed,
       ...(r.resolvedRefs ? [fromOutcome('ResolvedRefs', r.resolvedRefs, g)] : []),
+      // GEP-91: present while a frontend validation allows the insecure fallback, removed after.
+      ...(r.insecureFrontendValidation
+        ? [condition('InsecureFrontendValidationMode', true, 'ConfigurationChanged', r.insecureFrontendValidation, g)]
+        : []),
     ],
     listeners: r.listeners.map((l) => listenerStatus(l, g)),
     // Only with ListenerSets in play (v1.6.1: "the total number of ListenerSets ... successfully attached").
@@ -256,11 +261,11 @@ export function routeParents(
   return out;
 }
 
-/** What policyStatus reads of a policy: a TrafficPolicy's PolicyInfo, or a ListenerPolicy's info. */
-export type PolicyStatusInput = Pick<
-  PolicyInfo,
-  'ref' | 'generation' | 'accepted' | 'targetRefs' | 'selectors' | 'extAuthRefs'
->;
+/** What policyStatus reads of a policy: a TrafficPolicy's PolicyInfo, a ListenerPolicy's or a BackendConfigPolicy's info. */
+export type PolicyStatusInput = Pick<PolicyInfo, 'ref' | 'generation' | 'accepted' | 'selectors'> & {
+  targetRefs: { kind: string; name: string; sectionName?: string }[];
+  extAuthRefs?: PolicyInfo['extAuthRefs'];
+};
 
 function describeTargets(p: PolicyStatusInput): string {
   const refs = p.targetRefs.map(

@@ -34,6 +34,11 @@ export interface HcmDeps {
   accessLogSinks: AccessLogSinks;
   /** Returns (creating on first use) the RDS subscription for a route config name. */
   rds(name: string): RdsProvider;
+  /**
+   * HTTPS listeners whose TLS filter chains name their own route configuration (same connection manager otherwise):
+   * those names; a request uses the one of the chain its connection took (`handle`'s routeConfig).
+   */
+  chainRds?: string[];
   /** `listener.<address>.` for the per-listener HCM stats. */
   listenerStatPrefix: string;
   /** The listener's port, for strip_matching_host_port. */
@@ -54,6 +59,8 @@ export class HcmRuntime implements StreamOwner {
   readonly filtersDisabled: boolean[];
   readonly anyFilterDisabled: boolean;
   readonly routes: RouteSource;
+  /** Route configurations of TLS chains other than the HCM's own (HcmDeps.chainRds), by name. */
+  readonly chainRoutes = new Map<string, RdsProvider>();
   readonly stats: HcmStats;
   readonly accessLogs: AccessLogger[];
   readonly deps: HcmDeps;
@@ -68,6 +75,9 @@ export class HcmRuntime implements StreamOwner {
     this.targetOptions = targetOptions;
     this.statPrefix = config.statPrefix;
     this.routes = routeSource(cfg, deps);
+    for (const n of deps.chainRds ?? []) {
+      if (this.routes.kind !== 'rds' || n !== this.routes.provider.name) this.chainRoutes.set(n, deps.rds(n));
+    }
     this.stats = makeHcmStats(deps.stats, config.statPrefix, deps.listenerStatPrefix);
     const ctx: FilterContext = {
       stats: deps.stats,
@@ -86,13 +96,18 @@ export class HcmRuntime implements StreamOwner {
     );
   }
 
-  routeTable(): RouteTable | undefined {
+  /** The route table: the HCM's own, or that of the TLS chain's route configuration `name`. */
+  routeTable(name?: string): RouteTable | undefined {
+    const chain = name === undefined ? undefined : this.chainRoutes.get(name);
+    if (chain) return chain.table;
     return this.routes.kind === 'inline' ? this.routes.table : this.routes.provider.table;
   }
 
-  /** Ready to serve: RDS listeners wait for their RouteConfiguration (listener warming). */
+  /** Ready to serve: RDS listeners wait for their RouteConfigurations (listener warming). */
   ready(): Promise<void> {
-    return this.routes.kind === 'rds' ? this.routes.provider.ready : Promise.resolve();
+    const own = this.routes.kind === 'rds' ? this.routes.provider.ready : Promise.resolve();
+    if (!this.chainRoutes.size) return own;
+    return Promise.all([own, ...[...this.chainRoutes.values()].map((p) => p.ready)]).then(() => {});
   }
 
   close(): void {
@@ -119,8 +134,17 @@ export class HcmRuntime implements StreamOwner {
     this.stats.downstream_cx_length_ms.record(lengthMs);
   }
 
-  /** A request; `upgrade` when it came as an upgrade (Node's 'upgrade' event: the raw connection is the stream's). */
-  handle(req: IncomingMessage, res: ServerResponse, connectionId: number, upgrade?: DownstreamUpgrade): void {
+  /**
+   * A request; `upgrade` when it came as an upgrade (Node's 'upgrade' event: the raw connection is the stream's);
+   * `routeConfig`: the route configuration of the TLS chain its connection took, when the chain names its own.
+   */
+  handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    connectionId: number,
+    upgrade?: DownstreamUpgrade,
+    routeConfig?: string,
+  ): void {
     if (upgrade) upgrade.streamIdleTimeoutMs = this.config.streamIdleTimeoutMs;
     const s = new ActiveStream(this, req, res, connectionId, upgrade);
     this.stats.downstream_rq_total.inc();
@@ -142,7 +166,7 @@ export class HcmRuntime implements StreamOwner {
     }
     if (!this.checkRequest(s)) return;
     this.prepareHeaders(s);
-    const table = this.routeTable();
+    const table = this.routeTable(routeConfig);
     if (table) {
       const q = s.path.indexOf('?');
       let path = q < 0 ? s.path : s.path.slice(0, q);

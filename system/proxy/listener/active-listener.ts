@@ -19,6 +19,7 @@ import type { SniTcpProxy } from '../network/tls-inspector.ts';
 import type { UdpProxy } from '../network/udp-proxy.ts';
 import type { Counter, Gauge, Histogram, StatsStore } from '../stats.ts';
 import { strerror } from '../strerror.ts';
+import { chainOf, clientCertError, isNoClientCertError } from './client-cert.ts';
 import { type CodecOwner, HttpCodecServers, type HttpProtocol } from './http-codec.ts';
 import type { ListenerSpec } from './listener-config.ts';
 import { SslStats } from './ssl-stats.ts';
@@ -79,7 +80,16 @@ export class ListenerSocket {
       onHandshake: (c) => this.current?.ssl?.onHandshake(c),
       onTlsError: (c, err) => {
         this.current?.ssl?.connection_error.inc();
+        if (isNoClientCertError(err)) this.current?.ssl?.fail_verify_no_cert.inc();
         handler.onTlsError(c, err);
+      },
+      onClientCert: (c, check) => {
+        const ssl = this.current?.ssl;
+        if (check.failure) {
+          ssl?.[check.failure].inc();
+          ssl?.connection_error.inc();
+          handler.onTlsError(c, clientCertError(check));
+        } else if (check.untrusted) ssl?.fail_verify_error.inc();
       },
       http2Stat: (name) => handler.stats.counter(`http2.${name}`),
     };
@@ -125,6 +135,8 @@ export class ListenerSocket {
     if (this.server instanceof tls.Server) {
       const fallback = pickTlsChain(l.spec.tls ?? [], undefined);
       this.server.setSecureContext(fallback ? fallback.options : {});
+      // Clients without SNI get the default chain: its client certificate request (client-cert.ts).
+      (this.server as tls.Server & { requestCert?: boolean }).requestCert = !!fallback?.clientCert;
     }
     this.codecs?.configure(l.hcm?.config, l.spec.tls?.[0]?.alpn);
     for (const f of this.queued.splice(0)) f();
@@ -314,6 +326,13 @@ export class ConnectionHandler {
   ): void {
     const id = (req.socket as net.Socket & { gwlabConnId?: number }).gwlabConnId ?? 0;
     if (sock.closed && req.httpVersion !== '2.0') res.shouldKeepAlive = false;
-    sock.whenActive(() => sock.current!.hcm!.handle(req, res, id, upgrade));
+    sock.whenActive(() => {
+      const l = sock.current!;
+      // HTTP/2: the session's socket (req.socket is a proxy of it).
+      const conn = (req as { stream?: { session?: { socket?: net.Socket } } }).stream?.session?.socket ?? req.socket;
+      const chain =
+        l.spec.tls && conn instanceof tls.TLSSocket ? chainOf(conn, pickTlsChain(l.spec.tls, undefined)) : undefined;
+      l.hcm!.handle(req, res, id, upgrade, chain?.routeConfigName);
+    });
   }
 }

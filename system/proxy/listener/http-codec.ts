@@ -17,6 +17,7 @@ import tls from 'node:tls';
 import type { DownstreamUpgrade } from '../filters/filter-api.ts';
 import { type HcmConfig, headerOverflow, MAX_HEADERS_KB_LIMIT } from '../http/hcm-config.ts';
 import type { Counter } from '../stats.ts';
+import { type ClientCertCheck, chainOf, checkClientCert, requestClientCert } from './client-cert.ts';
 import type { TlsChain } from './tls-config.ts';
 import { pickTlsChain } from './tls-config.ts';
 
@@ -38,6 +39,8 @@ export interface CodecOwner {
   onHandshake(c: tls.TLSSocket): void;
   /** A failed handshake (ssl.connection_error, the [connection] debug line). */
   onTlsError(c: net.Socket, err: Error): void;
+  /** The client certificate check of a handshake done (client-cert.ts): its stats; a failure closes it. */
+  onClientCert(c: tls.TLSSocket, check: ClientCertCheck): void;
   /** `http2.*` codec stats (Envoy's root-scope http2.header_overflow, http2.tx_reset). */
   http2Stat(name: 'header_overflow' | 'tx_reset'): Counter;
 }
@@ -97,15 +100,30 @@ export class HttpCodecServers {
     // The filter chain by SNI (tls-config.ts); none: the handshake fails and the connection is closed, as Envoy
     // closes a connection no filter chain matches. Clients without SNI get the default context (setSecureContext
     // in ListenerSocket.activate): the default chain's certificate, or none, which fails their handshake.
-    const SNICallback = (name: string, cb: (err: Error | null, ctx?: tls.SecureContext) => void) =>
+    // Node calls it on the connection's TLSSocket: the chain's client certificate request is set on it.
+    const SNICallback = function (
+      this: tls.TLSSocket,
+      name: string,
+      cb: (err: Error | null, ctx?: tls.SecureContext) => void,
+    ) {
       owner.whenActive(() => {
         const chain = pickTlsChain(owner.tlsChains(), name);
+        if (chain) requestClientCert(this, chain);
         if (chain) cb(null, chain.context);
         else cb(new Error(`no filter chain matches server name ${name}`));
       });
-    // ALPN: set per listener in configure(); none negotiated, the codec is chosen as in the clear.
-    const front = tls.createServer({ SNICallback });
+    };
+    // ALPN: set per listener in configure(); none negotiated, the codec is chosen as in the clear. Client
+    // certificates are asked for per chain (requestCert: ListenerSocket.activate for clients without SNI) and
+    // refused by checkClientCert, not by Node's rejectUnauthorized.
+    const front = tls.createServer({ SNICallback, rejectUnauthorized: false });
     front.on('secureConnection', (c: tls.TLSSocket) => {
+      const check = checkClientCert(c, chainOf(c, pickTlsChain(owner.tlsChains(), undefined)));
+      owner.onClientCert(c, check);
+      if (check.failure) {
+        c.destroy();
+        return;
+      }
       owner.onHandshake(c);
       owner.onConnection(c);
       if (c.alpnProtocol === 'h2') this.toH2(c);

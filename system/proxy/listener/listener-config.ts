@@ -2,7 +2,8 @@
 // one HTTP connection manager or one tcp_proxy (the network filters implemented), or, for a UDP listener
 // (socket_address.protocol UDP / udp_listener_config), the udp_proxy listener filter; with Envoy's rejection texts
 // for the rest (pipes, internal listeners, other filters). Filter chains with a TLS transport socket (tls-config.ts)
-// make an `https` listener: each chain its secure context and server_names, all with the same network filters.
+// make an `https` listener: each chain its secure context and server_names, all with the same network filters but
+// for the connection manager's RDS route configuration, which each chain may name (its requests use that one).
 // Filter chains of tcp_proxy picked by SNI (TLSRoute listeners: passthrough or TLS terminated before tcp_proxy) make
 // a `tcp` listener with `sniChains` (network/tls-inspector.ts).
 import { ConfigError, durationMs } from '../config/errors.ts';
@@ -126,9 +127,28 @@ function compileUdpListener(l: J, name: string) {
 
 const isTls = (c: J) => typeName(c.transport_socket?.typed_config) === DOWNSTREAM_TLS_CONTEXT;
 
+/** A chain's connection manager's RDS route configuration name ('' without one). */
+const rdsName = (c: J): string =>
+  String(
+    ((c.filters ?? []) as J[]).find((f) => typeName(f.typed_config) === HCM_TYPE)?.typed_config?.rds
+      ?.route_config_name ?? '',
+  );
+
+/** A chain's network filters as JSON, its HCM's RDS name left out (chains may each name their route configuration). */
+function filtersBesidesRds(c: J): string {
+  return JSON.stringify(
+    ((c.filters ?? []) as J[]).map((f) =>
+      f.typed_config?.rds
+        ? { ...f, typed_config: { ...f.typed_config, rds: { ...f.typed_config.rds, route_config_name: '' } } }
+        : f,
+    ),
+  );
+}
+
 /**
  * The TLS filter chains, when the listener's chains terminate TLS (undefined when none does): every chain then must,
- * with the same network filters (one connection manager serves them all here), and distinct matches (Envoy:
+ * with the same network filters (one connection manager serves them all here) but for the RDS route configuration
+ * name (`routeConfigName`, set when they differ), and distinct matches (Envoy:
  * "multiple filter chains with the same matching rules are defined").
  */
 function compileTlsChains(l: J, name: string): TlsChain[] | undefined {
@@ -137,18 +157,21 @@ function compileTlsChains(l: J, name: string): TlsChain[] | undefined {
   if (l.default_filter_chain) throw new ConfigError(`listener ${name}: default_filter_chain is not supported with TLS`);
   const out: TlsChain[] = [];
   const seen = new Set<string>();
-  const filters = JSON.stringify(chains[0].filters ?? []);
+  const filters = filtersBesidesRds(chains[0]);
+  const rdsNames = new Set(chains.map(rdsName));
   for (const [i, c] of chains.entries()) {
     if (!isTls(c))
       throw new ConfigError(
         `listener ${name}: filter_chains[${i}]: mixing TLS and plaintext filter chains is not supported`,
       );
-    if (JSON.stringify(c.filters ?? []) !== filters)
+    if (filtersBesidesRds(c) !== filters)
       throw new ConfigError(
         `listener ${name}: filter_chains[${i}]: TLS filter chains with different filters are not supported`,
       );
     checkTlsChainMatch(c, name, i);
     const compiled = compileTlsChain(c, name, i);
+    const rds = rdsName(c);
+    if (rdsNames.size > 1 && rds) compiled.routeConfigName = rds;
     if (out.length && compiled.alpn.join(',') !== out[0]!.alpn.join(','))
       throw new ConfigError(
         `listener ${name}: filter_chains[${i}]: TLS filter chains with different alpn_protocols are not supported`,

@@ -86,6 +86,7 @@ export class ListenerManager {
       server: d.server,
       accessLogSinks: d.accessLogSinks,
       rds: (name) => d.routes.provider(name, hcmPrefix),
+      chainRds: (spec.tls ?? []).flatMap((c) => (c.routeConfigName ? [c.routeConfigName] : [])),
       listenerStatPrefix: statPrefix,
       listenerPort: port,
       staticListener: isStatic,
@@ -303,6 +304,7 @@ export class ListenerManager {
     for (const l of [...this.static_.values(), ...this.active.values(), ...this.warming.values()]) {
       const hcm = l.hcm;
       if (hcm?.routes.kind === 'rds') names.add(hcm.routes.provider.name);
+      for (const n of hcm?.chainRoutes.keys() ?? []) names.add(n);
     }
     this.deps.routes.retain(names);
   }

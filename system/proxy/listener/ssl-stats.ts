@@ -6,13 +6,17 @@ import type { Counter, StatsStore } from '../stats.ts';
 /**
  * A TLS listener's `<listener prefix>ssl.*` stats, as Envoy's TLS context counts them (source/common/tls/
  * context_impl.cc, docs configuration/listeners/stats "TLS statistics"): handshake, connection_error (a handshake
- * that failed, e.g. no filter chain for the SNI), no_certificate (a handshake without a client certificate), and per
+ * that failed, e.g. no filter chain for the SNI), no_certificate (a handshake without a client certificate),
+ * fail_verify_no_cert and fail_verify_error (client certificate validation, listener/client-cert.ts), and per
  * handshake ssl.versions.<TLS version> and ssl.ciphers.<cipher>.
  */
 export class SslStats {
   readonly handshake: Counter;
   readonly connection_error: Counter;
   readonly no_certificate: Counter;
+  /** Client certificates (listener/client-cert.ts): required and missing; not chaining to the trusted CAs. */
+  readonly fail_verify_no_cert: Counter;
+  readonly fail_verify_error: Counter;
   private readonly prefix: string;
   private readonly stats: StatsStore;
 
@@ -22,6 +26,8 @@ export class SslStats {
     this.handshake = stats.counter(`${this.prefix}handshake`);
     this.connection_error = stats.counter(`${this.prefix}connection_error`);
     this.no_certificate = stats.counter(`${this.prefix}no_certificate`);
+    this.fail_verify_no_cert = stats.counter(`${this.prefix}fail_verify_no_cert`);
+    this.fail_verify_error = stats.counter(`${this.prefix}fail_verify_error`);
   }
 
   onHandshake(c: tls.TLSSocket): void {

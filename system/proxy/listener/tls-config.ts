@@ -4,9 +4,13 @@
 // exact name, then the longest wildcard suffix `*.b.c` before `*.c`, then the chain without server_names; no match:
 // the connection is closed). What it cannot honour it rejects with Envoy's words (context_impl.cc: "Failed to load
 // certificate chain from <inline>", "Failed to load private key from <inline>, Cause: ..."), and the LDS update is
-// NACKed: certificates from files or SDS, client certificate validation, other filter_chain_match fields, any
-// DownstreamTlsContext field not read here. tls_params: protocol versions, cipher suites and curves, as Envoy's.
-// ALPN: the chain's alpn_protocols, h2 and http/1.1 (listener/http-codec.ts picks the codec by it).
+// NACKed: certificates from files or SDS, other filter_chain_match fields, any DownstreamTlsContext field not read
+// here. tls_params: protocol versions, cipher suites and curves, as Envoy's. ALPN: the chain's alpn_protocols, h2 and
+// http/1.1 (listener/http-codec.ts picks the codec by it).
+// Client certificates (source/common/tls/cert_validator/default_validator.cc): `validation_context.trusted_ca` (an
+// inline PEM bundle) makes the chain ask for one and verify it against those CAs; `require_client_certificate` fails
+// the handshake without one; `trust_chain_verification: ACCEPT_UNTRUSTED` accepts one that does not verify. Other
+// validation_context fields (SAN/hash/SPKI matching, CRLs) are refused.
 import tls from 'node:tls';
 import { ConfigError } from '../config/errors.ts';
 
@@ -24,6 +28,10 @@ export interface TlsChain {
   alpn: string[];
   /** What the context was made of, for the server's default context (clients without SNI). */
   options: tls.SecureContextOptions;
+  /** Its connection manager's RDS route configuration, when the listener's chains name different ones. */
+  routeConfigName?: string;
+  /** validation_context: client certificates asked for and verified against `options.ca` (client-cert.ts). */
+  clientCert?: { require: boolean; acceptUntrusted: boolean };
 }
 
 /** A DataSource's bytes: inline_bytes (base64 in proto JSON) or inline_string; files and env vars are refused. */
@@ -54,18 +62,15 @@ export function compileTlsChain(chain: J, listener: string, index: number): TlsC
     if (common[f])
       throw new ConfigError(`${where}: common_tls_context.${f} is not supported (certificates inline only)`);
   }
-  if (
-    common.validation_context ||
-    ctx.require_client_certificate?.value === true ||
-    ctx.require_client_certificate === true
-  )
-    throw new ConfigError(`${where}: client certificate validation is not supported`);
+  const clientCert = clientValidation(ctx, common, where);
   const alpn = (common.alpn_protocols ?? []) as string[];
   if (alpn.some((p) => p !== 'http/1.1' && p !== 'h2'))
     throw new ConfigError(`${where}: alpn_protocols ${alpn.join(', ')}: only h2 and http/1.1 are supported`);
   const certs = (common.tls_certificates ?? []) as J[];
   if (!certs.length) throw new ConfigError(`${where}: no certificates (common_tls_context.tls_certificates)`);
   const options: tls.SecureContextOptions = { cert: [], key: [], ...tlsParams(common.tls_params ?? {}, where) };
+  if (clientCert)
+    options.ca = dataSource(common.validation_context.trusted_ca, `${where}: validation_context.trusted_ca`);
   for (const [i, c] of certs.entries()) {
     (options.cert as Buffer[]).push(
       dataSource(c.certificate_chain, `${where}: tls_certificates[${i}].certificate_chain`),
@@ -78,7 +83,28 @@ export function compileTlsChain(chain: J, listener: string, index: number): TlsC
     context: secureContext(options),
     alpn,
     options,
+    ...(clientCert ? { clientCert } : {}),
   };
+}
+
+const VALIDATION_FIELDS = new Set(['trusted_ca', 'trust_chain_verification']);
+
+/** require_client_certificate and validation_context, as far as they are honoured (see the header). */
+function clientValidation(ctx: J, common: J, where: string): TlsChain['clientCert'] {
+  const require = ctx.require_client_certificate === true || ctx.require_client_certificate?.value === true;
+  const vc = common.validation_context as J | undefined;
+  if (!vc) {
+    if (require) throw new ConfigError(`${where}: require_client_certificate needs validation_context.trusted_ca`);
+    return undefined;
+  }
+  for (const f of Object.keys(vc)) {
+    if (!VALIDATION_FIELDS.has(f)) throw new ConfigError(`${where}: validation_context.${f} is not supported`);
+  }
+  if (!vc.trusted_ca) throw new ConfigError(`${where}: validation_context.trusted_ca is required`);
+  const mode = vc.trust_chain_verification ?? 'VERIFY_TRUST_CHAIN';
+  if (mode !== 'VERIFY_TRUST_CHAIN' && mode !== 'ACCEPT_UNTRUSTED')
+    throw new ConfigError(`${where}: validation_context.trust_chain_verification ${mode} is not supported`);
+  return { require, acceptUntrusted: mode === 'ACCEPT_UNTRUSTED' };
 }
 
 /** The DownstreamTlsContext and CommonTlsContext fields read here (the others are refused, not ignored). */
@@ -133,6 +159,17 @@ function secureContext(options: tls.SecureContextOptions): tls.SecureContext {
     tls.createSecureContext({ cert: options.cert, key: options.key });
   } catch (err) {
     throw new ConfigError(`Failed to load private key from <inline>, Cause: ${(err as Error).message}`);
+  }
+  if (options.ca !== undefined) {
+    // Envoy (default_validator.cc): a trusted_ca with no certificate in it is refused.
+    const pem = String(options.ca);
+    let loaded = pem.includes('-----BEGIN CERTIFICATE-----');
+    try {
+      tls.createSecureContext({ ca: options.ca });
+    } catch {
+      loaded = false;
+    }
+    if (!loaded) throw new ConfigError('Failed to load trusted CA certificates from <inline>');
   }
   try {
     return tls.createSecureContext(options);

@@ -76,11 +76,15 @@ export function compileSniChains(l: J, listener: string): SniChain[] {
     if (ts && typeName(ts.typed_config) !== TLS_CONTEXT_TYPE && !typeName(ts.typed_config).endsWith('RawBuffer'))
       throw new ConfigError(`${where}: transport_socket ${ts.name ?? ''} is not supported`);
     const terminate = ts && typeName(ts.typed_config) === TLS_CONTEXT_TYPE;
+    const tls = terminate ? compileTlsChain(c, listener, i) : undefined;
+    // Client certificates are verified on HTTPS chains only (listener/client-cert.ts), not refused silently here.
+    if (tls?.clientCert)
+      throw new ConfigError(`${where}: client certificate validation before tcp_proxy is not supported`);
     return {
       name: String(c.name ?? ''),
       serverNames,
       tcpProxy: compileTcpProxy(filters[0].typed_config),
-      ...(terminate ? { tls: compileTlsChain(c, listener, i) } : {}),
+      ...(tls ? { tls } : {}),
     };
   });
 }

@@ -2,7 +2,8 @@
 // configuration of the same name) and whose chain is the policy filters the listener's routes use, then the router;
 // HTTP/1.1 and HTTP/2 (Envoy Gateway's http2_protocol_options).
 // An HTTPS port (ListenerIR.tls) has the `tls_inspector` listener filter and a TLS filter chain per Gateway listener
-// (tls.ts), all with that same connection manager and route configuration. Every connection manager allows WebSocket
+// (tls.ts), all with that same connection manager but each with its own route configuration (TlsChainIR.routeConfig:
+// the listener's virtual hosts and 421 for the others', route.ts). Every connection manager allows WebSocket
 // upgrades (`upgrade_configs`). A ListenerPolicy's settings (hcm-settings.ts) join the connection manager, and the
 // Listener's metadata names their policy.
 import { TYPE_URL } from '../../../shared/envoy/protos.ts';
@@ -13,13 +14,13 @@ import { TLS_INSPECTOR, tlsFilterChain } from './tls.ts';
 
 export function translateListener(l: ListenerIR, filters: Json[]): Json {
   const settings = hcmSettings(l.hcm);
-  const hcm = [
+  const hcm = (routeConfig: string) => [
     {
       name: HCM.name,
       typed_config: {
         '@type': HCM.type,
         stat_prefix: l.tls ? 'https' : 'http',
-        rds: { config_source: ADS_SOURCE, route_config_name: l.name },
+        rds: { config_source: ADS_SOURCE, route_config_name: routeConfig },
         http_filters: [...filters, { name: ROUTER.name, typed_config: { '@type': ROUTER.type } }],
         // codec_type AUTO (the default): HTTP/2 by ALPN h2 over TLS, h2c with prior knowledge in the clear.
         http2_protocol_options: HTTP2_PROTOCOL_OPTIONS,
@@ -38,10 +39,10 @@ export function translateListener(l: ListenerIR, filters: Json[]): Json {
       '@type': TYPE_URL.listener,
       name: l.name,
       address,
-      filter_chains: l.tls.map((c) => tlsFilterChain(c, hcm)),
+      filter_chains: l.tls.map((c) => tlsFilterChain(c, hcm(c.routeConfig ?? l.name))),
       listener_filters: [{ name: TLS_INSPECTOR.name, typed_config: { '@type': TLS_INSPECTOR.type } }],
       ...meta,
     };
   }
-  return { '@type': TYPE_URL.listener, name: l.name, address, filter_chains: [{ filters: hcm }], ...meta };
+  return { '@type': TYPE_URL.listener, name: l.name, address, filter_chains: [{ filters: hcm(l.name) }], ...meta };
 }

@@ -3,6 +3,10 @@
 // hostname is the chain without server_names), each with a `envoy.transport_sockets.tls` DownstreamTlsContext
 // carrying its certificates inline (certificate_chain / private_key `inline_bytes`, the Secret's data as it is: the
 // control plane pushes them with the listener, no SDS; see the control plane README), ALPN `h2`, `http/1.1`.
+// GEP-91 client certificate validation (TlsChainIR.clientValidation) as Envoy Gateway configures it: the CAs in
+// `common_tls_context.validation_context.trusted_ca` (inline_string), AllowValidOnly → `require_client_certificate:
+// true`; AllowInsecureFallback → no requirement and `trust_chain_verification: ACCEPT_UNTRUSTED` (the certificate is
+// asked for, a missing or untrusted one accepted).
 // Shapes: envoy/config/listener/v3/listener_components.proto (FilterChainMatch), envoy/extensions/transport_sockets/
 // tls/v3/{tls,common}.proto, envoy/extensions/filters/listener/tls_inspector/v3/tls_inspector.proto.
 import type { TlsChainIR } from '../../ir/types.ts';
@@ -36,7 +40,18 @@ export function tlsFilterChain(c: TlsChainIR, filters: Json[], alpn: string[] = 
           })),
           // Envoy Gateway's default ALPN for HTTPS listeners: HTTP/2 first, then HTTP/1.1 (none before tcp_proxy).
           ...(alpn.length ? { alpn_protocols: alpn } : {}),
+          ...(c.clientValidation
+            ? {
+                validation_context: {
+                  trusted_ca: { inline_string: c.clientValidation.trustedCa },
+                  ...(c.clientValidation.mode === 'AllowInsecureFallback'
+                    ? { trust_chain_verification: 'ACCEPT_UNTRUSTED' }
+                    : {}),
+                },
+              }
+            : {}),
         },
+        ...(c.clientValidation?.mode === 'AllowValidOnly' ? { require_client_certificate: true } : {}),
       },
     },
     name: c.listener,
