@@ -76,6 +76,17 @@ export function parseJwt(token: string): { header: J; payload: J } | JwtStatusTe
   return { header, payload };
 }
 
+/** jose's key set of a JWKS document, made once per document (it imports each key once, on first use). */
+const keySets = new WeakMap<JwksDoc, ReturnType<typeof createLocalJWKSet>>();
+function keySet(jwks: JwksDoc): ReturnType<typeof createLocalJWKSet> {
+  let set = keySets.get(jwks);
+  if (!set) {
+    set = createLocalJWKSet(jwks as Parameters<typeof createLocalJWKSet>[0]);
+    keySets.set(jwks, set);
+  }
+  return set;
+}
+
 /** Verifies `token` for provider `p`: Ok and the payload, or the first failed check's status. */
 export async function verifyJwt(
   p: Provider,
@@ -96,7 +107,7 @@ export async function verifyJwt(
   const jwks = await p.jwks(tags);
   if (!jwks) return { status: JwtStatus.FetchFailed };
   try {
-    await compactVerify(token, createLocalJWKSet(jwks as Parameters<typeof createLocalJWKSet>[0]));
+    await compactVerify(token, keySet(jwks));
     return { status: JwtStatus.Ok, payload };
   } catch (err) {
     if (err instanceof errors.JWKSNoMatchingKey) return { status: JwtStatus.KidAlgMismatch };

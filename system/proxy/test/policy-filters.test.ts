@@ -6,6 +6,7 @@
 // buffer (413 request_payload_too_large); compressor with gzip (compressor_filter.cc's conditions, inflated with
 // node:zlib); header_mutation (templates with the formatter's command operators).
 import http from 'node:http';
+import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -463,6 +464,36 @@ describe('compressor (gzip)', () => {
       headers: { 'accept-encoding': 'gzip' },
     });
     expect(encoded.headers['content-encoding']).toBe('br');
+  });
+
+  it('over HTTP/2 (h2c) too: the gzip body goes out in DATA frames and inflates to the original', async () => {
+    await push([COMPRESSOR()], [route('/', APP)]);
+    const session = http2.connect(`http://127.0.0.1:${fx.proxy.port(L)}`);
+    try {
+      const { headers, body } = await new Promise<{ headers: http2.IncomingHttpHeaders; body: Buffer }>(
+        (resolve, reject) => {
+          const req = session.request({
+            ':path': '/stream/20',
+            ':authority': 'www.example.com',
+            'accept-encoding': 'gzip',
+          });
+          const chunks: Buffer[] = [];
+          let headers: http2.IncomingHttpHeaders = {};
+          req.on('response', (h) => {
+            headers = h;
+          });
+          req.on('data', (c: Buffer) => chunks.push(c));
+          req.on('end', () => resolve({ headers, body: Buffer.concat(chunks) }));
+          req.on('error', reject);
+          req.end();
+        },
+      );
+      expect(headers[':status']).toBe(200);
+      expect(headers['content-encoding']).toBe('gzip');
+      expect(gunzipSync(body).toString().trim().split('\n')).toHaveLength(20);
+    } finally {
+      session.close();
+    }
   });
 
   it('CompressorPerRoute.disabled turns it off on a route', async () => {
