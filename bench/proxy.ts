@@ -21,6 +21,11 @@
 //     against bare node:tls/node:http2 pass-through proxies → throughput ratios (proxy/protocols.ts);
 //   - the proxy with ext_authz over gRPC (the ext-auth sample's Authorization/Check) against the plain proxy, closed
 //     loop in interleaved rounds → req/s, p50/p99 and the throughput ratio (proxy/ext-authz-grpc.ts);
+//   - a JSON access log to a file against none → logged/plain throughput, every request in the file
+//     (proxy/access-log.ts);
+//   - a route without retries or CORS while the other routes have both (and the cors filter runs) against a table
+//     with neither → with/without throughput (proxy/feature-cost.ts);
+//     these three compare proxy variants in interleaved closed-loop rounds (proxy/side-by-side.ts);
 //   - a 1,000-route RouteConfiguration pushed over ADS → time to ACK; route lookup cost against virtual hosts
 //     (proxy/route-config.ts).
 // Writes reports/bench/proxy.json and proxy.md (proxy/report.ts). BENCH_DURATION_S, BENCH_SOAK_S, BENCH_SOAK_WARMUP_S,

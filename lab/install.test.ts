@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { MINIMUM_BUNDLE_VERSION } from '../system/manifests/gateway-api.ts';
 import { gatewayApiBundle, type InstallOptions, installSystem } from './install.ts';
 import { Progress, StepFailed } from './progress.ts';
+import { PROJECT_CRD_COUNT } from './testing/crds.ts';
 import type { KObj, Kube } from './toolkit/kube.ts';
 
 /** Records each document applied (`Kind/name`), holding CRDs until release(). */
@@ -83,7 +84,7 @@ describe('installSystem', () => {
     await settle();
     // Every CRD is on its way at once, and the control plane is applied up to its Deployment meanwhile.
     const crds = kube.applied.filter((id) => id.startsWith('CustomResourceDefinition/'));
-    expect(crds.length).toBe(14); // the 10 of the v1.6.1 standard bundle, gwlab's 4
+    expect(crds.length).toBe(PROJECT_CRD_COUNT); // the 10 of the v1.6.1 standard bundle and gwlab's own
     expect(kube.finished.filter((id) => id.startsWith('CustomResourceDefinition/'))).toEqual([]);
     const cp = kube.applied.filter((id) => !id.startsWith('CustomResourceDefinition/'));
     expect(cp).toEqual([

@@ -189,8 +189,9 @@ export async function installSystem(kube: Kube, opts: InstallOptions): Promise<v
           installBundle(kube, channel, p, admissionServed),
         )
       : Promise.resolve();
-  const vendorCrds = p.step('gwvendor CRDs (GatewayParameters, TrafficPolicy, GatewayExtension, ListenerPolicy)', () =>
-    applyAll(kube, readManifest('crds/gwvendor.yaml')),
+  const vendorCrds = p.step(
+    'gwvendor CRDs (GatewayParameters, TrafficPolicy, GatewayExtension, ListenerPolicy, BackendConfigPolicy)',
+    () => applyAll(kube, readManifest('crds/gwvendor.yaml')),
   );
   const controlPlane = p.step(
     `control plane (${SYSTEM_NAMESPACE}/${CONTROL_PLANE}, validation ${opts.validation ?? 'strict'})`,

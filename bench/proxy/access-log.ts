@@ -1,17 +1,16 @@
 // bench:proxy's access log phase (issue 13: "access logging costs ≤ 15% of throughput"): two fresh proxy processes
 // with the bench's bootstrap and route table, one of them with a JSON access log to a file (envoy.access_loggers.file, json_format with the
 // operators the issue lists; lines written off the request path, system/proxy/http/access-log-buffer.ts), against the
-// plain proxy, side by side: ACCESS_LOG_ROUNDS interleaved closed-loop rounds of DURATION s (each process warmed up
-// 2 s first, the order rotated per round) → req/s of each, the ratio logged/plain (median of the rounds' ratios), and
+// plain proxy, side by side (side-by-side.ts): ACCESS_LOG_ROUNDS interleaved closed-loop rounds of DURATION s → req/s of each, the ratio logged/plain (median of the rounds' ratios), and
 // the lines the file holds against the requests the logging proxy completed (every request logged).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { progress } from '../shared/reports.ts';
 import { median, round2 } from '../shared/stats.ts';
-import { autocannonRun } from './closed-loop.ts';
 import { proxyBootstrap } from './route-table.ts';
 import { httpGet, listenerPort, type Servers, startProxyProcess } from './servers.ts';
-import { CONNECTIONS, DURATION, type J, PROXY_PATH } from './settings.ts';
+import { CONNECTIONS, DURATION, type J } from './settings.ts';
+import { sideBySide } from './side-by-side.ts';
 
 const step = progress('proxy');
 export const ACCESS_LOG_ROUNDS = Number(process.env.BENCH_ACCESS_LOG_ROUNDS ?? 3);
@@ -73,22 +72,19 @@ export async function accessLogPhase(servers: Servers, dir: string): Promise<Acc
   // Both fresh (the soak phase stopped the first proxy process), so that they differ only by the access log.
   const plain = await startProxyProcess(proxyBootstrap(servers.appPort), dir, 'access-log-plain');
   const logging = await startProxyProcess(loggingBootstrap(servers.appPort, file), dir, 'access-log');
-  const ports = { plain: await listenerPort(plain.admin), logged: await listenerPort(logging.admin) };
-  for (const port of Object.values(ports)) await autocannonRun(port, PROXY_PATH, 2);
-  const rounds: AccessLogResult['rounds'] = [];
-  let errors = 0;
-  for (let r = 0; r < ACCESS_LOG_ROUNDS; r++) {
-    const order: ('plain' | 'logged')[] = r % 2 === 0 ? ['plain', 'logged'] : ['logged', 'plain'];
-    const rps: Record<string, number> = {};
-    for (const which of order) {
-      const t = await autocannonRun(ports[which], PROXY_PATH, DURATION);
-      rps[which] = t.rps;
-      errors += t.errors + t.non2xx;
-    }
-    const ratio = rps.plain ? round2(rps.logged! / rps.plain) : 0;
-    rounds.push({ plainRps: rps.plain!, loggedRps: rps.logged!, ratio });
-    step(`  round ${r + 1}: plain ${rps.plain} req/s, logged ${rps.logged} req/s (${ratio})`);
-  }
+  const s = await sideBySide(
+    { plain: await listenerPort(plain.admin), logged: await listenerPort(logging.admin) },
+    { rounds: ACCESS_LOG_ROUNDS, seconds: DURATION },
+  );
+  const rounds: AccessLogResult['rounds'] = s.perRound.map((r) => ({
+    plainRps: r.plain.rps,
+    loggedRps: r.logged.rps,
+    ratio: r.plain.rps ? round2(r.logged.rps / r.plain.rps) : 0,
+  }));
+  const errors = s.perRound.reduce(
+    (n, r) => n + r.plain.errors + r.plain.non2xx + r.logged.errors + r.logged.non2xx,
+    0,
+  );
   const stats = await httpGet(`http://${logging.admin}/stats?filter=^http\\.http\\.downstream_rq_completed$`);
   const requestsCompleted = Number(/downstream_rq_completed: (\d+)/.exec(stats)?.[1] ?? 0);
   // The log is flushed once a second; stopping the process flushes the rest.

@@ -1,17 +1,17 @@
 // bench:proxy's ext_authz-over-gRPC phase (issue 13, "Performance"): the plain proxy path against the same proxy,
 // route table and request with envoy.filters.http.ext_authz in front (grpc_service.envoy_grpc to the ext-auth
 // sample's Authorization/Check on an HTTP/2 cluster, every request allowed by its `x-ext-authz: allow`), each in its
-// own process, measured closed-loop side by side in interleaved rounds (the order rotated each round) → req/s, p50,
-// p99 per path, pooled as medians over the rounds, and the ratio of the ext_authz path's throughput to the plain one.
+// own process, measured closed-loop side by side in interleaved rounds (side-by-side.ts) → req/s, p50, p99 per path,
+// medians over the rounds, and the ratio of the ext_authz path's throughput to the plain one (median of the rounds').
 import type { ChildProcess } from 'node:child_process';
 import { systemMain } from '../shared/paths.ts';
 import { startNode } from '../shared/processes.ts';
 import { progress } from '../shared/reports.ts';
-import { round2 } from '../shared/stats.ts';
-import { autocannonRun, type Throughput } from './closed-loop.ts';
+import type { Throughput } from './closed-loop.ts';
 import { proxyBootstrap } from './route-table.ts';
 import { listenerPort, type Servers, startProxyProcess } from './servers.ts';
-import { DURATION, type J, PROXY_PATH } from './settings.ts';
+import { DURATION, type J } from './settings.ts';
+import { medianRatio, sideBySide } from './side-by-side.ts';
 
 const step = progress('proxy');
 const ROUNDS = 3;
@@ -66,15 +66,6 @@ function extAuthzBootstrap(appPort: number, grpcPort: number): J {
   return b;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const pooled = (xs: Throughput[]): Throughput => ({
-  rps: median(xs.map((x) => x.rps)),
-  p50: median(xs.map((x) => x.p50)),
-  p99: median(xs.map((x) => x.p99)),
-  errors: xs.reduce((n, x) => n + x.errors, 0),
-  non2xx: xs.reduce((n, x) => n + x.non2xx, 0),
-});
-
 export async function extAuthzGrpcPhase(servers: Servers, dir: string): Promise<ExtAuthzGrpc> {
   step(`ext_authz over gRPC: plain proxy vs ext_authz (Authorization/Check) proxy, ${ROUNDS} rounds of ${DURATION} s`);
   const authz = await startNode(
@@ -87,35 +78,28 @@ export async function extAuthzGrpcPhase(servers: Servers, dir: string): Promise<
   child.stdout!.removeAllListeners('data');
   child.stdout!.resume();
   const proxy = await startProxyProcess(extAuthzBootstrap(servers.appPort, Number(authz.match[1])), dir, 'extauthz');
-  const plainPort = servers.paths.find((p) => p.name === 'proxy')!.port;
-  const authzPort = await listenerPort(proxy.admin);
-  const run = { plain: plainPort, extAuthzGrpc: authzPort } as const;
-  for (const port of Object.values(run)) await autocannonRun(port, PROXY_PATH, 2, ALLOW);
-  const perRound: ExtAuthzGrpc['perRound'] = [];
-  for (let i = 0; i < ROUNDS; i++) {
-    const order = (i % 2 === 0 ? ['plain', 'extAuthzGrpc'] : ['extAuthzGrpc', 'plain']) as (keyof typeof run)[];
-    const r = {} as ExtAuthzGrpc['perRound'][number];
-    for (const name of order) r[name] = await autocannonRun(run[name], PROXY_PATH, DURATION, ALLOW);
-    perRound.push(r);
-    step(
-      `  round ${i + 1}: plain ${r.plain.rps} req/s p99 ${r.plain.p99} ms; ext_authz gRPC ${r.extAuthzGrpc.rps} req/s p99 ${r.extAuthzGrpc.p99} ms (non2xx ${r.extAuthzGrpc.non2xx})`,
-    );
-  }
+  // A fresh plain proxy: the soak phase stopped the first one.
+  const plainProxy = await startProxyProcess(proxyBootstrap(servers.appPort), dir, 'extauthz-plain');
+  const s = await sideBySide(
+    { plain: await listenerPort(plainProxy.admin), extAuthzGrpc: await listenerPort(proxy.admin) },
+    { rounds: ROUNDS, seconds: DURATION, headers: ALLOW },
+  );
+  const perRound = s.perRound;
   const stats = await (
     await fetch(`http://${proxy.admin}/stats?format=json&filter=extauth-grpc.upstream_rq_total$`)
   ).json();
   const checks = Number((stats as J).stats?.[0]?.value ?? 0);
   proxy.child.kill('SIGTERM');
+  plainProxy.child.kill('SIGTERM');
   child.kill('SIGTERM');
-  const plain = pooled(perRound.map((r) => r.plain));
-  const extAuthzGrpc = pooled(perRound.map((r) => r.extAuthzGrpc));
+  const { plain, extAuthzGrpc } = s.median;
   const out = {
     rounds: ROUNDS,
     seconds: DURATION,
     plain,
     extAuthzGrpc,
     perRound,
-    throughputRatio: round2(extAuthzGrpc.rps / plain.rps),
+    throughputRatio: medianRatio(s, 'extAuthzGrpc', 'plain'),
     checks,
   };
   step(

@@ -4,6 +4,7 @@ import { cpus } from 'node:os';
 import { median, round2 } from '../shared/stats.ts';
 import { type AccessLogResult, accessLogChecks, accessLogSection } from './access-log.ts';
 import type { PathThroughput } from './closed-loop.ts';
+import { type FeatureCost, featureCostChecks, featureCostSection } from './feature-cost.ts';
 import type { FixedRate } from './fixed-rate.ts';
 import type { SampledOpenLoop } from './open-loop-run.ts';
 import type { FixedRateChoice } from './probe.ts';
@@ -35,6 +36,7 @@ export interface Measured {
   soakRss: SoakRss;
   protocols: Protocols;
   accessLog: AccessLogResult;
+  featureCost: FeatureCost;
   apply: ApplyTime;
   lookups: LookupCost[];
 }
@@ -105,6 +107,7 @@ export function proxyResult(m: Measured) {
     },
     protocols: m.protocols,
     accessLog: m.accessLog,
+    featureCost: m.featureCost,
     apply,
     lookups,
     targets: TARGETS,
@@ -119,6 +122,10 @@ export function proxyChecks(result: ProxyResult, m: Measured): Check[] {
     Object.values(fixed).reduce((n, f) => n + f.errors, 0) +
     soak.errors +
     m.accessLog.errors +
+    m.featureCost.perRound.reduce(
+      (n, r) => n + r.with.errors + r.with.non2xx + r.without.errors + r.without.non2xx,
+      0,
+    ) +
     Object.values(m.protocols).reduce((n, p) => n + p.bare.errors + p.proxy.errors, 0);
   // What the generator and the machine themselves contributed during the fixed-rate windows (see generator.ts).
   const stall = Math.max(...Object.values(fixed).map((f) => f.generatorLoopDelayMaxMs));
@@ -147,6 +154,7 @@ export function proxyChecks(result: ProxyResult, m: Measured): Check[] {
       ],
     ),
     ...accessLogChecks(m.accessLog),
+    ...featureCostChecks(m.featureCost),
     ['zero errors', errorsTotal === 0, String(errorsTotal)],
     [
       'RSS growth < 20% over the soak',
@@ -283,6 +291,7 @@ export function proxyMarkdown(result: ProxyResult, checks: Check[], m: Measured)
     ...fixedRateSection(result, m),
     ...protocolsSection(m),
     ...accessLogSection(m.accessLog),
+    ...featureCostSection(m.featureCost),
     ...soakAndControlSections(m, checks),
   ].join('\n');
 }

@@ -8,6 +8,7 @@ import { progress, reportJson, writeReports } from '../shared/reports.ts';
 import { accessLogPhase } from './access-log.ts';
 import { closedLoopPhase } from './closed-loop.ts';
 import { extAuthzGrpcMarkdown, extAuthzGrpcPhase } from './ext-authz-grpc.ts';
+import { featureCostPhase } from './feature-cost.ts';
 import { fixedRatePhase } from './fixed-rate.ts';
 import { chooseFixedRate } from './probe.ts';
 import { protocolsPhase } from './protocols.ts';
@@ -31,6 +32,7 @@ export async function runProxyBench(): Promise<void> {
     const protocols = await protocolsPhase(servers, dir);
     const extAuthzGrpc = await extAuthzGrpcPhase(servers, dir);
     const accessLog = await accessLogPhase(servers, dir);
+    const featureCost = await featureCostPhase(servers, dir);
     step('RouteConfiguration of 1,000 routes over ADS: push → ACK');
     const apply = await applyTime();
     step(
@@ -50,6 +52,7 @@ export async function runProxyBench(): Promise<void> {
       soakRss,
       protocols,
       accessLog,
+      featureCost,
       apply,
       lookups,
     };

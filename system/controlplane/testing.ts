@@ -161,7 +161,8 @@ export async function spawnProxy(
         ? readFileSync(addrFile, 'utf8').trim()
         : undefined;
     },
-    15_000,
+    // A bound, not a speed check: the proxy starts in ~1 s alone, 15 s was not enough at load average 40 (npm test).
+    60_000,
   );
   return {
     adminUrl: `http://${admin}`,

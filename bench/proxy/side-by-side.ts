@@ -1,0 +1,53 @@
+// bench:proxy's side-by-side comparison of proxy variants (the phases that ask "what does this feature cost":
+// access-log.ts, ext-authz-grpc.ts, feature-cost.ts): each variant a proxy process of its own listening on a port,
+// every one warmed up 2 s, then `rounds` interleaved closed-loop rounds of `seconds` (autocannon, CONNECTIONS
+// connections), the order rotated each round so that no variant always runs first → each round's throughput per
+// variant, and per variant the medians over the rounds (req/s, p50, p99; errors and non-2xx summed).
+import { progress } from '../shared/reports.ts';
+import { median, round2 } from '../shared/stats.ts';
+import { autocannonRun, type Throughput } from './closed-loop.ts';
+import { PROXY_PATH } from './settings.ts';
+
+const step = progress('proxy');
+
+export interface SideBySide<K extends string> {
+  perRound: Record<K, Throughput>[];
+  /** Per variant, the medians over the rounds. */
+  median: Record<K, Throughput>;
+}
+
+/** The medians of several rounds' figures (errors and non-2xx summed). */
+export function pooled(xs: Throughput[]): Throughput {
+  return {
+    rps: Math.round(median(xs.map((x) => x.rps))),
+    p50: median(xs.map((x) => x.p50)),
+    p99: median(xs.map((x) => x.p99)),
+    errors: xs.reduce((n, x) => n + x.errors, 0),
+    non2xx: xs.reduce((n, x) => n + x.non2xx, 0),
+  };
+}
+
+/** `a`'s req/s over `b`'s, each round; their median. */
+export function medianRatio<K extends string>(s: SideBySide<K>, a: K, b: K): number {
+  return round2(median(s.perRound.map((r) => (r[b].rps ? r[a].rps / r[b].rps : 0))));
+}
+
+export async function sideBySide<K extends string>(
+  ports: Record<K, number>,
+  o: { rounds: number; seconds: number; headers?: Record<string, string>; path?: string },
+): Promise<SideBySide<K>> {
+  const names = Object.keys(ports) as K[];
+  const path = o.path ?? PROXY_PATH;
+  for (const k of names) await autocannonRun(ports[k], path, 2, o.headers);
+  const perRound: Record<K, Throughput>[] = [];
+  for (let i = 0; i < o.rounds; i++) {
+    const order = names.map((_, j) => names[(i + j) % names.length]!);
+    const r = {} as Record<K, Throughput>;
+    for (const k of order) r[k] = await autocannonRun(ports[k], path, o.seconds, o.headers);
+    perRound.push(r);
+    step(`  round ${i + 1}: ${names.map((k) => `${k} ${r[k].rps} req/s (p99 ${r[k].p99} ms)`).join(', ')}`);
+  }
+  const med = {} as Record<K, Throughput>;
+  for (const k of names) med[k] = pooled(perRound.map((r) => r[k]));
+  return { perRound, median: med };
+}
