@@ -1,5 +1,6 @@
-// bench:proxy's ext_authz-over-gRPC phase (issue 13, "Performance"): the plain proxy path against the same proxy,
-// route table and request with envoy.filters.http.ext_authz in front (grpc_service.envoy_grpc to the ext-auth
+// bench:proxy's ext_authz-over-gRPC phase (issue 13, "Performance"): a plain proxy against the same proxy, route table
+// and request with envoy.filters.http.ext_authz in front (both fresh processes of this phase: the soak has replaced
+// the first phases' proxy by then) (grpc_service.envoy_grpc to the ext-auth
 // sample's Authorization/Check on an HTTP/2 cluster, every request allowed by its `x-ext-authz: allow`), each in its
 // own process, measured closed-loop side by side in interleaved rounds (the order rotated each round) → req/s, p50,
 // p99 per path, pooled as medians over the rounds, and the ratio of the ext_authz path's throughput to the plain one.
@@ -87,7 +88,8 @@ export async function extAuthzGrpcPhase(servers: Servers, dir: string): Promise<
   child.stdout!.removeAllListeners('data');
   child.stdout!.resume();
   const proxy = await startProxyProcess(extAuthzBootstrap(servers.appPort, Number(authz.match[1])), dir, 'extauthz');
-  const plainPort = servers.paths.find((p) => p.name === 'proxy')!.port;
+  const plainProxy = await startProxyProcess(proxyBootstrap(servers.appPort), dir, 'plain-for-extauthz');
+  const plainPort = await listenerPort(plainProxy.admin);
   const authzPort = await listenerPort(proxy.admin);
   const run = { plain: plainPort, extAuthzGrpc: authzPort } as const;
   for (const port of Object.values(run)) await autocannonRun(port, PROXY_PATH, 2, ALLOW);
@@ -106,6 +108,7 @@ export async function extAuthzGrpcPhase(servers: Servers, dir: string): Promise<
   ).json();
   const checks = Number((stats as J).stats?.[0]?.value ?? 0);
   proxy.child.kill('SIGTERM');
+  plainProxy.child.kill('SIGTERM');
   child.kill('SIGTERM');
   const plain = pooled(perRound.map((r) => r.plain));
   const extAuthzGrpc = pooled(perRound.map((r) => r.extAuthzGrpc));
