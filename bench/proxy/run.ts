@@ -5,6 +5,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { killChildren, removeTempDir, tempDir } from '../shared/processes.ts';
 import { progress, reportJson, writeReports } from '../shared/reports.ts';
+import { accessLogPhase } from './access-log.ts';
 import { closedLoopPhase } from './closed-loop.ts';
 import { extAuthzGrpcMarkdown, extAuthzGrpcPhase } from './ext-authz-grpc.ts';
 import { fixedRatePhase } from './fixed-rate.ts';
@@ -29,6 +30,7 @@ export async function runProxyBench(): Promise<void> {
     const { soak, soakRss } = await soakPhase(servers, choice.rate, dir);
     const protocols = await protocolsPhase(servers, dir);
     const extAuthzGrpc = await extAuthzGrpcPhase(servers, dir);
+    const accessLog = await accessLogPhase(servers, dir);
     step('RouteConfiguration of 1,000 routes over ADS: push → ACK');
     const apply = await applyTime();
     step(
@@ -47,6 +49,7 @@ export async function runProxyBench(): Promise<void> {
       soak,
       soakRss,
       protocols,
+      accessLog,
       apply,
       lookups,
     };

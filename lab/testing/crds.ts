@@ -5,15 +5,15 @@
 import { gatewayApiBundle, readManifest } from '../install.ts';
 import type { KObj } from '../toolkit/kube.ts';
 
-/** How many CRDs projectCrds holds. */
-export const PROJECT_CRD_COUNT = 13;
-
 export function projectCrds(): KObj[] {
   return [
     ...gatewayApiBundle('standard').filter((d) => d.kind === 'CustomResourceDefinition'),
     ...readManifest('crds/gwvendor.yaml'),
   ];
 }
+
+/** How many CRDs projectCrds holds (counted, so a new vendor kind needs no second edit here). */
+export const PROJECT_CRD_COUNT = projectCrds().length;
 
 /** projectCrds as kubectl reads a stream of JSON objects (one after another, no `---` between them). */
 export function projectCrdsJson(): string {

@@ -10,6 +10,7 @@ import {
   gatewayRows,
   httpRouteRows,
   listenerSetRows,
+  policyRows,
   proxyRows,
   routeRows,
   trafficPolicyRows,
@@ -184,6 +185,41 @@ describe('condition rows', () => {
     ]);
   });
 
+  it('BackendConfigPolicy: the same rows under its own kind, TARGET its Services; an Invalid one is a problem', () => {
+    const bcp: KObj = {
+      apiVersion: 'gateway.gwvendor.dev/v1alpha1',
+      kind: 'BackendConfigPolicy',
+      metadata: { namespace: 'team', name: 'hc', generation: 1 },
+      spec: { targetRefs: [{ group: '', kind: 'Service', name: 'app', sectionName: 'http' }] },
+      status: {
+        ancestors: [
+          {
+            ancestorRef: { group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: 'team', name: 'gw' },
+            controllerName: 'gateway.gwvendor.dev/gwvendor',
+            conditions: [cond('Accepted', 'False', 'Invalid'), cond('Attached', 'False', 'Invalid')],
+          },
+        ],
+        conditions: [cond('Accepted', 'False', 'Invalid'), cond('Attached', 'False', 'Invalid')],
+      },
+    };
+    const rows = conditionRows({
+      gatewayClasses: [],
+      gateways: [],
+      httpRoutes: [],
+      trafficPolicies: [],
+      gatewayExtensions: [],
+      backendConfigPolicies: [bcp],
+    });
+    expect(rows.map((r) => [r.kind, r.target, r.type, r.reason, r.health])).toEqual([
+      ['BackendConfigPolicy', 'gateway/team/gw', 'Accepted', 'Invalid', 'problem'],
+      ['BackendConfigPolicy', 'gateway/team/gw', 'Attached', 'Invalid', 'warning'],
+    ]);
+    const none = { ...bcp, status: undefined };
+    expect(policyRows(none, 'BackendConfigPolicy').map((r) => [r.kind, r.target, r.reason])).toEqual([
+      ['BackendConfigPolicy', 'service/app:http', 'NoStatus'],
+    ]);
+  });
+
   it('gateway: listener rows only when one is not ok, or with verbose', () => {
     expect(gatewayRows(gateway).map((r) => `${r.target} ${r.type}`)).toEqual([
       'gatewayclass/gwvendor Accepted',
@@ -244,6 +280,40 @@ describe('condition rows', () => {
       'TLSRoute',
       'TrafficPolicy',
     ]);
+  });
+
+  it('ListenerPolicy rows as a TrafficPolicy: its ancestor conditions, and TARGET its listener when unattached', () => {
+    const lp: KObj = {
+      kind: 'ListenerPolicy',
+      metadata: { name: 'json-5xx', namespace: 'team', generation: 1 },
+      spec: { targetRefs: [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw', sectionName: 'nope' }] },
+      status: {
+        conditions: [
+          { type: 'Accepted', status: 'True', reason: 'Valid', message: 'ok', observedGeneration: 1 },
+          {
+            type: 'Attached',
+            status: 'False',
+            reason: 'TargetNotFound',
+            message: 'no listener',
+            observedGeneration: 1,
+          },
+        ],
+      },
+    };
+    const rows = conditionRows({
+      gatewayClasses: [],
+      gateways: [],
+      httpRoutes: [],
+      trafficPolicies: [policy],
+      listenerPolicies: [lp],
+      gatewayExtensions: [],
+    });
+    const mine = rows.filter((r) => r.kind === 'ListenerPolicy');
+    expect(mine.map((r) => [r.name, r.target, r.type, r.status, r.reason])).toEqual([
+      ['json-5xx', 'gateway/gw:nope', 'Accepted', 'True', 'Valid'],
+      ['json-5xx', 'gateway/gw:nope', 'Attached', 'False', 'TargetNotFound'],
+    ]);
+    expect(rows.at(-1)!.kind).toBe('ListenerPolicy');
   });
 
   it('orders kinds classes → Gateways → routes → policies and renders the table with GEN and marks', () => {

@@ -20,6 +20,8 @@ export type StatusKind =
   | 'UDPRoute'
   | 'TLSRoute'
   | 'TrafficPolicy'
+  | 'BackendConfigPolicy'
+  | 'ListenerPolicy'
   | 'GatewayExtension';
 
 export interface ConditionRow {
@@ -190,21 +192,26 @@ export function policyTargets(p: KObj): string {
  * written; the ancestor rows' TARGET is the Gateway.
  */
 export function trafficPolicyRows(p: KObj): ConditionRow[] {
+  return policyRows(p, 'TrafficPolicy');
+}
+
+/** A vendor policy's rows (TrafficPolicy, ListenerPolicy, BackendConfigPolicy: the same status shape, ancestors and top level). */
+export function policyRows(p: KObj, kind: 'TrafficPolicy' | 'ListenerPolicy' | 'BackendConfigPolicy'): ConditionRow[] {
   const ns = p.metadata?.namespace ?? '';
   const top: RawCondition[] = p.status?.conditions ?? [];
   const ancestors: any[] = p.status?.ancestors ?? [];
   if (!top.length && !ancestors.length) {
-    return [noStatusRow(p, 'TrafficPolicy', policyTargets(p), 'no controller has written a status')];
+    return [noStatusRow(p, kind, policyTargets(p), 'no controller has written a status')];
   }
   const perAncestor = new Set(ancestors.flatMap((a) => (a.conditions ?? []).map((c: RawCondition) => c.type)));
   return [
     ...rowsOf(
       p,
-      'TrafficPolicy',
+      kind,
       policyTargets(p),
       top.filter((c) => !perAncestor.has(c.type)),
     ),
-    ...ancestors.flatMap((a) => rowsOf(p, 'TrafficPolicy', ref(a.ancestorRef ?? {}, ns), a.conditions)),
+    ...ancestors.flatMap((a) => rowsOf(p, kind, ref(a.ancestorRef ?? {}, ns), a.conditions)),
   ];
 }
 
@@ -227,6 +234,10 @@ export interface StatusObjects {
   udpRoutes?: KObj[];
   tlsRoutes?: KObj[];
   trafficPolicies: KObj[];
+  /** Absent (or empty) on a cluster installed before the kind. */
+  backendConfigPolicies?: KObj[];
+  /** Absent (or empty) on a cluster without the ListenerPolicy CRD. */
+  listenerPolicies?: KObj[];
   gatewayExtensions: KObj[];
 }
 
@@ -249,6 +260,8 @@ export function conditionRows(o: StatusObjects, opts: { verbose?: boolean } = {}
     ...[...(o.udpRoutes ?? [])].sort(byNsName).flatMap((r) => routeRows(r, 'UDPRoute')),
     ...[...(o.tlsRoutes ?? [])].sort(byNsName).flatMap((r) => routeRows(r, 'TLSRoute')),
     ...[...o.trafficPolicies].sort(byNsName).flatMap(trafficPolicyRows),
+    ...[...(o.backendConfigPolicies ?? [])].sort(byNsName).flatMap((p) => policyRows(p, 'BackendConfigPolicy')),
+    ...[...(o.listenerPolicies ?? [])].sort(byNsName).flatMap((p) => policyRows(p, 'ListenerPolicy')),
     ...[...o.gatewayExtensions].sort(byNsName).flatMap(gatewayExtensionRows),
   ];
 }

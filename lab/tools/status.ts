@@ -260,6 +260,13 @@ async function readObjects(kube: Kube, ns: string | undefined) {
       readUnread(kube, ns),
     ]);
   const [listenerSets, tcpRoutes, udpRoutes, tlsRoutes, grpcRoutes] = await l4;
+  const backendConfig = await settle(
+    kube.list(VENDOR_API, 'BackendConfigPolicy', ns).catch((e) => (kindMissing(e) ? [] : Promise.reject(e))),
+  );
+  // A cluster installed before ListenerPolicy existed has no CRD for it: none, not an error.
+  const listenerPolicies = await settle(
+    kube.list(VENDOR_API, 'ListenerPolicy', ns).catch((e) => (kindMissing(e) ? [] : Promise.reject(e))),
+  );
   const errors: string[] = [];
   const got = <T>(what: string, s: Settled<T[]>): T[] => {
     if (s.ok) return s.value;
@@ -283,6 +290,8 @@ async function readObjects(kube: Kube, ns: string | undefined) {
     udpRoutes: got('UDPRoutes', udpRoutes),
     tlsRoutes: got('TLSRoutes', tlsRoutes),
     trafficPolicies: got('TrafficPolicies', policies),
+    backendConfigPolicies: got('BackendConfigPolicies', backendConfig),
+    listenerPolicies: got('ListenerPolicies', listenerPolicies),
     gatewayExtensions: got('GatewayExtensions', extensions),
     unread,
     errors,
@@ -340,6 +349,8 @@ export async function collectStatus(t: StatusTarget, opts: StatusOptions = {}): 
         udpRoutes: o.udpRoutes,
         tlsRoutes: o.tlsRoutes,
         trafficPolicies: o.trafficPolicies,
+        backendConfigPolicies: o.backendConfigPolicies,
+        listenerPolicies: o.listenerPolicies,
         gatewayExtensions: o.gatewayExtensions,
       },
       { verbose: opts.verbose },

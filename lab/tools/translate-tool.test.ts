@@ -174,6 +174,43 @@ describe('translate: --gateway, --only and output', () => {
     expect(() => translate(input(), { gateway: 'gw' })).toThrow(/<namespace>\/<name>/);
   });
 
+  it('keeps the BackendConfigPolicies whose ancestor is the Gateway (--gateway), with the cluster settings they set', () => {
+    const text = readFileSync(join(GOLDEN, 'backend-config-policy', 'input.yaml'), 'utf8');
+    const out = translate(fromText(text), { gateway: 'default/gw' });
+    expect(Object.keys(out.status).filter((k) => k.startsWith('backendconfigpolicies/'))).toEqual([
+      'backendconfigpolicies/default/app-admin',
+      'backendconfigpolicies/default/app-all',
+      'backendconfigpolicies/default/app-newer',
+      'backendconfigpolicies/default/bad',
+      'backendconfigpolicies/default/grpc-h2',
+    ]);
+    const app = out.xds['gwvendor-kube-gateway-api~default~gw']!.clusters.find(
+      (c) => c.name === 'kube_default_app_8000',
+    );
+    expect(app?.health_checks).toBeDefined();
+    expect((app!.metadata as any).filter_metadata['merge.BackendConfigPolicy.gateway.gwvendor.dev'].healthCheck).toBe(
+      'BackendConfigPolicy/default/app-all',
+    );
+  });
+
+  it('--gateway keeps the statuses of the ListenerPolicies naming that Gateway', () => {
+    const file = join(GOLDEN, 'listener-policy', 'input.yaml');
+    const out = translate(parseSources(readSources([file])), { gateway: 'default/gw' });
+    expect(
+      Object.keys(out.status)
+        .filter((k) => k.startsWith('listenerpolicies/'))
+        .sort(),
+    ).toEqual([
+      'listenerpolicies/default/admin-only',
+      'listenerpolicies/default/bad-format',
+      'listenerpolicies/default/gateway-wide',
+      'listenerpolicies/default/newer-gateway',
+      'listenerpolicies/default/no-listener',
+    ]);
+    const other = translate(parseSources(readSources([file])), { gateway: 'default/gw2' });
+    expect(Object.keys(other.status).filter((k) => k.startsWith('listenerpolicies/'))).toEqual([]);
+  });
+
   it('renders YAML with a header by default, JSON with -o json, one section with --only', () => {
     const out = translate(input(), { gateway: 'a/gw' });
     const yaml = renderTranslation(out, { header: ['hello'] });

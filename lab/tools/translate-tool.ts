@@ -52,7 +52,7 @@ function concerns(key: string, st: StatusEntry, gw: string, gwClass: string | un
   if (resource === 'gatewayclasses') return key === `gatewayclasses/${gwClass}`;
   if (resource === 'httproutes')
     return (st.parents ?? []).some((p) => `${p.parentRef?.namespace ?? ns}/${p.parentRef?.name}` === gw);
-  if (resource === 'trafficpolicies')
+  if (resource === 'trafficpolicies' || resource === 'listenerpolicies' || resource === 'backendconfigpolicies')
     return (st.ancestors ?? []).some((a) => `${a.ancestorRef?.namespace ?? ns}/${a.ancestorRef?.name}` === gw);
   return false;
 }

@@ -353,6 +353,9 @@ export const POLICY_FIELDS = [
   'extProc',
   'rbac',
   'jwt',
+  'buffer',
+  'compression',
+  'transformation',
 ] as const;
 export type PolicyField = (typeof POLICY_FIELDS)[number];
 
@@ -493,6 +496,68 @@ export interface BackendTLSPolicySpec {
 }
 
 export type BackendTLSPolicy = KObject<BackendTLSPolicySpec, { ancestors?: PolicyAncestorStatus[] }>;
+
+/** A BackendConfigPolicy's hash policy: the request value RING_HASH / MAGLEV hash on (Envoy's RouteAction.HashPolicy). */
+export interface HashPolicySpec {
+  header?: { name: string };
+  sourceIP?: Record<string, never>;
+  queryParameter?: { name: string };
+  terminal?: boolean;
+}
+
+/**
+ * BackendConfigPolicy (gateway.gwvendor.dev/v1alpha1, shaped after kgateway's): cluster settings for the Services (or
+ * one port of them, sectionName) it targets; ir/backend-config-policy.ts.
+ */
+export interface BackendConfigPolicySpec {
+  targetRefs?: PolicyTargetRef[];
+  connectTimeout?: string;
+  perConnectionBufferLimitBytes?: number;
+  http1ProtocolOptions?: {
+    enableTrailers?: boolean;
+    headerFormat?: 'ProperCaseHeaderKeyFormat' | 'PreserveCaseHeaderKeyFormat';
+    overrideStreamErrorOnInvalidHttpMessage?: boolean;
+  };
+  http2ProtocolOptions?: {
+    initialStreamWindowSize?: number;
+    initialConnectionWindowSize?: number;
+    maxConcurrentStreams?: number;
+    overrideStreamErrorOnInvalidHttpMessage?: boolean;
+  };
+  loadBalancer?: {
+    healthyPanicThreshold?: number;
+    roundRobin?: Record<string, never>;
+    leastRequest?: { choiceCount?: number };
+    random?: Record<string, never>;
+    ringHash?: { minimumRingSize?: number; maximumRingSize?: number; hashPolicies?: HashPolicySpec[] };
+    maglev?: { hashPolicies?: HashPolicySpec[] };
+  };
+  healthCheck?: {
+    http?: { path: string; host?: string; method?: string; expectedStatuses?: number[] };
+    interval: string;
+    timeout: string;
+    unhealthyThreshold: number;
+    healthyThreshold: number;
+  };
+  outlierDetection?: {
+    consecutive5xx?: number;
+    interval?: string;
+    baseEjectionTime?: string;
+    maxEjectionPercent?: number;
+  };
+  circuitBreakers?: {
+    maxConnections?: number;
+    maxPendingRequests?: number;
+    maxRequests?: number;
+    maxRetries?: number;
+    trackRemaining?: boolean;
+  };
+}
+
+export type BackendConfigPolicy = KObject<
+  BackendConfigPolicySpec,
+  { ancestors?: PolicyAncestorStatus[]; conditions?: Condition[] }
+>;
 
 /** One access log of a ListenerPolicy: a file (or /dev/stdout) in a text or JSON format, and which requests it keeps. */
 export interface AccessLogSpec {

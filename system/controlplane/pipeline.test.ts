@@ -54,7 +54,11 @@ const counts = (p: Pipeline) =>
   Object.fromEntries(
     (['routes', 'gateways', 'xds', 'endpoints', 'snapshots', 'gatewayStatuses', 'routeStatuses'] as const).map((k) => [
       k,
-      (p[k] as unknown as { recomputations: number }).recomputations,
+      (
+        (k in p.statuses ? p.statuses[k as keyof Pipeline['statuses']] : p[k as keyof Pipeline]) as unknown as {
+          recomputations: number;
+        }
+      ).recomputations,
     ]),
   );
 
@@ -135,7 +139,7 @@ describe('incremental recomputation', () => {
       gatewayStatuses: 1,
       routeStatuses: 0,
     });
-    expect(p.gatewayStatuses.get('default/gw1')!.status.addresses).toEqual([
+    expect(p.statuses.gatewayStatuses.get('default/gw1')!.status.addresses).toEqual([
       { type: 'IPAddress', value: '127.30.0.9' },
     ]);
   });

@@ -10,7 +10,9 @@
 // snapshots, and nothing else.
 
 import { redactSecrets } from '../shared/envoy/redact.ts';
+import { deriveBackendConfigInfos, deriveBackendConfigStatuses } from './backend-config-stages.ts';
 import { deriveBackendTlsInfos, deriveBackendTlsStatuses } from './backend-tls-stages.ts';
+import type { BackendConfigInfo } from './ir/backend-config-policy.ts';
 import type { BackendTlsInfo } from './ir/backend-tls.ts';
 import { buildServiceEndpoints, SERVICE_NAME_LABEL, type ServiceEndpoints } from './ir/endpoints.ts';
 import { buildExtensionInfo, type ExtensionInfo } from './ir/extensions.ts';
@@ -125,23 +127,14 @@ export class Pipeline {
   readonly policies: Collection<PolicyInfo>;
   readonly listenerPolicies: Collection<ListenerPolicyInfo>;
   readonly backendTlsPolicies: Collection<BackendTlsInfo>;
+  readonly backendConfigPolicies: Collection<BackendConfigInfo>;
   readonly serviceEndpoints: Collection<ServiceEndpoints>;
   readonly gateways: Collection<GatewayResult>;
   readonly xds: Collection<XdsResources & { gateway: string; role: string }>;
   readonly endpoints: Collection<{ gateway: string; endpoints: Json[] }>;
   readonly snapshots: Collection<SnapshotResources>;
-  readonly gatewayClassStatuses: Collection<StatusUpdate>;
-  readonly gatewayStatuses: Collection<StatusUpdate>;
-  readonly routeStatuses: Collection<StatusUpdate>;
-  readonly grpcRouteStatuses: Collection<StatusUpdate>;
-  readonly tcpRouteStatuses: Collection<StatusUpdate>;
-  readonly udpRouteStatuses: Collection<StatusUpdate>;
-  readonly tlsRouteStatuses: Collection<StatusUpdate>;
-  readonly listenerSetStatuses: Collection<StatusUpdate>;
-  readonly policyStatuses: Collection<StatusUpdate>;
-  readonly listenerPolicyStatuses: Collection<StatusUpdate>;
-  readonly extensionStatuses: Collection<StatusUpdate>;
-  readonly backendTlsPolicyStatuses: Collection<StatusUpdate>;
+  /** Every status collection, in the order the writer takes them (statusCollections). */
+  readonly statuses: ReturnType<typeof deriveStatuses>;
 
   constructor(opts: PipelineOptions) {
     this.rt = opts.runtime ?? new Runtime();
@@ -187,6 +180,7 @@ export class Pipeline {
     this.policies = resources.policies;
     this.listenerPolicies = resources.listenerPolicies;
     this.backendTlsPolicies = resources.backendTlsPolicies;
+    this.backendConfigPolicies = resources.backendConfig.infos;
     this.serviceEndpoints = resources.serviceEndpoints;
     const gateways = deriveGateways(this, resources, { controllerName, mode, observe: opts.observe });
     this.gateways = gateways.gateways;
@@ -195,18 +189,7 @@ export class Pipeline {
     this.endpoints = snapshots.endpoints;
     this.snapshots = snapshots.snapshots;
     const statuses = deriveStatuses(this, gateways, controllerName);
-    this.gatewayClassStatuses = statuses.gatewayClassStatuses;
-    this.gatewayStatuses = statuses.gatewayStatuses;
-    this.routeStatuses = statuses.routeStatuses;
-    this.grpcRouteStatuses = statuses.grpcRouteStatuses;
-    this.tcpRouteStatuses = statuses.tcpRouteStatuses;
-    this.udpRouteStatuses = statuses.udpRouteStatuses;
-    this.tlsRouteStatuses = statuses.tlsRouteStatuses;
-    this.listenerSetStatuses = statuses.listenerSetStatuses;
-    this.policyStatuses = statuses.policyStatuses;
-    this.listenerPolicyStatuses = statuses.listenerPolicyStatuses;
-    this.extensionStatuses = statuses.extensionStatuses;
-    this.backendTlsPolicyStatuses = statuses.backendTlsPolicyStatuses;
+    this.statuses = statuses;
   }
 
   /** The input collection of a watched kind (kube/watched.ts); undefined for a kind the control plane does not read. */
@@ -221,20 +204,7 @@ export class Pipeline {
   }
 
   statusCollections(): Collection<StatusUpdate>[] {
-    return [
-      this.gatewayClassStatuses,
-      this.gatewayStatuses,
-      this.routeStatuses,
-      this.grpcRouteStatuses,
-      this.tcpRouteStatuses,
-      this.udpRouteStatuses,
-      this.tlsRouteStatuses,
-      this.listenerSetStatuses,
-      this.policyStatuses,
-      this.listenerPolicyStatuses,
-      this.extensionStatuses,
-      this.backendTlsPolicyStatuses,
-    ];
+    return Object.values(this.statuses);
   }
 }
 
@@ -277,15 +247,12 @@ function deriveResources(p: Pipeline, mode: ValidationMode) {
   });
   const extensions = derive(rt, 'Extensions', p.gatewayExtensions, (ctx, e) => buildExtensionInfo(e, routeWorld(ctx)));
   const policies = derive(rt, 'Policies', p.trafficPolicies, (ctx, tp) =>
-    buildPolicyInfo(
-      tp,
-      { extension: (ns, name) => ctx.fetch(extensions, `${ns}/${name}`), routes: routeWorld(ctx) },
-      mode,
-    ),
+    buildPolicyInfo(tp, { ...routeWorld(ctx), extension: (ns, n) => ctx.fetch(extensions, `${ns}/${n}`) }, mode),
   );
   const policiesByTarget = p.trafficPolicies.index('target', policyTargetKeys);
   const backendTls = deriveBackendTlsInfos(rt, p.backendTlsPoliciesIn, p.configMaps);
   const listenerPolicies = deriveListenerPolicyInfos(rt, p.listenerPoliciesIn, mode);
+  const backendConfig = deriveBackendConfigInfos(rt, p.inputFor('BackendConfigPolicy')!);
   const serviceEndpoints = derive(rt, 'ServiceEndpoints', p.services, (ctx, s) =>
     buildServiceEndpoints(s, ctx.fetchIndex(slicesByService, keyOf(s))),
   );
@@ -308,6 +275,7 @@ function deriveResources(p: Pipeline, mode: ValidationMode) {
     backendTlsLookup: backendTls.lookup,
     listenerPolicies: listenerPolicies.infos,
     listenerPolicyLookup: listenerPolicies.lookup,
+    backendConfig,
     serviceEndpoints,
     grantsByNs,
   };
@@ -357,6 +325,7 @@ function deriveGateways(
         policiesTargeting: (kind, ns, name) => policyInfos(ctx, `${kind}/${ns}/${name}`),
         policiesSelecting: (kind, ns) => policyInfos(ctx, `selector/${kind}/${ns}`),
         backendTlsPolicies: r.backendTlsLookup(ctx),
+        backendConfigPolicies: r.backendConfig.lookup(ctx),
         service: (ns, name) => ctx.fetch(p.services, `${ns}/${name}`),
         listenerPolicies: r.listenerPolicyLookup(ctx),
       };
@@ -373,7 +342,9 @@ function deriveGateways(
   const setReportsBySet = reportsByObject(rt, 'ListenerSetReports', gateways, 'listenerSets', 'listenerSet');
   const btlsReportsByPolicy = reportsByObject(rt, 'BackendTLSPolicyReports', gateways, 'backendTlsPolicies', 'policy');
   const lpReportsByPolicy = reportsByObject(rt, 'ListenerPolicyReports', gateways, 'listenerPolicies', 'policy');
+  const bcpReports = reportsByObject(rt, 'BackendConfigPolicyReports', gateways, 'backendConfigPolicies', 'policy');
   return {
+    bcpReports,
     gateways,
     routeReportsByRoute,
     l4ReportsByRoute,
@@ -389,7 +360,14 @@ function deriveGateways(
  * row per (Gateway, object), indexed (`index`) by the object's key: what that object's status is written from.
  */
 function reportsByObject<
-  K extends 'routes' | 'l4Routes' | 'policies' | 'listenerSets' | 'backendTlsPolicies' | 'listenerPolicies',
+  K extends
+    | 'routes'
+    | 'l4Routes'
+    | 'policies'
+    | 'listenerSets'
+    | 'backendTlsPolicies'
+    | 'listenerPolicies'
+    | 'backendConfigPolicies',
 >(rt: Runtime, name: string, gateways: Collection<GatewayResult>, kind: K, index: string) {
   const rows = derive(
     rt,
@@ -519,13 +497,14 @@ function deriveStatuses(p: Pipeline, g: ReturnType<typeof deriveGateways>, contr
     };
   });
   const backendTlsPolicyStatuses = deriveBackendTlsStatuses(rt, p.backendTlsPoliciesIn, g.btlsReportsByPolicy);
-  const listenerPolicyStatuses = deriveListenerPolicyStatuses(
+  const backendConfigPolicyStatuses = deriveBackendConfigStatuses(
     rt,
-    p.listenerPoliciesIn,
-    p.listenerPolicies,
-    g.lpReportsByPolicy,
+    p.inputFor('BackendConfigPolicy')!,
+    p.backendConfigPolicies,
+    g.bcpReports,
     rejectionsOf,
   );
+  const listenerPolicyStatuses = deriveListenerPolicyStatuses(rt, p, g.lpReportsByPolicy);
   const extensionStatuses = derive(rt, 'ExtensionStatuses', p.extensions, (_ctx, e, key) => ({
     key: `gatewayextensions/${key}`,
     resource: 'gatewayextensions' as const,
@@ -545,16 +524,19 @@ function deriveStatuses(p: Pipeline, g: ReturnType<typeof deriveGateways>, contr
       },
     };
   });
+  const l4 = deriveL4AndListenerSetStatuses(p, g, gatewayStatuses);
+  // In the order the writer takes them: the objects first, then the policies.
   return {
     gatewayClassStatuses,
     gatewayStatuses,
     routeStatuses,
     grpcRouteStatuses,
+    ...l4,
     policyStatuses,
+    listenerPolicyStatuses,
     extensionStatuses,
     backendTlsPolicyStatuses,
-    listenerPolicyStatuses,
-    ...deriveL4AndListenerSetStatuses(p, g, gatewayStatuses),
+    backendConfigPolicyStatuses,
   };
 }
 

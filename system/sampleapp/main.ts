@@ -11,25 +11,32 @@ export type { SampleApp, SampleAppOptions } from './server.ts';
 export { startSampleApp } from './server.ts';
 
 const USAGE = `usage: sampleapp [--port 8080] [--host 0.0.0.0] [--no-access-log] [--tls] [--tls-cert F] [--tls-key F]
-                 [--tcp-echo-port N] [--udp-echo-port N]
+                 [--tcp-echo-port N] [--udp-echo-port N] [--fail-status CODE]
   httpbin-style sample application (go-httpbin conventions); GET / lists the endpoints
   --tls: serve HTTPS (HTTP/1.1) with --tls-cert (default /etc/tls/tls.crt) and --tls-key (default /etc/tls/tls.key),
          e.g. a kubernetes.io/tls Secret mounted at /etc/tls
   --tcp-echo-port: also echo TCP bytes there, and "\n<pod name>" once the client half-closes
-  --udp-echo-port: also answer each UDP datagram there with "<pod name>:<datagram>"`;
+  --udp-echo-port: also answer each UDP datagram there with "<pod name>:<datagram>"
+  --fail-status: answer every HTTP request with CODE (100-599): a backend gone bad, for outlier detection`;
 
 export async function main(args: string[]): Promise<void> {
   const a = serviceArgs(args, USAGE, 8080, ['no-access-log', 'tls'], ['tcp-echo-port', 'udp-echo-port'], {
     'tls-cert': '/etc/tls/tls.crt',
     'tls-key': '/etc/tls/tls.key',
+    'fail-status': '',
   });
   if (!a) return;
+  const fail = a.strings['fail-status'];
+  if (fail && !(/^\d{3}$/.test(fail) && Number(fail) >= 100 && Number(fail) <= 599)) {
+    throw new Error(`--fail-status ${fail}: an HTTP status code from 100 to 599`);
+  }
   const tls = a.flags.has('tls') ? readTlsFiles(a.strings['tls-cert'], a.strings['tls-key']) : undefined;
   const app = await startSampleApp({
     host: a.host,
     port: a.port,
     accessLog: a.flags.has('no-access-log') ? false : 'stdout',
     ...(tls ? { tls } : {}),
+    ...(fail ? { failStatus: Number(fail) } : {}),
   });
   const log = new LogRegistry().logger('sampleapp');
   log.info('listening', { host: app.host, port: app.port, scheme: tls ? 'https' : 'http' });

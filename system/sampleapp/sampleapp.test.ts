@@ -434,3 +434,22 @@ async function waitFor(cond: () => boolean, timeoutMs = 5000): Promise<void> {
     await new Promise((r) => setTimeout(r, 10));
   }
 }
+
+describe('--fail-status (a backend gone bad, for outlier detection scenarios)', () => {
+  it('answers every request with the status, whatever the path; the command line refuses a non-status', async () => {
+    const bad = await startSampleApp({ failStatus: 500 });
+    try {
+      for (const path of ['/get', '/status/200', '/headers']) {
+        const r = await fetch(`${bad.url}${path}`);
+        expect(r.status).toBe(500);
+        expect(await r.text()).toBe('failing on purpose (--fail-status 500)\n');
+      }
+    } finally {
+      await bad.close();
+    }
+    const { main } = await import('./main.ts');
+    await expect(main(['--port', '0', '--fail-status', '42'])).rejects.toThrow(
+      '--fail-status 42: an HTTP status code from 100 to 599',
+    );
+  });
+});

@@ -36,12 +36,15 @@ export interface SampleAppOptions {
   maxDelaySeconds?: number;
   /** Serve HTTPS with this certificate and key (PEM): `--tls`, for BackendTLSPolicy. */
   tls?: { cert: string; key: string };
+  /** Answer every request with this status (`--fail-status`): a backend gone bad, for outlier detection. */
+  failStatus?: number;
 }
 
 export type SampleApp = ListeningService;
 
 interface Limits {
   maxDelaySeconds: number;
+  failStatus?: number;
 }
 
 interface Ctx {
@@ -71,7 +74,10 @@ export async function startSampleApp(opts: SampleAppOptions = {}): Promise<Sampl
     sink = opts.accessLog;
   }
 
-  const limits: Limits = { maxDelaySeconds: opts.maxDelaySeconds ?? MAX_DELAY_SECONDS };
+  const limits: Limits = {
+    maxDelaySeconds: opts.maxDelaySeconds ?? MAX_DELAY_SECONDS,
+    ...(opts.failStatus ? { failStatus: opts.failStatus } : {}),
+  };
   return listenHttp('sampleapp', (req, res) => handle(req, res, sink, limits), {
     host,
     port: opts.port,
@@ -111,6 +117,12 @@ function handle(
     return;
   }
 
+  if (limits.failStatus) {
+    const body = `failing on purpose (--fail-status ${limits.failStatus})\n`;
+    res.writeHead(limits.failStatus, { 'Content-Type': 'text/plain', 'Content-Length': Buffer.byteLength(body) });
+    res.end(body);
+    return;
+  }
   try {
     const done = route(req, res, ctx);
     if (done) done.catch((err) => fail(res, ctx, err));

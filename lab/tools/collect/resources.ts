@@ -34,6 +34,8 @@ export const GATEWAY_KINDS: KindRef[] = [
   { kind: 'GatewayParameters', plural: 'gatewayparameters', apiVersions: [VENDOR_API], namespaced: true },
   { kind: 'TrafficPolicy', plural: 'trafficpolicies', apiVersions: [VENDOR_API], namespaced: true },
   { kind: 'GatewayExtension', plural: 'gatewayextensions', apiVersions: [VENDOR_API], namespaced: true },
+  { kind: 'BackendConfigPolicy', plural: 'backendconfigpolicies', apiVersions: [VENDOR_API], namespaced: true },
+  { kind: 'ListenerPolicy', plural: 'listenerpolicies', apiVersions: [VENDOR_API], namespaced: true },
 ];
 
 export const WORKLOAD_KINDS: KindRef[] = [

@@ -15,6 +15,7 @@ import type { Condition, KObj } from '../../toolkit/kube.ts';
 import type { ScopeEntry } from './attachment.ts';
 import { gatewayFindings, routeParents } from './gateways.ts';
 import { l4RouteFindings } from './l4-routes.ts';
+import { explainListenerPolicy, explainListenerPolicyOn, listenerPolicyGateways } from './listener-policies.ts';
 import {
   created,
   explainPolicyOn,
@@ -31,6 +32,9 @@ import { routeFindings } from './routes.ts';
 import { type GatewayKey, keyOf, type World } from './world.ts';
 
 export { gatewayFindings, routeParents } from './gateways.ts';
+
+import { backendConfigGateways, explainBackendConfigFindings } from './backend-config.ts';
+
 export { type ExplainKind, type Finding, KINDS, type PolicyReport, type Report, type Target } from './report.ts';
 
 /** The Gateways whose proxies an explanation of `t` must read (explain.ts gathers exactly these). */
@@ -49,6 +53,11 @@ export function gatewaysNeeded(world: Omit<World, 'proxies' | 'services' | 'xdsE
     if (r) addRoute(r);
   } else if (t.kind === 'Gateway') {
     addGw(t);
+  } else if (t.kind === 'BackendConfigPolicy') {
+    for (const g of backendConfigGateways(find(w.backendConfigPolicies ?? [], t.namespace, t.name))) addGw(g);
+  } else if (t.kind === 'ListenerPolicy') {
+    const p = find(world.listenerPolicies ?? [], t.namespace, t.name);
+    if (p) for (const g of listenerPolicyGateways(p)) addGw(g);
   } else if (t.kind === 'TrafficPolicy') {
     const p = find(world.policies, t.namespace, t.name);
     if (p) {
@@ -134,6 +143,8 @@ function notFound(t: Target, world: World): Report {
     Gateway: world.gateways,
     TrafficPolicy: world.policies,
     GatewayExtension: world.extensions,
+    BackendConfigPolicy: world.backendConfigPolicies ?? [],
+    ListenerPolicy: world.listenerPolicies ?? [],
   };
   const list = lists[t.kind];
   const there = list.filter((o) => o.metadata?.namespace === t.namespace).map((o) => o.metadata!.name!);
@@ -240,6 +251,12 @@ export function explainGateway(world: World, t: Target): Report {
     const r = explainPolicyOn(world, { policy: p, via: [`Gateway ${t.namespace}/${t.name}`] }, [{ gateway: t }]);
     policies.push(r.report);
     findings.push(...r.findings);
+  }
+  for (const p of world.listenerPolicies ?? []) {
+    if (!listenerPolicyGateways(p).some((g) => g.namespace === t.namespace && g.name === t.name)) continue;
+    const r = explainListenerPolicyOn(world, p);
+    policies.push(r.report);
+    findings.push(...r.findings.filter((f) => f.level !== 'problem' || !f.subject.startsWith('Gateway ')));
   }
   return finish(world, t, findings, policies);
 }
@@ -369,5 +386,13 @@ export function explain(world: World, t: Target): Report {
       return explainPolicy(world, t);
     case 'GatewayExtension':
       return explainExtension(world, t);
+    case 'BackendConfigPolicy': {
+      const findings = explainBackendConfigFindings(world, t);
+      return findings ? finish(world, t, findings, []) : notFound(t, world);
+    }
+    case 'ListenerPolicy': {
+      const r = explainListenerPolicy(world, t);
+      return r.found ? finish(world, t, r.findings, r.policies) : notFound(t, world);
+    }
   }
 }

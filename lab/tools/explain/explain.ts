@@ -33,6 +33,12 @@ const ALIASES: Record<string, ExplainKind> = {
   gatewayextension: 'GatewayExtension',
   gatewayextensions: 'GatewayExtension',
   ge: 'GatewayExtension',
+  backendconfigpolicy: 'BackendConfigPolicy',
+  backendconfigpolicies: 'BackendConfigPolicy',
+  bcp: 'BackendConfigPolicy',
+  listenerpolicy: 'ListenerPolicy',
+  listenerpolicies: 'ListenerPolicy',
+  lp: 'ListenerPolicy',
 };
 
 /**

@@ -15,6 +15,8 @@ export const KINDS = [
   'Gateway',
   'TrafficPolicy',
   'GatewayExtension',
+  'BackendConfigPolicy',
+  'ListenerPolicy',
 ] as const;
 export type ExplainKind = (typeof KINDS)[number];
 
@@ -41,6 +43,8 @@ export interface Finding {
 }
 
 export interface PolicyReport {
+  /** The policy's kind when not a TrafficPolicy (ListenerPolicy). */
+  kind?: 'ListenerPolicy';
   policy: string;
   created: string;
   /** How it reaches the object under explanation: `targetRef HTTPRoute web`, `selector HTTPRoute app=web`, ... */

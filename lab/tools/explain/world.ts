@@ -23,6 +23,8 @@ export interface ProxyPodView {
   /** The pod's config_dump?include_eds, when it could be read (ready pods only). */
   dump?: ConfigDump;
   dumpError?: string;
+  /** The pod's /clusters text (hosts' health flags), when it could be read. */
+  clusters?: string;
 }
 
 /** Per-type xDS state of one connected proxy, as /snapshots/xds shows it. */
@@ -49,7 +51,11 @@ export interface World {
   /** TCPRoutes, UDPRoutes and TLSRoutes (none on a cluster without their CRDs). */
   l4Routes?: KObj[];
   policies: KObj[];
+  /** ListenerPolicies (none on a cluster without the CRD). */
+  listenerPolicies?: KObj[];
   extensions: KObj[];
+  /** BackendConfigPolicies (none on a cluster without the CRD). */
+  backendConfigPolicies?: KObj[];
   grants: KObj[];
   /** Services that objects under explanation refer to (ext-auth backends), by `ns/name`; absent = not found. */
   services: Record<string, KObj | null>;
@@ -90,22 +96,49 @@ async function validationMode(kube: Kube): Promise<'strict' | 'off'> {
 
 /** Every object explain reasons about (all namespaces: policies and grants cross namespaces). */
 export async function gatherObjects(kube: Kube): Promise<Omit<World, 'services' | 'proxies' | 'xdsError'>> {
-  const [gatewayClasses, gateways, routes, grpcRoutes, tcp, udp, tlsr, policies, extensions, grants, validation] =
-    await Promise.all([
-      listOrEmpty(kube, GW_API, 'GatewayClass'),
-      listOrEmpty(kube, GW_API, 'Gateway'),
-      listOrEmpty(kube, GW_API, 'HTTPRoute'),
-      listOrEmpty(kube, GW_API, 'GRPCRoute'),
-      listOrEmpty(kube, GW_API, 'TCPRoute'),
-      listOrEmpty(kube, GW_API, 'UDPRoute'),
-      listOrEmpty(kube, GW_API, 'TLSRoute'),
-      listOrEmpty(kube, VENDOR_API, 'TrafficPolicy'),
-      listOrEmpty(kube, VENDOR_API, 'GatewayExtension'),
-      listOrEmpty(kube, watchedKind('ReferenceGrant')!.apiVersion, 'ReferenceGrant'),
-      validationMode(kube),
-    ]);
+  const [
+    gatewayClasses,
+    gateways,
+    routes,
+    grpcRoutes,
+    tcp,
+    udp,
+    tlsr,
+    policies,
+    extensions,
+    grants,
+    validation,
+    listenerPolicies,
+    backendConfigPolicies,
+  ] = await Promise.all([
+    listOrEmpty(kube, GW_API, 'GatewayClass'),
+    listOrEmpty(kube, GW_API, 'Gateway'),
+    listOrEmpty(kube, GW_API, 'HTTPRoute'),
+    listOrEmpty(kube, GW_API, 'GRPCRoute'),
+    listOrEmpty(kube, GW_API, 'TCPRoute'),
+    listOrEmpty(kube, GW_API, 'UDPRoute'),
+    listOrEmpty(kube, GW_API, 'TLSRoute'),
+    listOrEmpty(kube, VENDOR_API, 'TrafficPolicy'),
+    listOrEmpty(kube, VENDOR_API, 'GatewayExtension'),
+    listOrEmpty(kube, watchedKind('ReferenceGrant')!.apiVersion, 'ReferenceGrant'),
+    validationMode(kube),
+    listOrEmpty(kube, VENDOR_API, 'ListenerPolicy'),
+    listOrEmpty(kube, VENDOR_API, 'BackendConfigPolicy'),
+  ]);
   const l4Routes = [...tcp, ...udp, ...tlsr];
-  return { gatewayClasses, gateways, routes, grpcRoutes, l4Routes, policies, extensions, grants, validation };
+  return {
+    gatewayClasses,
+    gateways,
+    routes,
+    grpcRoutes,
+    l4Routes,
+    policies,
+    listenerPolicies,
+    extensions,
+    backendConfigPolicies,
+    grants,
+    validation,
+  };
 }
 
 /** Reads the proxies of `gateways`: pods (with events for those not running), config_dumps, and the xDS view. */
@@ -136,7 +169,16 @@ export async function gatherProxies(
       const view: ProxyPodView = { pod: p.pod, ready: p.ready, summary: summarizePod(p.object as V1Pod, events) };
       if (p.ready) {
         try {
-          view.dump = await withProxyAdmin(kube, p, (a) => configDump(a, { includeEds: true }));
+          // One port-forward for both: the configuration and the hosts' health flags.
+          const got = await withProxyAdmin(kube, p, async (a) => ({
+            dump: await configDump(a, { includeEds: true }),
+            clusters: await a.get('/clusters').then(
+              (r) => r.text,
+              () => undefined,
+            ),
+          }));
+          view.dump = got.dump;
+          if (got.clusters !== undefined) view.clusters = got.clusters;
         } catch (err) {
           view.dumpError = (err as Error).message;
         }

@@ -20,6 +20,7 @@ import {
 } from '../model.ts';
 import { GatewayPolicies } from './attach-policies.ts';
 import { attachRoutes, type RouteParentReport, routeReportKey } from './attach-routes.ts';
+import { applyBackendConfig, type BackendConfigInfo, type BackendConfigReport } from './backend-config-policy.ts';
 import { applyBackendTls, type BackendTlsInfo, type BackendTlsReport } from './backend-tls.ts';
 import { applyFrontendValidation } from './frontend-tls.ts';
 import { buildL4Listeners } from './l4-listeners.ts';
@@ -59,6 +60,8 @@ export interface GatewayWorld {
   policiesSelecting(kind: 'Gateway' | 'HTTPRoute', namespace: string): PolicyInfo[];
   /** BackendTLSPolicies with a targetRef to this Service (any section). */
   backendTlsPolicies(namespace: string, service: string): BackendTlsInfo[];
+  /** BackendConfigPolicies with a targetRef to this Service (any section). */
+  backendConfigPolicies(namespace: string, service: string): BackendConfigInfo[];
   /** A Service (the port names BackendTLSPolicies' sectionNames select). */
   service(namespace: string, name: string): Service | undefined;
   /** ListenerPolicies with a targetRef to this Gateway. */
@@ -82,6 +85,8 @@ export interface GatewayReports {
   policies: Record<string, { generation: number } & PolicyAncestorReport>;
   /** BackendTLSPolicy key → its ancestor status for this Gateway (policies targeting a Service its routes use). */
   backendTlsPolicies: Record<string, BackendTlsReport>;
+  /** BackendConfigPolicy key → its ancestor status for this Gateway (policies targeting a Service its routes use). */
+  backendConfigPolicies: Record<string, BackendConfigReport>;
   /** ListenerPolicy key → its ancestor status for this Gateway (ir/listener-policy.ts). */
   listenerPolicies: Record<string, { generation: number } & PolicyAncestorReport>;
   /** The GatewayParameters in use (namespace/name), when valid. */
@@ -139,6 +144,7 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
     attachedListenerSets: Object.values(setReports).filter((r) => r.accepted.ok).length,
     policies: {},
     backendTlsPolicies: {},
+    backendConfigPolicies: {},
     listenerPolicies: {},
     ...(params ? { parameters: params } : {}),
     ...addressesReport(gw),
@@ -166,13 +172,19 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
   if (client) reports.resolvedRefs = client.outcome;
   const btls = applyBackendTls(hosts.clusters, world.backendTlsPolicies, world.service, client?.certificate);
   reports.backendTlsPolicies = btls.reports;
-  const clusters = new Map([...btls.clusters, ...l4Listeners.clusters].map((c) => [c.name, c]));
+  const bcp = applyBackendConfig(
+    [...btls.clusters, ...l4Listeners.clusters],
+    world.backendConfigPolicies,
+    world.service,
+  );
+  reports.backendConfigPolicies = bcp.reports;
+  const clusters = new Map(bcp.clusters.map((c) => [c.name, c]));
   reports.policies = policyReports(policies.tallies, opts.mode);
-  const gwp = params ? world.gatewayParameters(ns, params.slice(ns.length + 1)) : undefined;
+  const defaultAccessLog = defaultAccessLogSource(gw, world, params);
   reports.listenerPolicies = applyListenerPolicies(gwRef, hosts.listeners, world.listenerPolicies(ns, name), {
     mode: opts.mode,
     allListenerNames: listeners.filter((s) => s.owner.kind === 'Gateway').map((s) => s.l.name),
-    ...(gwp?.spec?.defaultAccessLog?.enabled ? { defaultAccessLog: params } : {}),
+    ...(defaultAccessLog ? { defaultAccessLog } : {}),
   });
   const ir: GatewayIR = {
     gateway: gwRef,
@@ -293,6 +305,25 @@ function parametersOutcome(gw: Gateway, world: GatewayWorld): { outcome: Outcome
     };
   }
   return { outcome: ok('Accepted', 'gateway accepted'), params: `${ns}/${ref.name}` };
+}
+
+/**
+ * The GatewayParameters (`<ns>/<name>`) whose defaultAccessLog is on for this Gateway: its own parametersRef's when
+ * that one says (enabled true or false), else its GatewayClass's parametersRef (a GatewayParameters, with its
+ * namespace), as the lab's class has (lab/install.ts).
+ */
+function defaultAccessLogSource(gw: Gateway, world: GatewayWorld, params: string | undefined): string | undefined {
+  if (params) {
+    const [ns, name] = params.split('/');
+    const own = world.gatewayParameters(ns!, name!)?.spec?.defaultAccessLog?.enabled;
+    if (own !== undefined) return own ? params : undefined;
+  }
+  const ref = world.gatewayClass(gw.spec?.gatewayClassName ?? '')?.spec?.parametersRef as
+    | { group?: string; kind?: string; name?: string; namespace?: string }
+    | undefined;
+  if (ref?.group !== VENDOR_GROUP || ref.kind !== 'GatewayParameters' || !ref.name || !ref.namespace) return undefined;
+  const cls = world.gatewayParameters(ref.namespace, ref.name);
+  return cls?.spec?.defaultAccessLog?.enabled ? `${ref.namespace}/${ref.name}` : undefined;
 }
 
 function addressesReport(gw: Gateway): Pick<GatewayReports, 'addresses'> {

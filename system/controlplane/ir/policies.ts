@@ -13,11 +13,13 @@ import { toProtoDuration } from './duration.ts';
 import type { ExtensionInfo } from './extensions.ts';
 import type { FieldReader } from './field-reader.ts';
 import { corsSettings, headerOps } from './http-settings.ts';
+import { bufferSettings, compressionSettings } from './policy-body.ts';
 import { type ExtensionRefs, resolvePolicyExtension } from './policy-extension.ts';
 import { jwtSettings } from './policy-jwt.ts';
 import type { MergeType } from './policy-merge.ts';
 import { rateLimitMergeSettings, rateLimitSettings } from './policy-ratelimit.ts';
 import { rbacSettings } from './policy-rbac.ts';
+import { transformationSettings } from './policy-transformation.ts';
 import type { RouteWorld } from './routes.ts';
 import type { Finding, ObjRef, Outcome, PolicySettings, ValidationMode } from './types.ts';
 
@@ -45,10 +47,9 @@ export interface PolicyInfo {
   findings: Finding[];
 }
 
-export interface PolicyWorld {
+/** GatewayExtensions, and Services and ReferenceGrants (a jwt provider's remote JWKS Service) where known. */
+export interface PolicyWorld extends Partial<RouteWorld> {
   extension(namespace: string, name: string): ExtensionInfo | undefined;
-  /** Services and ReferenceGrants (a jwt provider's remote JWKS Service). */
-  routes?: RouteWorld;
 }
 
 /** Index keys for policy lookup: `<Kind>/<ns>/<name>` per targetRef, `selector/<Kind>/<ns>` per selector. */
@@ -124,6 +125,9 @@ const FIELD_SETTINGS: { [F in Exclude<PolicyField, 'extAuth' | 'extProc' | 'jwt'
     };
   },
   rbac: rbacSettings,
+  buffer: bufferSettings,
+  compression: compressionSettings,
+  transformation: transformationSettings,
   // Read with the world in buildPolicyInfo (policy-ratelimit.ts); here only for a merge of several policies' specs.
   rateLimit: rateLimitMergeSettings,
 };
@@ -194,6 +198,9 @@ function combineRefs(list: (ExtensionRefs | undefined)[]): ExtensionRefs | undef
   return all.find((x) => !x.ok) ?? all.at(-1);
 }
 
+const routeWorldOf = (w: PolicyWorld): RouteWorld | undefined =>
+  w.service && w.referenceGrants ? { service: w.service, referenceGrants: w.referenceGrants } : undefined;
+
 /** targetRefs and targetSelectors, each of a kind a policy can attach to (Gateway, HTTPRoute). */
 function policyTargets(spec: TrafficPolicySpec, r: FieldReader): Pick<PolicyInfo, 'targetRefs' | 'selectors'> {
   const targetRefs: PolicyInfo['targetRefs'] = [];
@@ -247,7 +254,7 @@ export function buildPolicyInfo(p: TrafficPolicy, world: PolicyWorld, mode: Vali
   if (extProc.settings) settings.extProc = extProc.settings;
   const extensionRefs = combineRefs([extAuth.refs, rateLimit.refs, extProc.refs]);
   const jwt =
-    spec.jwt && jwtSettings(spec.jwt, reader, { namespace: ns, policy: p.metadata.name, world: world.routes });
+    spec.jwt && jwtSettings(spec.jwt, reader, { namespace: ns, policy: p.metadata.name, world: routeWorldOf(world) });
   if (jwt) settings.jwt = jwt;
 
   const invalid = problems.length > 0;

@@ -38,6 +38,10 @@ export const STRATEGIC_LISTS: Record<string, ListStrategy> = {
   'retry.statusCodes': { set: true },
   // Envoy's RBAC policies are a map keyed by name (config.rbac.v3.RBAC.policies).
   'rbac.policies': { key: 'name' },
+  'compression.contentTypes': { set: true, fold: true },
+  'transformation.*.set': { key: 'name', fold: true },
+  'transformation.*.add': { key: 'name', fold: true },
+  'transformation.*.remove': { set: true, fold: true },
 };
 
 /** Top-level fields that never merge (a reference resolved in the policy's own namespace): the winner's applies. A field

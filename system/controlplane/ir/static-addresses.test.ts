@@ -42,6 +42,7 @@ describe('static addresses', () => {
       listeners: [],
       listenerPolicies: {},
       backendTlsPolicies: {},
+      backendConfigPolicies: {},
       routes: {},
       l4Routes: {},
       listenerSets: {},

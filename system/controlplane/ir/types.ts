@@ -195,6 +195,11 @@ export interface PolicySettings {
   };
   rbac?: RbacIR;
   jwt?: JwtIR;
+  buffer?: { maxRequestBytes: number };
+  /** gzip responses; contentTypes empty: Envoy's default list. */
+  compression?: { minContentLength: number; contentTypes: string[] };
+  /** Header templates (values are formatter strings). */
+  transformation?: { request?: HeaderOpsIR; response?: HeaderOpsIR };
 }
 
 // ---- TrafficPolicy fields of issue 13 item 4 (ir/policy-<field>.ts reads them, xds/translator/<filter>.ts writes) --
@@ -397,6 +402,55 @@ export interface ClusterIR {
   protocol?: 'http2' | 'websocket';
   /** TLS to the endpoints, from the BackendTLSPolicy that applies to this Service port (ir/backend-tls.ts). */
   tls?: UpstreamTlsIR;
+  /** Cluster settings from the BackendConfigPolicy that applies to this Service port (ir/backend-config-policy.ts). */
+  backendConfig?: BackendConfigIR;
+}
+
+/** A hash policy of a consistent-hash cluster: what routes to it hash on (Envoy's RouteAction.HashPolicy). */
+export type HashPolicyIR =
+  | { header: string; terminal?: boolean }
+  | { sourceIP: true; terminal?: boolean }
+  | { queryParameter: string; terminal?: boolean };
+
+/** What a BackendConfigPolicy sets on a cluster, validated; durations in proto form (xds/translator/cluster-settings.ts). */
+export interface BackendConfigIR {
+  /** `BackendConfigPolicy/<ns>/<name>`: the provenance every setting carries. */
+  policy: string;
+  connectTimeout?: string;
+  perConnectionBufferLimitBytes?: number;
+  http1?: { enableTrailers?: boolean; overrideStreamErrorOnInvalidHttpMessage?: boolean };
+  http2?: { initialStreamWindowSize?: number; initialConnectionWindowSize?: number; maxConcurrentStreams?: number };
+  loadBalancer?: {
+    policy?: 'ROUND_ROBIN' | 'LEAST_REQUEST' | 'RANDOM' | 'RING_HASH' | 'MAGLEV';
+    choiceCount?: number;
+    minimumRingSize?: number;
+    maximumRingSize?: number;
+    hashPolicies?: HashPolicyIR[];
+    healthyPanicThreshold?: number;
+  };
+  healthCheck?: {
+    path: string;
+    host?: string;
+    method?: string;
+    expectedStatuses?: number[];
+    interval: string;
+    timeout: string;
+    unhealthyThreshold: number;
+    healthyThreshold: number;
+  };
+  outlierDetection?: {
+    consecutive5xx?: number;
+    interval?: string;
+    baseEjectionTime?: string;
+    maxEjectionPercent?: number;
+  };
+  circuitBreakers?: {
+    maxConnections?: number;
+    maxPendingRequests?: number;
+    maxRequests?: number;
+    maxRetries?: number;
+    trackRemaining?: boolean;
+  };
 }
 
 /** What a BackendTLSPolicy makes a cluster speak: Envoy's UpstreamTlsContext (xds/translator/cluster.ts). */

@@ -114,6 +114,10 @@ export const WATCHED = [
   watched(VENDOR_GROUP, 'v1alpha1', 'TrafficPolicy', 'trafficpolicies', { collection: 'TrafficPolicies' }),
   watched(VENDOR_GROUP, 'v1alpha1', 'GatewayExtension', 'gatewayextensions', { collection: 'GatewayExtensions' }),
   watched(VENDOR_GROUP, 'v1alpha1', 'ListenerPolicy', 'listenerpolicies', { collection: 'ListenerPolicies' }),
+  // Cluster settings per Service (port); ir/backend-config-policy.ts.
+  watched(VENDOR_GROUP, 'v1alpha1', 'BackendConfigPolicy', 'backendconfigpolicies', {
+    collection: 'BackendConfigPolicies',
+  }),
 ] as const satisfies readonly WatchedKind[];
 
 export type WatchedKindName = (typeof WATCHED)[number]['kind'];

@@ -40,7 +40,8 @@ export interface StatusUpdate {
     | 'trafficpolicies'
     | 'listenerpolicies'
     | 'gatewayextensions'
-    | 'backendtlspolicies';
+    | 'backendtlspolicies'
+    | 'backendconfigpolicies';
   namespace?: string;
   name: string;
   /** The status we own (for routes and policies: our entries only; the writer keeps other controllers'). */
@@ -260,11 +261,11 @@ export function routeParents(
   return out;
 }
 
-/** What policyStatus reads of a policy: a TrafficPolicy's PolicyInfo, or a ListenerPolicy's info. */
-export type PolicyStatusInput = Pick<
-  PolicyInfo,
-  'ref' | 'generation' | 'accepted' | 'targetRefs' | 'selectors' | 'extensionRefs'
->;
+/** What policyStatus reads of a policy: a TrafficPolicy's PolicyInfo, a ListenerPolicy's or a BackendConfigPolicy's info. */
+export type PolicyStatusInput = Pick<PolicyInfo, 'ref' | 'generation' | 'accepted' | 'selectors'> & {
+  targetRefs: { kind: string; name: string; sectionName?: string }[];
+  extensionRefs?: PolicyInfo['extensionRefs'];
+};
 
 function describeTargets(p: PolicyStatusInput): string {
   const refs = p.targetRefs.map(

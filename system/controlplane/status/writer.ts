@@ -29,6 +29,7 @@ const KIND_OF: Record<StatusUpdate['resource'], string> = {
   listenerpolicies: 'ListenerPolicy',
   gatewayextensions: 'GatewayExtension',
   backendtlspolicies: 'BackendTLSPolicy',
+  backendconfigpolicies: 'BackendConfigPolicy',
 };
 
 function resourceOf(u: StatusUpdate): { group: string; version: string; kind: string; apiVersion: string } {
@@ -124,7 +125,9 @@ export function mergeStatus(
       if (!m.ours.length && m.others.length === m.existing.length) return undefined;
       return { ...cur, ancestors: [...m.others, ...m.ours] };
     }
-    case 'trafficpolicies': {
+    case 'trafficpolicies':
+    case 'backendconfigpolicies':
+    case 'listenerpolicies': {
       const m = mergeControllerEntries(cur.ancestors, desired.ancestors, 'ancestorRef', now);
       return {
         ...cur,
@@ -233,6 +236,7 @@ export class StatusWriter {
       listenerpolicies: 'ListenerPolicyStatuses',
       gatewayextensions: 'ExtensionStatuses',
       backendtlspolicies: 'BackendTLSPolicyStatuses',
+      backendconfigpolicies: 'BackendConfigPolicyStatuses',
     };
     const statusColl = Object.fromEntries(this.p.statusCollections().map((c) => [c.name, c]));
     for (const [resource, kind] of Object.entries(KIND_OF) as [StatusUpdate['resource'], string][]) {

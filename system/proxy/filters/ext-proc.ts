@@ -71,14 +71,15 @@ function headerList(s: FilterStream): Msg[] {
   return out;
 }
 
-const valueOf = (h: Msg) => (h.raw_value?.length ? Buffer.from(h.raw_value).toString('utf8') : String(h.value ?? ''));
+const headerValueOf = (h: Msg) =>
+  h.raw_value?.length ? Buffer.from(h.raw_value).toString('utf8') : String(h.value ?? '');
 
 /** HeaderMutation on a header map (ext_proc mutation_utils.cc): append (BoolValue) wins over append_action. */
 export function applyHeaderMutation(headers: HeaderMap, m: Msg | undefined): void {
   for (const o of (m?.set_headers ?? []) as Msg[]) {
     const key = String(o.header?.key ?? '').toLowerCase();
     if (!key || key.startsWith(':') || key === 'host') continue;
-    const value = valueOf(o.header ?? {});
+    const value = headerValueOf(o.header ?? {});
     const action =
       o.append !== undefined
         ? o.append.value

@@ -5,11 +5,13 @@
 // `common_tls_context.validation_context.trusted_ca` (or the system bundle's file for wellKnownCACertificates:
 // System, as Envoy Gateway does) and `match_typed_subject_alt_names` from subjectAltNames, else the hostname as a DNS
 // SAN: GEP-1897's "Hostname MUST be used for authentication ... unless SubjectAltNames is specified"; the Gateway's
-// backend client certificate inline in `tls_certificates`), and a cluster's ready endpoints → ClusterLoadAssignment.
+// backend client certificate inline in `tls_certificates`), a BackendConfigPolicy's settings (cluster-settings.ts),
+// and a cluster's ready endpoints → ClusterLoadAssignment.
 // Shapes: envoy/extensions/transport_sockets/tls/v3/{tls,common}.proto.
 import { TYPE_URL } from '../../../shared/envoy/protos.ts';
 import { SYSTEM_CA_FILE } from '../../ir/backend-tls.ts';
 import type { ClusterIR, EndpointAddress, UpstreamTlsIR } from '../../ir/types.ts';
+import { clusterSettings, http1Options, http2Options as policyHttp2 } from './cluster-settings.ts';
 import { ADS_SOURCE, HTTP2_PROTOCOL_OPTIONS, type Json } from './envoy.ts';
 
 const HTTP_PROTOCOL_OPTIONS = 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions';
@@ -23,8 +25,24 @@ export function translateCluster(c: ClusterIR): Json {
     type: 'EDS',
     eds_cluster_config: { eds_config: ADS_SOURCE },
     connect_timeout: '5s',
-    ...(c.protocol === 'http2' ? { typed_extension_protocol_options: http2Options() } : {}),
+    ...protocolOptions(c),
     ...(c.tls && !c.tls.invalid ? { transport_socket: upstreamTls(c.tls) } : {}),
+    ...clusterSettings(c),
+  };
+}
+
+/** HttpProtocolOptions: HTTP/2 for HTTP/2 backends (with a policy's HTTP/2 options), a policy's HTTP/1 options else. */
+function protocolOptions(c: ClusterIR): Json {
+  if (c.protocol === 'http2') return { typed_extension_protocol_options: http2Options(c) };
+  const h1 = http1Options(c.backendConfig?.http1);
+  if (!h1) return {};
+  return {
+    typed_extension_protocol_options: {
+      [HTTP_PROTOCOL_OPTIONS]: {
+        '@type': `type.googleapis.com/${HTTP_PROTOCOL_OPTIONS}`,
+        explicit_http_config: { http_protocol_options: h1 },
+      },
+    },
   };
 }
 
@@ -32,11 +50,13 @@ export function translateCluster(c: ClusterIR): Json {
  * An HTTP/2 backend (ClusterIR.protocol, from appProtocol kubernetes.io/h2c): HttpProtocolOptions with
  * explicit_http_config.http2_protocol_options, as Envoy Gateway's buildTypedExtensionProtocolOptions writes it.
  */
-function http2Options(): Json {
+function http2Options(c: ClusterIR): Json {
   return {
     [HTTP_PROTOCOL_OPTIONS]: {
       '@type': `type.googleapis.com/${HTTP_PROTOCOL_OPTIONS}`,
-      explicit_http_config: { http2_protocol_options: HTTP2_PROTOCOL_OPTIONS },
+      explicit_http_config: {
+        http2_protocol_options: { ...HTTP2_PROTOCOL_OPTIONS, ...policyHttp2(c.backendConfig?.http2) },
+      },
     },
   };
 }

@@ -18,10 +18,11 @@ export interface XdsResources {
 export function translateGateway(ir: GatewayIR): XdsResources {
   const listeners: Json[] = [];
   const routes: Json[] = [];
+  const clusters = new Map(ir.clusters.map((c) => [c.name, c]));
   for (const l of ir.listeners) {
     const filters = filtersFor(l, ir);
     listeners.push(translateListener(l, filters.chain));
-    routes.push(...translateRouteConfigs(l, filters.perRoute));
+    routes.push(...translateRouteConfigs(l, filters.perRoute, (n) => clusters.get(n)));
   }
   for (const l of ir.l4Listeners ?? []) listeners.push(translateL4Listener(l));
   return { listeners, routes, clusters: ir.clusters.map(translateCluster) };

@@ -1,10 +1,12 @@
 // ListenerIR → its RouteConfiguration: a virtual host per hostname, and per route entry its match, action (forward
 // with rewrites, timeouts, retries and mirrors; redirect; direct response), header operations, the policy filters'
-// typed_per_filter_config and, in metadata, the TrafficPolicy that supplied each setting (provenance).
+// typed_per_filter_config and, in metadata, the TrafficPolicy that supplied each setting (provenance); the hash_policy
+// of a consistent-hash backend (cluster-settings.ts).
 import { TYPE_URL } from '../../../shared/envoy/protos.ts';
 import { escapeRe2 } from '../../../shared/regex.ts';
 import { BLACKHOLE_CLUSTER } from '../../ir/routes.ts';
 import type {
+  ClusterIR,
   HeaderOpsIR,
   ListenerIR,
   MatchIR,
@@ -13,6 +15,7 @@ import type {
   VirtualHostIR,
   WeightedClusterIR,
 } from '../../ir/types.ts';
+import { routeHashPolicy } from './cluster-settings.ts';
 import { fractionalPercent, type Json } from './envoy.ts';
 import { routeRateLimits } from './ratelimit.ts';
 
@@ -77,7 +80,7 @@ function fullPathReplacement(value: string): Json {
   return { regex_rewrite: { pattern: { regex: '^/.*$' }, substitution: value } };
 }
 
-function routeAction(r: RouteIR): Json {
+function routeAction(r: RouteIR, clusterOf?: (name: string) => ClusterIR | undefined): Json {
   if (r.action.type !== 'forward') throw new Error('not a forward action');
   const a: Json = {};
   const backends = r.action.backends;
@@ -91,6 +94,9 @@ function routeAction(r: RouteIR): Json {
   // Envoy's default, 503, which a gRPC client reads as UNAVAILABLE (what GRPCRouteRule.backendRefs asks).
   if (backends.some((b) => b.cluster === BLACKHOLE_CLUSTER) && !r.grpc)
     a.cluster_not_found_response_code = 'INTERNAL_SERVER_ERROR';
+  // A consistent-hash backend (BackendConfigPolicy ringHash/maglev hashPolicies) needs the route's hash_policy.
+  const hashPolicy = backends.map((b) => routeHashPolicy(clusterOf?.(b.cluster))).find((h) => h);
+  if (hashPolicy) a.hash_policy = hashPolicy;
 
   const pathRewrite = r.rewrite?.path;
   if (pathRewrite?.type === 'ReplaceFullPath') Object.assign(a, fullPathReplacement(pathRewrite.value));
@@ -165,9 +171,9 @@ function redirectAction(r: RouteIR): Json {
   return out;
 }
 
-function translateRoute(r: RouteIR, perFilter: Json): Json {
+function translateRoute(r: RouteIR, perFilter: Json, clusterOf?: (name: string) => ClusterIR | undefined): Json {
   const out: Json = { name: r.name, match: routeMatch(r.matchIR) };
-  if (r.action.type === 'forward') out.route = routeAction(r);
+  if (r.action.type === 'forward') out.route = routeAction(r, clusterOf);
   else if (r.action.type === 'redirect') out.redirect = redirectAction(r);
   else out.direct_response = { status: r.action.status };
 
@@ -188,18 +194,25 @@ function sortKeys(o: Json): Json {
 }
 
 /**
+/**
  * The route configurations of one listener: one of the same name; on an HTTPS port one per TLS chain (its Gateway
  * listener's virtual hosts, and one answering 421 for the hosts other listeners serve: TlsChainIR.misdirected).
- * `perFilter` gives each route's policy filter configs.
+ * `perFilter` gives each route's policy filter configs, `clusterOf` the Gateway's clusters (a consistent-hash one puts
+ * its hash_policy on the routes to it).
  */
-export function translateRouteConfigs(l: ListenerIR, perFilter: (r: RouteIR) => Json): Json[] {
-  if (!l.tls) return [routeConfig(l.name, l.virtualHosts, perFilter)];
+export function translateRouteConfigs(
+  l: ListenerIR,
+  perFilter: (r: RouteIR) => Json,
+  clusterOf?: (name: string) => ClusterIR | undefined,
+): Json[] {
+  if (!l.tls) return [routeConfig(l.name, l.virtualHosts, perFilter, clusterOf)];
   return l.tls.map((c) => {
     const own = new Set(c.virtualHosts ?? []);
     const out = routeConfig(
       c.routeConfig ?? l.name,
       l.virtualHosts.filter((v) => own.has(v.name)),
       perFilter,
+      clusterOf,
     );
     if (c.misdirected?.length) {
       out.virtual_hosts = [
@@ -215,7 +228,12 @@ export function translateRouteConfigs(l: ListenerIR, perFilter: (r: RouteIR) => 
   });
 }
 
-function routeConfig(name: string, vhosts: VirtualHostIR[], perFilter: (r: RouteIR) => Json): Json {
+function routeConfig(
+  name: string,
+  vhosts: VirtualHostIR[],
+  perFilter: (r: RouteIR) => Json,
+  clusterOf?: (name: string) => ClusterIR | undefined,
+): Json {
   // A Host header with ":<port>" (a port-forward, a load balancer port) still picks its virtual host, and the backend
   // sees the Host as the client sent it (Gateway API conformance HTTPRouteHostnameIntersection, ListenerPortMatching;
   // redirects keep the port): Envoy's ignore_port_in_host_matching, not the HCM's strip_any_host_port, which rewrites
@@ -224,7 +242,7 @@ function routeConfig(name: string, vhosts: VirtualHostIR[], perFilter: (r: Route
   if (vhosts.length) {
     out.virtual_hosts = vhosts.map((v) => {
       const vh: Json = { name: v.name, domains: v.domains };
-      if (v.routes.length) vh.routes = v.routes.map((r) => translateRoute(r, perFilter(r)));
+      if (v.routes.length) vh.routes = v.routes.map((r) => translateRoute(r, perFilter(r), clusterOf));
       return vh;
     });
   }
