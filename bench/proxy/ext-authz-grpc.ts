@@ -118,7 +118,8 @@ export async function extAuthzGrpcPhase(servers: Servers, dir: string): Promise<
     plain,
     extAuthzGrpc,
     perRound,
-    throughputRatio: round2(extAuthzGrpc.rps / plain.rps),
+    // A plain path that answered nothing has no ratio (0 says so, rather than an infinite one).
+    throughputRatio: plain.rps > 0 ? round2(extAuthzGrpc.rps / plain.rps) : 0,
     checks,
   };
   step(
@@ -143,7 +144,9 @@ export function extAuthzGrpcMarkdown(e: ExtAuthzGrpc): string {
     row('plain proxy', e.plain),
     row('proxy + ext_authz gRPC', e.extAuthzGrpc),
     '',
-    `Throughput with ext_authz over gRPC: ${Math.round(e.throughputRatio * 100)} % of the plain path's; ${e.checks} Check calls.`,
+    e.plain.rps > 0
+      ? `Throughput with ext_authz over gRPC: ${Math.round(e.throughputRatio * 100)} % of the plain path's; ${e.checks} Check calls.`
+      : `The plain path answered nothing (${e.plain.errors} errors): no ratio.`,
     '',
   ].join('\n');
 }
