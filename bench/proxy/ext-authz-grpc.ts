@@ -1,5 +1,6 @@
-// bench:proxy's ext_authz-over-gRPC phase (issue 13, "Performance"): the plain proxy path against the same proxy,
-// route table and request with envoy.filters.http.ext_authz in front (grpc_service.envoy_grpc to the ext-auth
+// bench:proxy's ext_authz-over-gRPC phase (issue 13, "Performance"): a plain proxy against the same proxy, route table
+// and request with envoy.filters.http.ext_authz in front (both fresh processes of this phase: the soak has replaced
+// the first phases' proxy by then) (grpc_service.envoy_grpc to the ext-auth
 // sample's Authorization/Check on an HTTP/2 cluster, every request allowed by its `x-ext-authz: allow`), each in its
 // own process, measured closed-loop side by side in interleaved rounds (side-by-side.ts) → req/s, p50, p99 per path,
 // medians over the rounds, and the ratio of the ext_authz path's throughput to the plain one (median of the rounds').
@@ -124,7 +125,9 @@ export function extAuthzGrpcMarkdown(e: ExtAuthzGrpc): string {
     row('plain proxy', e.plain),
     row('proxy + ext_authz gRPC', e.extAuthzGrpc),
     '',
-    `Throughput with ext_authz over gRPC: ${Math.round(e.throughputRatio * 100)} % of the plain path's; ${e.checks} Check calls.`,
+    e.plain.rps > 0
+      ? `Throughput with ext_authz over gRPC: ${Math.round(e.throughputRatio * 100)} % of the plain path's; ${e.checks} Check calls.`
+      : `The plain path answered nothing (${e.plain.errors} errors): no ratio.`,
     '',
   ].join('\n');
 }

@@ -406,5 +406,11 @@ describe('GatewayExtension rows', () => {
     expect(target({ extAuth: { grpcService: { backendRef: { name: 'a', namespace: 'x', port: 9001 } } } })).toBe(
       'service/x/a:9001',
     );
+    expect(target({ rateLimit: { grpcService: { backendRef: { name: 'rl', port: 8081 } }, domain: 'd' } })).toBe(
+      'service/app/rl:8081',
+    );
+    expect(target({ extProc: { grpcService: { backendRef: { name: 'ep', port: 9002 } } } })).toBe(
+      'service/app/ep:9002',
+    );
   });
 });
