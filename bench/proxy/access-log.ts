@@ -3,7 +3,9 @@
 // operators the issue lists; lines written off the request path, system/proxy/http/access-log-buffer.ts), against the
 // plain proxy, side by side: ACCESS_LOG_ROUNDS interleaved closed-loop rounds of DURATION s (each process warmed up
 // 2 s first, the order rotated per round) → req/s of each, the ratio logged/plain (median of the rounds' ratios), and
-// the lines the file holds against the requests the logging proxy completed (every request logged).
+// the lines the file holds against the requests the logging proxy completed (every request logged). Beside req/s, each
+// proxy process's CPU µs per request over its windows (/proc): on a shared, loaded machine throughput swings with the
+// neighbours, CPU per request much less, so the logging cost shows there too (logged − plain, and its share).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { progress } from '../shared/reports.ts';
@@ -12,6 +14,7 @@ import { autocannonRun } from './closed-loop.ts';
 import { proxyBootstrap } from './route-table.ts';
 import { httpGet, listenerPort, type Servers, startProxyProcess } from './servers.ts';
 import { CONNECTIONS, DURATION, type J, PROXY_PATH } from './settings.ts';
+import { windowSampler } from './window.ts';
 
 const step = progress('proxy');
 export const ACCESS_LOG_ROUNDS = Number(process.env.BENCH_ACCESS_LOG_ROUNDS ?? 3);
@@ -36,11 +39,15 @@ const JSON_FORMAT = {
 };
 
 export interface AccessLogResult {
-  rounds: { plainRps: number; loggedRps: number; ratio: number }[];
+  rounds: { plainRps: number; loggedRps: number; ratio: number; plainCpuUs: number; loggedCpuUs: number }[];
   plainRps: number;
   loggedRps: number;
   /** logged / plain, the median of the rounds' ratios. */
   ratio: number;
+  /** The proxy process's CPU µs per request, median of the rounds, and the share logging adds to it. */
+  plainCpuUs: number;
+  loggedCpuUs: number;
+  cpuCostShare: number;
   errors: number;
   linesWritten: number;
   requestsCompleted: number;
@@ -80,14 +87,26 @@ export async function accessLogPhase(servers: Servers, dir: string): Promise<Acc
   for (let r = 0; r < ACCESS_LOG_ROUNDS; r++) {
     const order: ('plain' | 'logged')[] = r % 2 === 0 ? ['plain', 'logged'] : ['logged', 'plain'];
     const rps: Record<string, number> = {};
+    const cpu: Record<string, number> = {};
     for (const which of order) {
+      const sampler = windowSampler({ proxy: (which === 'plain' ? plain : logging).child.pid! });
+      sampler.start();
       const t = await autocannonRun(ports[which], PROXY_PATH, DURATION);
+      cpu[which] = sampler.end(t.rps * DURATION).cpuUsPerRequest.proxy!;
       rps[which] = t.rps;
       errors += t.errors + t.non2xx;
     }
     const ratio = rps.plain ? round2(rps.logged! / rps.plain) : 0;
-    rounds.push({ plainRps: rps.plain!, loggedRps: rps.logged!, ratio });
-    step(`  round ${r + 1}: plain ${rps.plain} req/s, logged ${rps.logged} req/s (${ratio})`);
+    rounds.push({
+      plainRps: rps.plain!,
+      loggedRps: rps.logged!,
+      ratio,
+      plainCpuUs: cpu.plain!,
+      loggedCpuUs: cpu.logged!,
+    });
+    step(
+      `  round ${r + 1}: plain ${rps.plain} req/s ${cpu.plain} CPU µs/req, logged ${rps.logged} req/s ${cpu.logged} CPU µs/req (${ratio})`,
+    );
   }
   const stats = await httpGet(`http://${logging.admin}/stats?filter=^http\\.http\\.downstream_rq_completed$`);
   const requestsCompleted = Number(/downstream_rq_completed: (\d+)/.exec(stats)?.[1] ?? 0);
@@ -101,11 +120,17 @@ export async function accessLogPhase(servers: Servers, dir: string): Promise<Acc
     plainRps: Math.round(median(rounds.map((x) => x.plainRps))),
     loggedRps: Math.round(median(rounds.map((x) => x.loggedRps))),
     ratio: round2(median(rounds.map((x) => x.ratio))),
+    plainCpuUs: round2(median(rounds.map((x) => x.plainCpuUs))),
+    loggedCpuUs: round2(median(rounds.map((x) => x.loggedCpuUs))),
+    cpuCostShare: 0,
     errors,
     linesWritten,
     requestsCompleted,
   };
-  step(`  logged/plain ${result.ratio}; ${linesWritten} lines written for ${requestsCompleted} requests`);
+  result.cpuCostShare = result.plainCpuUs ? round2((result.loggedCpuUs - result.plainCpuUs) / result.loggedCpuUs) : 0;
+  step(
+    `  logged/plain ${result.ratio}; CPU µs/request ${result.plainCpuUs} → ${result.loggedCpuUs} (logging ${Math.round(result.cpuCostShare * 100)}% of it); ${linesWritten} lines written for ${requestsCompleted} requests`,
+  );
   return result;
 }
 
@@ -115,7 +140,7 @@ export function accessLogChecks(a: AccessLogResult): [string, boolean, string][]
     [
       'access logging (JSON to a file) costs ≤ 15% of throughput',
       a.ratio >= ACCESS_LOG_MIN_RATIO,
-      `logged/plain ${a.ratio} (${a.loggedRps} against ${a.plainRps} req/s; rounds ${a.rounds.map((r) => r.ratio).join(', ')})`,
+      `logged/plain ${a.ratio} (${a.loggedRps} against ${a.plainRps} req/s; rounds ${a.rounds.map((r) => r.ratio).join(', ')}); CPU µs/request ${a.plainCpuUs} → ${a.loggedCpuUs}, logging ${Math.round(a.cpuCostShare * 100)}% of it`,
     ],
     [
       'every request of the logging proxy is in its access log',
@@ -131,10 +156,14 @@ export function accessLogSection(a: AccessLogResult): string[] {
     '',
     'Two proxy processes with the same bootstrap and route table; one writes a JSON access log with the operators issue 13 lists to a file (lines buffered and written once a second or per 64 KiB, as Envoy’s file logger). The ratio is the median of the rounds’ logged/plain ratios.',
     '',
-    '| round | plain req/s | logged req/s | logged/plain |',
-    '|---|---|---|---|',
-    ...a.rounds.map((r, i) => `| ${i + 1} | ${r.plainRps} | ${r.loggedRps} | ${r.ratio} |`),
-    `| median | ${a.plainRps} | ${a.loggedRps} | ${a.ratio} |`,
+    '| round | plain req/s | logged req/s | logged/plain | plain CPU µs/req | logged CPU µs/req |',
+    '|---|---|---|---|---|---|',
+    ...a.rounds.map(
+      (r, i) => `| ${i + 1} | ${r.plainRps} | ${r.loggedRps} | ${r.ratio} | ${r.plainCpuUs} | ${r.loggedCpuUs} |`,
+    ),
+    `| median | ${a.plainRps} | ${a.loggedRps} | ${a.ratio} | ${a.plainCpuUs} | ${a.loggedCpuUs} |`,
+    '',
+    `CPU per request of the proxy process: logging adds ${round2(a.loggedCpuUs - a.plainCpuUs)} µs, ${Math.round(a.cpuCostShare * 100)}% of the logging proxy's CPU per request (what it costs in throughput on a CPU-bound proxy).`,
     '',
     `Lines written: ${a.linesWritten} for ${a.requestsCompleted} requests completed by the logging proxy; errors ${a.errors}.`,
     '',
