@@ -1,8 +1,11 @@
 // bench:proxy's access log phase (issue 13: "access logging costs ≤ 15% of throughput"): two fresh proxy processes
 // with the bench's bootstrap and route table, one of them with a JSON access log to a file (envoy.access_loggers.file, json_format with the
 // operators the issue lists; lines written off the request path, system/proxy/http/access-log-buffer.ts), against the
-// plain proxy, side by side (side-by-side.ts): ACCESS_LOG_ROUNDS interleaved closed-loop rounds of DURATION s → req/s of each, the ratio logged/plain (median of the rounds' ratios), and
-// the lines the file holds against the requests the logging proxy completed (every request logged).
+// plain proxy, side by side (side-by-side.ts): ACCESS_LOG_ROUNDS interleaved closed-loop rounds of DURATION s → req/s
+// of each, the ratio logged/plain (median of the rounds' ratios), and the lines the file holds against the requests
+// the logging proxy completed (every request logged). Beside req/s, each proxy process's CPU µs per request over its
+// windows: on a shared, loaded machine throughput swings with the neighbours, CPU per request much less, so the
+// logging cost shows there too (logged − plain, and its share).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { progress } from '../shared/reports.ts';
@@ -35,11 +38,15 @@ const JSON_FORMAT = {
 };
 
 export interface AccessLogResult {
-  rounds: { plainRps: number; loggedRps: number; ratio: number }[];
+  rounds: { plainRps: number; loggedRps: number; ratio: number; plainCpuUs: number; loggedCpuUs: number }[];
   plainRps: number;
   loggedRps: number;
   /** logged / plain, the median of the rounds' ratios. */
   ratio: number;
+  /** The proxy process's CPU µs per request, median of the rounds, and the share logging adds to it. */
+  plainCpuUs: number;
+  loggedCpuUs: number;
+  cpuCostShare: number;
   errors: number;
   linesWritten: number;
   requestsCompleted: number;
@@ -74,12 +81,14 @@ export async function accessLogPhase(servers: Servers, dir: string): Promise<Acc
   const logging = await startProxyProcess(loggingBootstrap(servers.appPort, file), dir, 'access-log');
   const s = await sideBySide(
     { plain: await listenerPort(plain.admin), logged: await listenerPort(logging.admin) },
-    { rounds: ACCESS_LOG_ROUNDS, seconds: DURATION },
+    { rounds: ACCESS_LOG_ROUNDS, seconds: DURATION, pids: { plain: plain.child.pid!, logged: logging.child.pid! } },
   );
   const rounds: AccessLogResult['rounds'] = s.perRound.map((r) => ({
     plainRps: r.plain.rps,
     loggedRps: r.logged.rps,
     ratio: r.plain.rps ? round2(r.logged.rps / r.plain.rps) : 0,
+    plainCpuUs: r.plain.cpuUs!,
+    loggedCpuUs: r.logged.cpuUs!,
   }));
   const errors = s.perRound.reduce(
     (n, r) => n + r.plain.errors + r.plain.non2xx + r.logged.errors + r.logged.non2xx,
@@ -97,11 +106,17 @@ export async function accessLogPhase(servers: Servers, dir: string): Promise<Acc
     plainRps: Math.round(median(rounds.map((x) => x.plainRps))),
     loggedRps: Math.round(median(rounds.map((x) => x.loggedRps))),
     ratio: round2(median(rounds.map((x) => x.ratio))),
+    plainCpuUs: round2(median(rounds.map((x) => x.plainCpuUs))),
+    loggedCpuUs: round2(median(rounds.map((x) => x.loggedCpuUs))),
+    cpuCostShare: 0,
     errors,
     linesWritten,
     requestsCompleted,
   };
-  step(`  logged/plain ${result.ratio}; ${linesWritten} lines written for ${requestsCompleted} requests`);
+  result.cpuCostShare = result.plainCpuUs ? round2((result.loggedCpuUs - result.plainCpuUs) / result.loggedCpuUs) : 0;
+  step(
+    `  logged/plain ${result.ratio}; CPU µs/request ${result.plainCpuUs} → ${result.loggedCpuUs} (logging ${Math.round(result.cpuCostShare * 100)}% of it); ${linesWritten} lines written for ${requestsCompleted} requests`,
+  );
   return result;
 }
 
@@ -111,7 +126,7 @@ export function accessLogChecks(a: AccessLogResult): [string, boolean, string][]
     [
       'access logging (JSON to a file) costs ≤ 15% of throughput',
       a.ratio >= ACCESS_LOG_MIN_RATIO,
-      `logged/plain ${a.ratio} (${a.loggedRps} against ${a.plainRps} req/s; rounds ${a.rounds.map((r) => r.ratio).join(', ')})`,
+      `logged/plain ${a.ratio} (${a.loggedRps} against ${a.plainRps} req/s; rounds ${a.rounds.map((r) => r.ratio).join(', ')}); CPU µs/request ${a.plainCpuUs} → ${a.loggedCpuUs}, logging ${Math.round(a.cpuCostShare * 100)}% of it`,
     ],
     [
       'every request of the logging proxy is in its access log',
@@ -127,10 +142,14 @@ export function accessLogSection(a: AccessLogResult): string[] {
     '',
     'Two proxy processes with the same bootstrap and route table; one writes a JSON access log with the operators issue 13 lists to a file (lines buffered and written once a second or per 64 KiB, as Envoy’s file logger). The ratio is the median of the rounds’ logged/plain ratios.',
     '',
-    '| round | plain req/s | logged req/s | logged/plain |',
-    '|---|---|---|---|',
-    ...a.rounds.map((r, i) => `| ${i + 1} | ${r.plainRps} | ${r.loggedRps} | ${r.ratio} |`),
-    `| median | ${a.plainRps} | ${a.loggedRps} | ${a.ratio} |`,
+    '| round | plain req/s | logged req/s | logged/plain | plain CPU µs/req | logged CPU µs/req |',
+    '|---|---|---|---|---|---|',
+    ...a.rounds.map(
+      (r, i) => `| ${i + 1} | ${r.plainRps} | ${r.loggedRps} | ${r.ratio} | ${r.plainCpuUs} | ${r.loggedCpuUs} |`,
+    ),
+    `| median | ${a.plainRps} | ${a.loggedRps} | ${a.ratio} | ${a.plainCpuUs} | ${a.loggedCpuUs} |`,
+    '',
+    `CPU per request of the proxy process: logging adds ${round2(a.loggedCpuUs - a.plainCpuUs)} µs, ${Math.round(a.cpuCostShare * 100)}% of the logging proxy's CPU per request (what it costs in throughput on a CPU-bound proxy).`,
     '',
     `Lines written: ${a.linesWritten} for ${a.requestsCompleted} requests completed by the logging proxy; errors ${a.errors}.`,
     '',

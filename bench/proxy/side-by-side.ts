@@ -2,23 +2,31 @@
 // access-log.ts, ext-authz-grpc.ts, feature-cost.ts): each variant a proxy process of its own listening on a port,
 // every one warmed up 2 s, then `rounds` interleaved closed-loop rounds of `seconds` (autocannon, CONNECTIONS
 // connections), the order rotated each round so that no variant always runs first → each round's throughput per
-// variant, and per variant the medians over the rounds (req/s, p50, p99; errors and non-2xx summed).
+// variant, and per variant the medians over the rounds (req/s, p50, p99; errors and non-2xx summed). Given the
+// variants' process ids, also each one's CPU µs per request over its windows (/proc, window.ts): on a shared, loaded
+// machine throughput swings with the neighbours, CPU per request much less.
 import { progress } from '../shared/reports.ts';
 import { median, round2 } from '../shared/stats.ts';
 import { autocannonRun, type Throughput } from './closed-loop.ts';
 import { PROXY_PATH } from './settings.ts';
+import { windowSampler } from './window.ts';
 
 const step = progress('proxy');
 
+/** One variant's figures of one round; `cpuUs`: its process's CPU µs per request (when its pid was given). */
+export type RoundThroughput = Throughput & { cpuUs?: number };
+
 export interface SideBySide<K extends string> {
-  perRound: Record<K, Throughput>[];
+  perRound: Record<K, RoundThroughput>[];
   /** Per variant, the medians over the rounds. */
-  median: Record<K, Throughput>;
+  median: Record<K, RoundThroughput>;
 }
 
 /** The medians of several rounds' figures (errors and non-2xx summed). */
-export function pooled(xs: Throughput[]): Throughput {
+export function pooled(xs: RoundThroughput[]): RoundThroughput {
+  const cpu = xs.map((x) => x.cpuUs).filter((x): x is number => x !== undefined);
   return {
+    ...(cpu.length ? { cpuUs: round2(median(cpu)) } : {}),
     rps: Math.round(median(xs.map((x) => x.rps))),
     p50: median(xs.map((x) => x.p50)),
     p99: median(xs.map((x) => x.p99)),
@@ -34,20 +42,28 @@ export function medianRatio<K extends string>(s: SideBySide<K>, a: K, b: K): num
 
 export async function sideBySide<K extends string>(
   ports: Record<K, number>,
-  o: { rounds: number; seconds: number; headers?: Record<string, string>; path?: string },
+  o: { rounds: number; seconds: number; headers?: Record<string, string>; path?: string; pids?: Record<K, number> },
 ): Promise<SideBySide<K>> {
   const names = Object.keys(ports) as K[];
   const path = o.path ?? PROXY_PATH;
   for (const k of names) await autocannonRun(ports[k], path, 2, o.headers);
-  const perRound: Record<K, Throughput>[] = [];
+  const perRound: Record<K, RoundThroughput>[] = [];
   for (let i = 0; i < o.rounds; i++) {
     const order = names.map((_, j) => names[(i + j) % names.length]!);
-    const r = {} as Record<K, Throughput>;
-    for (const k of order) r[k] = await autocannonRun(ports[k], path, o.seconds, o.headers);
+    const r = {} as Record<K, RoundThroughput>;
+    for (const k of order) {
+      const pid = o.pids?.[k];
+      const sampler = pid ? windowSampler({ proxy: pid }) : undefined;
+      sampler?.start();
+      const t: RoundThroughput = await autocannonRun(ports[k], path, o.seconds, o.headers);
+      if (sampler) t.cpuUs = sampler.end(t.rps * o.seconds).cpuUsPerRequest.proxy!;
+      r[k] = t;
+    }
     perRound.push(r);
-    step(`  round ${i + 1}: ${names.map((k) => `${k} ${r[k].rps} req/s (p99 ${r[k].p99} ms)`).join(', ')}`);
+    const cpu = (t: RoundThroughput) => (t.cpuUs === undefined ? '' : `, ${t.cpuUs} CPU µs/req`);
+    step(`  round ${i + 1}: ${names.map((k) => `${k} ${r[k].rps} req/s (p99 ${r[k].p99} ms${cpu(r[k])})`).join(', ')}`);
   }
-  const med = {} as Record<K, Throughput>;
+  const med = {} as Record<K, RoundThroughput>;
   for (const k of names) med[k] = pooled(perRound.map((r) => r[k]));
   return { perRound, median: med };
 }
