@@ -19,6 +19,8 @@
 //     over 60 s (proxy/soak.ts);
 //   - HTTPS/1.1, h2 over TLS and h2c (and HTTPS with a new connection per request: handshakes/s) through the proxy
 //     against bare node:tls/node:http2 pass-through proxies → throughput ratios (proxy/protocols.ts);
+//   - the proxy with ext_authz over gRPC (the ext-auth sample's Authorization/Check) against the plain proxy, closed
+//     loop in interleaved rounds → req/s, p50/p99 and the throughput ratio (proxy/ext-authz-grpc.ts);
 //   - a 1,000-route RouteConfiguration pushed over ADS → time to ACK; route lookup cost against virtual hosts
 //     (proxy/route-config.ts).
 // Writes reports/bench/proxy.json and proxy.md (proxy/report.ts). BENCH_DURATION_S, BENCH_SOAK_S, BENCH_SOAK_WARMUP_S,

@@ -83,7 +83,7 @@ describe('installSystem', () => {
     await settle();
     // Every CRD is on its way at once, and the control plane is applied up to its Deployment meanwhile.
     const crds = kube.applied.filter((id) => id.startsWith('CustomResourceDefinition/'));
-    expect(crds.length).toBe(13); // the 10 of the v1.6.1 standard bundle, gwlab's 3
+    expect(crds.length).toBe(14); // the 10 of the v1.6.1 standard bundle, gwlab's 4
     expect(kube.finished.filter((id) => id.startsWith('CustomResourceDefinition/'))).toEqual([]);
     const cp = kube.applied.filter((id) => !id.startsWith('CustomResourceDefinition/'));
     expect(cp).toEqual([
@@ -106,6 +106,18 @@ describe('installSystem', () => {
     for (const id of gatewayApi)
       expect(kube.finished.indexOf(id)).toBeLessThan(kube.finished.indexOf('GatewayClass/gwvendor'));
     expect(new Set(kube.rolloutAfter)).toEqual(new Set(kube.applied));
+    // The lab's GatewayParameters (default access log) after gwlab's CRDs, named by the GatewayClass.
+    const gwp = kube.applied.indexOf('GatewayParameters/gwvendor-lab');
+    for (const id of kube.finished.filter((x) => x.endsWith('.gateway.gwvendor.dev')))
+      expect(kube.finished.indexOf(id)).toBeLessThan(gwp);
+    const applied = (id: string) => kube.docs.find((d) => `${d.doc.kind}/${d.doc.metadata?.name}` === id)!.doc;
+    expect(applied('GatewayParameters/gwvendor-lab').spec).toEqual({ defaultAccessLog: { enabled: true } });
+    expect(applied('GatewayClass/gwvendor').spec.parametersRef).toEqual({
+      group: 'gateway.gwvendor.dev',
+      kind: 'GatewayParameters',
+      name: 'gwvendor-lab',
+      namespace: 'gwvendor-system',
+    });
   });
 
   it('applies the standard bundle verbatim, without forced conflicts; skips its admission documents, saying why', async () => {

@@ -71,9 +71,40 @@ async function applyAll(kube: Kube, docs: KObj[], opts: { force?: boolean } = {}
   await Promise.all(docs.map((d) => kube.apply(d, opts)));
 }
 
-/** The control plane's install documents with the lab's settings applied (validation switch, log level). */
+/**
+ * The lab's GatewayParameters, which the GatewayClass names (spec.parametersRef): a stdout access log in Envoy's
+ * default format on every Gateway of the class that no ListenerPolicy gives one, so `kubectl logs` of a proxy shows
+ * a line per request (a Gateway's own GatewayParameters can turn it off: defaultAccessLog.enabled false).
+ */
+export const LAB_GATEWAY_PARAMETERS = 'gwvendor-lab';
+
+function labGatewayParameters(): KObj {
+  return {
+    apiVersion: 'gateway.gwvendor.dev/v1alpha1',
+    kind: 'GatewayParameters',
+    metadata: {
+      name: LAB_GATEWAY_PARAMETERS,
+      namespace: SYSTEM_NAMESPACE,
+      labels: { 'app.orch.io/part-of': 'gwvendor' },
+    },
+    spec: { defaultAccessLog: { enabled: true } },
+  };
+}
+
+/**
+ * The control plane's install documents with the lab's settings applied (validation switch, log level) and the lab's
+ * GatewayParameters (default access log) named by the GatewayClass.
+ */
 export function controlPlaneManifests(opts: Pick<InstallOptions, 'validation' | 'controlPlaneLogLevel'> = {}): KObj[] {
   const docs = readManifest('install/gwvendor.yaml');
+  const cls = docs.findIndex((d) => d.kind === 'GatewayClass');
+  docs[cls]!.spec.parametersRef = {
+    group: 'gateway.gwvendor.dev',
+    kind: 'GatewayParameters',
+    name: LAB_GATEWAY_PARAMETERS,
+    namespace: SYSTEM_NAMESPACE,
+  };
+  docs.splice(cls, 0, labGatewayParameters());
   for (const d of docs) {
     if (d.kind !== 'Deployment' || d.metadata?.name !== CONTROL_PLANE) continue;
     const c = d.spec.template.spec.containers[0];
@@ -158,7 +189,7 @@ export async function installSystem(kube: Kube, opts: InstallOptions): Promise<v
           installBundle(kube, channel, p, admissionServed),
         )
       : Promise.resolve();
-  const vendorCrds = p.step('gwvendor CRDs (GatewayParameters, TrafficPolicy, GatewayExtension)', () =>
+  const vendorCrds = p.step('gwvendor CRDs (GatewayParameters, TrafficPolicy, GatewayExtension, ListenerPolicy)', () =>
     applyAll(kube, readManifest('crds/gwvendor.yaml')),
   );
   const controlPlane = p.step(
@@ -170,18 +201,21 @@ export async function installSystem(kube: Kube, opts: InstallOptions): Promise<v
       // Its ServiceAccount and RBAC before its pod (which would be refused, or denied its lists, without them).
       await applyAll(
         kube,
-        docs.filter((d) => !['Namespace', 'Deployment', 'GatewayClass'].includes(d.kind!)),
+        docs.filter((d) => !['Namespace', 'Deployment', 'GatewayClass', 'GatewayParameters'].includes(d.kind!)),
       );
       await applyAll(kube, of('Deployment'));
-      await gatewayApiCrds;
-      await applyAll(kube, of('GatewayClass'));
+      await Promise.all([gatewayApiCrds, vendorCrds]);
+      await applyAll(kube, of('GatewayParameters', 'GatewayClass'));
     },
   );
   await Promise.all([gatewayApiCrds, vendorCrds, controlPlane, opts.alongside]);
   if (opts.withSampleApp)
     await p.step('sample application (namespace sampleapp)', () => kube.apply(readManifest('sampleapp.yaml')));
-  if (opts.withExtAuth)
+  if (opts.withExtAuth) {
     await p.step('ext-auth sample (namespace extauth)', () => kube.apply(readManifest('extauth.yaml')));
+    await p.step('rate-limit sample (namespace ratelimit)', () => kube.apply(readManifest('ratelimit.yaml')));
+    await p.step('ext-proc sample (namespace extproc)', () => kube.apply(readManifest('extproc.yaml')));
+  }
   await p.step(
     'control plane Ready',
     () => kube.waitForRollout(CONTROL_PLANE, SYSTEM_NAMESPACE, { timeoutMs: 120_000, intervalMs: 100 }),

@@ -272,7 +272,13 @@ export async function labDown(o: DownOptions): Promise<{ found: boolean }> {
       await o.progress.step('remove what the lab installed (the cluster stays)', async () => {
         const [{ Kube }, { controlPlaneManifests, readManifest }] = await loadInstall();
         const kube = Kube.fromFile(rec!.kubeconfig, rec!.context as string);
-        const docs = [...readManifest('sampleapp.yaml'), ...readManifest('extauth.yaml'), ...controlPlaneManifests()];
+        const docs = [
+          ...readManifest('sampleapp.yaml'),
+          ...readManifest('extauth.yaml'),
+          ...readManifest('ratelimit.yaml'),
+          ...readManifest('extproc.yaml'),
+          ...controlPlaneManifests(),
+        ];
         await kube.delete(
           docs.filter((d) => d.kind === 'Namespace' || d.kind === 'GatewayClass' || d.kind?.startsWith('Cluster')),
         );

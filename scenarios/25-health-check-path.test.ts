@@ -3,7 +3,8 @@
 // (healthyPanicThreshold 0). Every host fails its check: `/clusters` shows them `/failed_active_hc` as Envoy prints
 // them, `cluster.<name>.health_check.failure` counts, and every request gets Envoy's 503 "no healthy upstream" (UH)
 // while the proxy keeps serving. `explain bcp/<name>` names the cause (the health check path) and the 503 UH. Fixed
-// by the path (/status/200): the hosts pass their checks and requests are 200 again.
+// by the path (/status/200): the hosts pass their checks and requests are 200 again. A ListenerPolicy access log
+// (responseFlags UH) shows the first clue a user reads: code 503, flag UH, details no_healthy_upstream.
 // (Envoy: docs arch_overview/upstream/health_checking, load_balancing/panic_threshold; api core/v3/health_check.proto.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AdminSession, configDump, openProxyAdmin } from '../lab/toolkit/admin.ts';
@@ -53,6 +54,17 @@ spec:
   parentRefs: [{name: gw}]
   hostnames: [${host}]
   rules: [{backendRefs: [{name: web, port: 8000}]}]
+---
+apiVersion: gateway.gwvendor.dev/v1alpha1
+kind: ListenerPolicy
+metadata: {name: uh-log, namespace: ${ns}}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
+  accessLog:
+  - fileSink:
+      path: /dev/stdout
+      jsonFormat: {code: "%RESPONSE_CODE%", flags: "%RESPONSE_FLAGS%", details: "%RESPONSE_CODE_DETAILS%", cluster: "%UPSTREAM_CLUSTER%"}
+    filter: {responseFlags: [UH]}
 `;
 
 const policy = (path: string) => `
@@ -129,6 +141,24 @@ describe('active health check: a path that 404s leaves no healthy host (503 UH);
     expect(stat(stats, `cluster.${CLUSTER}.upstream_cx_none_healthy`)).toBeGreaterThanOrEqual(5);
     // The proxy keeps serving: its admin answers, and other clusters are unaffected.
     expect((await admin!.get('/ready')).text.trim()).toBe('LIVE');
+    // The access log (kubectl logs of the proxy) has the 503 with Envoy's flag UH.
+    const line = await waitFor('an access log line with flag UH in the proxy logs', async () => {
+      const logs = await lab.kubectl(['logs', '-n', ns, 'deploy/gw']);
+      const hit = logs.stdout
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l))
+        .find((j) => j.flags === 'UH');
+      return { ok: !!hit, value: hit, seen: logs.stdout.split('\n').slice(-5) };
+    });
+    // (The code compared as text: whether it is a JSON number, as Envoy's typed json_format writes it, is the access
+    // logger's matter, not this scenario's.)
+    expect({ ...line, code: String(line.code) }).toEqual({
+      code: '503',
+      flags: 'UH',
+      details: 'no_healthy_upstream',
+      cluster: CLUSTER,
+    });
   });
 
   it('explain bcp/hc names the health check as the cause and the 503 UH', async () => {

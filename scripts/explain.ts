@@ -6,7 +6,7 @@ import { renderReport } from '../lab/tools/explain/render.ts';
 import { CLUSTER_USAGE, openLab, parseFlags, run } from './cli.ts';
 
 const USAGE = `usage: npm run explain -- <kind>/<name> [-n <namespace>] [-o json] [--kubeconfig <f> | --name <lab>] [--context <c>]
-kinds: httproute, gateway, trafficpolicy (tp), gatewayextension (ge)
+kinds: httproute, gateway, trafficpolicy (tp), gatewayextension (ge), listenerpolicy (lp)
   For a route: its status, its Gateways' proxies (running? NACKs?), and every policy that targets or selects it, with
   whether its settings are really in each proxy's config_dump; when one is not, the rule of contract section 7 that
   explains it (selector matching nothing, an older policy winning, a missing ReferenceGrant, with the YAML to apply).

@@ -20,7 +20,8 @@ const USAGE = `usage: npm run lab:up -- [options]
   --cluster <backend>    embedded (default: no container engine needed), kind, k3s, existing
   --name <lab>           lab name (default gwlab); several labs can run side by side
   --with-sampleapp       also install the sample application (namespace sampleapp)
-  --with-extauth         also install the ext-auth sample (namespace extauth)
+  --with-extauth         also install the ext-auth, rate-limit and ext-proc samples (namespaces extauth, ratelimit,
+                         extproc)
   --validation <mode>    control plane xDS validation: strict (default) or off
   --merge-kubeconfig     merge the lab's context into ~/.kube/config (as kind does)
   --kubeconfig <file>    existing backend: the kubeconfig (default $KUBECONFIG or ~/.kube/config)

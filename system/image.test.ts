@@ -116,14 +116,44 @@ describe('manifests', () => {
     }
     expect(refs.some((f) => f.endsWith('sampleapp.yaml'))).toBe(true);
     expect(refs.some((f) => f.endsWith('extauth.yaml'))).toBe(true);
+    expect(refs.some((f) => f.endsWith('ratelimit.yaml'))).toBe(true);
   });
 
+  const H2C = 'kubernetes.io/h2c';
   const cases = [
-    { file: 'sampleapp.yaml', name: 'sampleapp', servicePort: 8000, containerPort: 8080 },
-    { file: 'extauth.yaml', name: 'extauth', servicePort: 9000, containerPort: 9000 },
-  ];
+    { file: 'sampleapp.yaml', name: 'sampleapp', ports: [['http', 8000, 8080]], args: [] as string[] },
+    // The ext-auth sample's gRPC form (Authorization/Check) on 9001, spoken to over h2c.
+    {
+      file: 'extauth.yaml',
+      name: 'extauth',
+      ports: [
+        ['http', 9000, 9000],
+        ['grpc', 9001, 9001, H2C],
+      ],
+      args: ['--grpc-port', '9001'],
+    },
+    // The rate-limit sample: ShouldRateLimit over gRPC on 8081, its counters over HTTP on 8080.
+    {
+      file: 'ratelimit.yaml',
+      name: 'ratelimit',
+      ports: [
+        ['grpc', 8081, 8081, H2C],
+        ['http', 8080, 8080],
+      ],
+      args: [
+        '--rule',
+        'gwlab:generic_key:3/minute',
+        '--rule',
+        'gwlab:user:5/minute',
+        '--rule',
+        'gwlab:remote_address:1000/minute',
+      ],
+    },
+    // The ext-proc sample: ExternalProcessor/Process over gRPC on 9002.
+    { file: 'extproc.yaml', name: 'extproc', ports: [['grpc', 9002, 9002, H2C]], args: [] },
+  ] as { file: string; name: string; ports: [string, number, number, string?][]; args: string[] }[];
   for (const c of cases) {
-    it(`${c.file}: namespace, ServiceAccount, Service ${c.name}:${c.servicePort} → ${c.containerPort}, Deployment`, () => {
+    it(`${c.file}: namespace, ServiceAccount, Service ${c.name} (${c.ports.map((p) => `${p[1]} → ${p[2]}`).join(', ')}), Deployment`, () => {
       const docs = loadDocs(join(manifestsDir, c.file));
       const byKind = (kind: string) => docs.filter((d) => d.kind === kind);
       expect(docs.map((d) => d.kind)).toEqual(['Namespace', 'ServiceAccount', 'Service', 'Deployment']);
@@ -139,9 +169,15 @@ describe('manifests', () => {
 
       const svc = byKind('Service')[0];
       expect(svc.metadata.name).toBe(c.name);
-      expect(svc.spec.ports).toEqual([
-        { name: 'http', port: c.servicePort, targetPort: c.containerPort, protocol: 'TCP' },
-      ]);
+      expect(svc.spec.ports).toEqual(
+        c.ports.map(([name, port, targetPort, appProtocol]) => ({
+          name,
+          port,
+          targetPort,
+          protocol: 'TCP',
+          ...(appProtocol ? { appProtocol } : {}),
+        })),
+      );
 
       const dep = byKind('Deployment')[0];
       expect(dep.metadata.name).toBe(c.name);
@@ -155,13 +191,17 @@ describe('manifests', () => {
       const container = pod.spec.containers[0];
       expect(container.image).toBe(SYSTEM_IMAGE);
       expect(container.imagePullPolicy).toBe('IfNotPresent');
-      expect(container.args).toEqual([c.name]);
+      expect(container.args).toEqual([c.name, ...c.args]);
       expect(container.command).toBeUndefined();
-      expect(container.ports).toEqual([{ name: 'http', containerPort: c.containerPort, protocol: 'TCP' }]);
+      expect(container.ports).toEqual(
+        c.ports.map(([name, , containerPort]) => ({ name, containerPort, protocol: 'TCP' })),
+      );
       // The component's default port is the container port, so args need no --port.
       const probe = container.readinessProbe;
       expect(probe).toBeDefined();
-      expect((probe.httpGet ?? probe.tcpSocket).port).toBe('http');
+      expect((probe.httpGet ?? probe.tcpSocket).port).toBe(
+        c.ports[0]![0] === 'grpc' && probe.tcpSocket ? 'grpc' : 'http',
+      );
     });
   }
 });

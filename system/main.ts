@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import module from 'node:module';
 import { fileURLToPath } from 'node:url';
 
-export const COMPONENTS = ['controlplane', 'proxy', 'sampleapp', 'extauth', 'echo'] as const;
+export const COMPONENTS = ['controlplane', 'proxy', 'sampleapp', 'extauth', 'echo', 'ratelimit', 'extproc'] as const;
 export type Component = (typeof COMPONENTS)[number];
 
 const USAGE = `usage: main.ts <component> [args...]

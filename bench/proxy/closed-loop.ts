@@ -22,10 +22,21 @@ export interface Throughput {
 
 export type PathThroughput = Throughput & { rssMb: number; window: WindowSample };
 
-function autocannonRun(port: number, path: string, seconds: number): Promise<Throughput> {
+/** CONNECTIONS autocannon clients on one path for `seconds` (request headers: the bench's Host, and `headers`). */
+export function autocannonRun(
+  port: number,
+  path: string,
+  seconds: number,
+  headers: Record<string, string> = {},
+): Promise<Throughput> {
   return new Promise((resolve, reject) => {
     autocannon(
-      { url: `http://127.0.0.1:${port}${path}`, connections: CONNECTIONS, duration: seconds, headers: { host: HOST } },
+      {
+        url: `http://127.0.0.1:${port}${path}`,
+        connections: CONNECTIONS,
+        duration: seconds,
+        headers: { host: HOST, ...headers },
+      },
       (
         err: Error | null,
         r: {

@@ -2,6 +2,7 @@
 // compare between runs: keep them), the targets of issue 4 checked, and the same as Markdown (proxy.md).
 import { cpus } from 'node:os';
 import { median, round2 } from '../shared/stats.ts';
+import { type AccessLogResult, accessLogChecks, accessLogSection } from './access-log.ts';
 import type { PathThroughput } from './closed-loop.ts';
 import type { FixedRate } from './fixed-rate.ts';
 import type { SampledOpenLoop } from './open-loop-run.ts';
@@ -33,6 +34,7 @@ export interface Measured {
   soak: SampledOpenLoop;
   soakRss: SoakRss;
   protocols: Protocols;
+  accessLog: AccessLogResult;
   apply: ApplyTime;
   lookups: LookupCost[];
 }
@@ -102,6 +104,7 @@ export function proxyResult(m: Measured) {
       window: soak.window,
     },
     protocols: m.protocols,
+    accessLog: m.accessLog,
     apply,
     lookups,
     targets: TARGETS,
@@ -115,6 +118,7 @@ export function proxyChecks(result: ProxyResult, m: Measured): Check[] {
     Object.values(throughput).reduce((n, t) => n + t.errors + t.non2xx, 0) +
     Object.values(fixed).reduce((n, f) => n + f.errors, 0) +
     soak.errors +
+    m.accessLog.errors +
     Object.values(m.protocols).reduce((n, p) => n + p.bare.errors + p.proxy.errors, 0);
   // What the generator and the machine themselves contributed during the fixed-rate windows (see generator.ts).
   const stall = Math.max(...Object.values(fixed).map((f) => f.generatorLoopDelayMaxMs));
@@ -142,6 +146,7 @@ export function proxyChecks(result: ProxyResult, m: Measured): Check[] {
         `${r.ratio} (${r.proxy.rps} against ${r.bare.rps} req/s${p === 'https-handshake' ? ': handshakes/s' : ''})`,
       ],
     ),
+    ...accessLogChecks(m.accessLog),
     ['zero errors', errorsTotal === 0, String(errorsTotal)],
     [
       'RSS growth < 20% over the soak',
@@ -277,6 +282,7 @@ export function proxyMarkdown(result: ProxyResult, checks: Check[], m: Measured)
     ...closedLoopSection(result),
     ...fixedRateSection(result, m),
     ...protocolsSection(m),
+    ...accessLogSection(m.accessLog),
     ...soakAndControlSections(m, checks),
   ].join('\n');
 }

@@ -1,11 +1,13 @@
 // bench:proxy's run: the servers of the three paths, then the phases in order — closed loop, open-loop probe, fixed
-// rate in rounds, soak, HTTPS and HTTP/2, RouteConfiguration over ADS and lookup cost — then the report. The phases are described in
+// rate in rounds, soak, HTTPS and HTTP/2, ext_authz over gRPC against the plain path, RouteConfiguration over ADS and lookup cost — then the report. The phases are described in
 // bench/proxy.ts and in their own files.
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { killChildren, removeTempDir, tempDir } from '../shared/processes.ts';
 import { progress, reportJson, writeReports } from '../shared/reports.ts';
+import { accessLogPhase } from './access-log.ts';
 import { closedLoopPhase } from './closed-loop.ts';
+import { extAuthzGrpcMarkdown, extAuthzGrpcPhase } from './ext-authz-grpc.ts';
 import { fixedRatePhase } from './fixed-rate.ts';
 import { chooseFixedRate } from './probe.ts';
 import { protocolsPhase } from './protocols.ts';
@@ -27,6 +29,8 @@ export async function runProxyBench(): Promise<void> {
     const fixedRate = await fixedRatePhase(servers, choice.rate, choice.why, dir);
     const { soak, soakRss } = await soakPhase(servers, choice.rate, dir);
     const protocols = await protocolsPhase(servers, dir);
+    const extAuthzGrpc = await extAuthzGrpcPhase(servers, dir);
+    const accessLog = await accessLogPhase(servers, dir);
     step('RouteConfiguration of 1,000 routes over ADS: push → ACK');
     const apply = await applyTime();
     step(
@@ -45,13 +49,14 @@ export async function runProxyBench(): Promise<void> {
       soak,
       soakRss,
       protocols,
+      accessLog,
       apply,
       lookups,
     };
     const result = proxyResult(measured);
     const checks = proxyChecks(result, measured);
-    const md = proxyMarkdown(result, checks, measured);
-    const outDir = writeReports({ 'proxy.json': reportJson({ ...result, checks }), 'proxy.md': md });
+    const md = proxyMarkdown(result, checks, measured) + extAuthzGrpcMarkdown(extAuthzGrpc);
+    const outDir = writeReports({ 'proxy.json': reportJson({ ...result, extAuthzGrpc, checks }), 'proxy.md': md });
     process.stdout.write(md);
     step(`wrote ${join(outDir, 'proxy.md')} and proxy.json`);
   } finally {

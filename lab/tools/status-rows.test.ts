@@ -5,6 +5,7 @@ import {
   conditionHealth,
   conditionRows,
   describeRow,
+  gatewayExtensionRows,
   gatewayOfRole,
   gatewayRows,
   httpRouteRows,
@@ -281,6 +282,40 @@ describe('condition rows', () => {
     ]);
   });
 
+  it('ListenerPolicy rows as a TrafficPolicy: its ancestor conditions, and TARGET its listener when unattached', () => {
+    const lp: KObj = {
+      kind: 'ListenerPolicy',
+      metadata: { name: 'json-5xx', namespace: 'team', generation: 1 },
+      spec: { targetRefs: [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'gw', sectionName: 'nope' }] },
+      status: {
+        conditions: [
+          { type: 'Accepted', status: 'True', reason: 'Valid', message: 'ok', observedGeneration: 1 },
+          {
+            type: 'Attached',
+            status: 'False',
+            reason: 'TargetNotFound',
+            message: 'no listener',
+            observedGeneration: 1,
+          },
+        ],
+      },
+    };
+    const rows = conditionRows({
+      gatewayClasses: [],
+      gateways: [],
+      httpRoutes: [],
+      trafficPolicies: [policy],
+      listenerPolicies: [lp],
+      gatewayExtensions: [],
+    });
+    const mine = rows.filter((r) => r.kind === 'ListenerPolicy');
+    expect(mine.map((r) => [r.name, r.target, r.type, r.status, r.reason])).toEqual([
+      ['json-5xx', 'gateway/gw:nope', 'Accepted', 'True', 'Valid'],
+      ['json-5xx', 'gateway/gw:nope', 'Attached', 'False', 'TargetNotFound'],
+    ]);
+    expect(rows.at(-1)!.kind).toBe('ListenerPolicy');
+  });
+
   it('orders kinds classes → Gateways → routes → policies and renders the table with GEN and marks', () => {
     const rows = conditionRows({
       gatewayClasses: [gatewayClass],
@@ -354,5 +389,22 @@ describe('proxy rows', () => {
   it('reads the Gateway from the role, and keeps an unknown role as it is', () => {
     expect(gatewayOfRole('gwvendor-kube-gateway-api~ns~gw')).toBe('ns/gw');
     expect(gatewayOfRole('something-else')).toBe('something-else');
+  });
+});
+
+describe('GatewayExtension rows', () => {
+  it('name the Service of an HTTP or a gRPC ext auth service, and a rate limit or ext_proc service', () => {
+    const ext = (spec: Record<string, unknown>): KObj =>
+      ({
+        kind: 'GatewayExtension',
+        metadata: { name: 'e', namespace: 'app', generation: 1 },
+        spec,
+        status: { conditions: [cond('Accepted', 'True', 'Accepted'), cond('ResolvedRefs', 'True', 'ResolvedRefs')] },
+      }) as unknown as KObj;
+    const target = (spec: Record<string, unknown>) => gatewayExtensionRows(ext(spec))[0]!.target;
+    expect(target({ extAuth: { httpService: { backendRef: { name: 'a', port: 9000 } } } })).toBe('service/app/a:9000');
+    expect(target({ extAuth: { grpcService: { backendRef: { name: 'a', namespace: 'x', port: 9001 } } } })).toBe(
+      'service/x/a:9001',
+    );
   });
 });

@@ -5,6 +5,7 @@
 // Programmed or ResolvedRefs is False, or a proxy NACKed a type; it is a warning when any other condition is in its
 // bad state (False, Unknown; True for Conflicted and PartiallyInvalid), when the status is older than the object's
 // generation, or when no controller wrote a status at all.
+import { extensionBackendRefs } from '../../system/controlplane/model.ts';
 import type { KObj } from '../toolkit/kube.ts';
 
 export type Health = 'ok' | 'warning' | 'problem';
@@ -20,6 +21,7 @@ export type StatusKind =
   | 'TLSRoute'
   | 'TrafficPolicy'
   | 'BackendConfigPolicy'
+  | 'ListenerPolicy'
   | 'GatewayExtension';
 
 export interface ConditionRow {
@@ -193,8 +195,8 @@ export function trafficPolicyRows(p: KObj): ConditionRow[] {
   return policyRows(p, 'TrafficPolicy');
 }
 
-/** A vendor policy's rows (TrafficPolicy, BackendConfigPolicy: the same status shape, ancestors and top level). */
-export function policyRows(p: KObj, kind: 'TrafficPolicy' | 'BackendConfigPolicy'): ConditionRow[] {
+/** A vendor policy's rows (TrafficPolicy, ListenerPolicy, BackendConfigPolicy: the same status shape, ancestors and top level). */
+export function policyRows(p: KObj, kind: 'TrafficPolicy' | 'ListenerPolicy' | 'BackendConfigPolicy'): ConditionRow[] {
   const ns = p.metadata?.namespace ?? '';
   const top: RawCondition[] = p.status?.conditions ?? [];
   const ancestors: any[] = p.status?.ancestors ?? [];
@@ -214,7 +216,7 @@ export function policyRows(p: KObj, kind: 'TrafficPolicy' | 'BackendConfigPolicy
 }
 
 export function gatewayExtensionRows(e: KObj): ConditionRow[] {
-  const b = e.spec?.extAuth?.httpService?.backendRef;
+  const b = extensionBackendRefs(e.spec)[0]?.ref;
   const target = b ? `service/${b.namespace ?? e.metadata?.namespace}/${b.name}:${b.port}` : '';
   const conds = e.status?.conditions;
   if (!conds?.length) return [noStatusRow(e, 'GatewayExtension', target, 'no controller has written a status')];
@@ -234,6 +236,8 @@ export interface StatusObjects {
   trafficPolicies: KObj[];
   /** Absent (or empty) on a cluster installed before the kind. */
   backendConfigPolicies?: KObj[];
+  /** Absent (or empty) on a cluster without the ListenerPolicy CRD. */
+  listenerPolicies?: KObj[];
   gatewayExtensions: KObj[];
 }
 
@@ -257,6 +261,7 @@ export function conditionRows(o: StatusObjects, opts: { verbose?: boolean } = {}
     ...[...(o.tlsRoutes ?? [])].sort(byNsName).flatMap((r) => routeRows(r, 'TLSRoute')),
     ...[...o.trafficPolicies].sort(byNsName).flatMap(trafficPolicyRows),
     ...[...(o.backendConfigPolicies ?? [])].sort(byNsName).flatMap((p) => policyRows(p, 'BackendConfigPolicy')),
+    ...[...(o.listenerPolicies ?? [])].sort(byNsName).flatMap((p) => policyRows(p, 'ListenerPolicy')),
     ...[...o.gatewayExtensions].sort(byNsName).flatMap(gatewayExtensionRows),
   ];
 }

@@ -263,6 +263,10 @@ async function readObjects(kube: Kube, ns: string | undefined) {
   const backendConfig = await settle(
     kube.list(VENDOR_API, 'BackendConfigPolicy', ns).catch((e) => (kindMissing(e) ? [] : Promise.reject(e))),
   );
+  // A cluster installed before ListenerPolicy existed has no CRD for it: none, not an error.
+  const listenerPolicies = await settle(
+    kube.list(VENDOR_API, 'ListenerPolicy', ns).catch((e) => (kindMissing(e) ? [] : Promise.reject(e))),
+  );
   const errors: string[] = [];
   const got = <T>(what: string, s: Settled<T[]>): T[] => {
     if (s.ok) return s.value;
@@ -287,6 +291,7 @@ async function readObjects(kube: Kube, ns: string | undefined) {
     tlsRoutes: got('TLSRoutes', tlsRoutes),
     trafficPolicies: got('TrafficPolicies', policies),
     backendConfigPolicies: got('BackendConfigPolicies', backendConfig),
+    listenerPolicies: got('ListenerPolicies', listenerPolicies),
     gatewayExtensions: got('GatewayExtensions', extensions),
     unread,
     errors,
@@ -345,6 +350,7 @@ export async function collectStatus(t: StatusTarget, opts: StatusOptions = {}): 
         tlsRoutes: o.tlsRoutes,
         trafficPolicies: o.trafficPolicies,
         backendConfigPolicies: o.backendConfigPolicies,
+        listenerPolicies: o.listenerPolicies,
         gatewayExtensions: o.gatewayExtensions,
       },
       { verbose: opts.verbose },

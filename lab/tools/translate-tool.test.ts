@@ -193,6 +193,24 @@ describe('translate: --gateway, --only and output', () => {
     );
   });
 
+  it('--gateway keeps the statuses of the ListenerPolicies naming that Gateway', () => {
+    const file = join(GOLDEN, 'listener-policy', 'input.yaml');
+    const out = translate(parseSources(readSources([file])), { gateway: 'default/gw' });
+    expect(
+      Object.keys(out.status)
+        .filter((k) => k.startsWith('listenerpolicies/'))
+        .sort(),
+    ).toEqual([
+      'listenerpolicies/default/admin-only',
+      'listenerpolicies/default/bad-format',
+      'listenerpolicies/default/gateway-wide',
+      'listenerpolicies/default/newer-gateway',
+      'listenerpolicies/default/no-listener',
+    ]);
+    const other = translate(parseSources(readSources([file])), { gateway: 'default/gw2' });
+    expect(Object.keys(other.status).filter((k) => k.startsWith('listenerpolicies/'))).toEqual([]);
+  });
+
   it('renders YAML with a header by default, JSON with -o json, one section with --only', () => {
     const out = translate(input(), { gateway: 'a/gw' });
     const yaml = renderTranslation(out, { header: ['hello'] });

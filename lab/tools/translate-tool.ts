@@ -4,7 +4,7 @@
 
 import { stringify } from 'yaml';
 import type { GatewayIR, ValidationMode } from '../../system/controlplane/ir/types.ts';
-import type { KObject } from '../../system/controlplane/model.ts';
+import { type KObject, policyExtensionRefs, type TrafficPolicySpec } from '../../system/controlplane/model.ts';
 import { translateObjects } from '../../system/controlplane/offline.ts';
 import { packAny, unpackAny } from '../../system/shared/envoy/protojson.ts';
 import { redactSecrets } from '../../system/shared/envoy/redact.ts';
@@ -52,20 +52,21 @@ function concerns(key: string, st: StatusEntry, gw: string, gwClass: string | un
   if (resource === 'gatewayclasses') return key === `gatewayclasses/${gwClass}`;
   if (resource === 'httproutes')
     return (st.parents ?? []).some((p) => `${p.parentRef?.namespace ?? ns}/${p.parentRef?.name}` === gw);
-  if (resource === 'trafficpolicies' || resource === 'backendconfigpolicies')
+  if (resource === 'trafficpolicies' || resource === 'listenerpolicies' || resource === 'backendconfigpolicies')
     return (st.ancestors ?? []).some((a) => `${a.ancestorRef?.namespace ?? ns}/${a.ancestorRef?.name}` === gw);
   return false;
 }
 
-/** Extensions that a kept policy refers to (`extAuth.extensionRef`, same namespace). */
+/** Extensions that a kept policy refers to (extAuth, rateLimit.global, extProc: model.ts policyExtensionRefs). */
 function extensionsOf(objects: KObject[], policyKeys: string[]): Set<string> {
   const out = new Set<string>();
   for (const o of objects) {
     if (o.kind !== 'TrafficPolicy') continue;
     const ns = o.metadata.namespace ?? 'default';
     if (!policyKeys.includes(`trafficpolicies/${ns}/${o.metadata.name}`)) continue;
-    const ext = (o.spec as { extAuth?: { extensionRef?: { name?: string } } } | undefined)?.extAuth?.extensionRef;
-    if (ext?.name) out.add(`gatewayextensions/${ns}/${ext.name}`);
+    for (const r of policyExtensionRefs(o.spec as TrafficPolicySpec | undefined)) {
+      out.add(`gatewayextensions/${ns}/${r.name}`);
+    }
   }
   return out;
 }

@@ -18,7 +18,7 @@ import { type CollectIndex, collect } from '../../lab/tools/collect.ts';
 import { type ScenarioLab, workerLab } from './lab.ts';
 
 /** Namespaces always collected besides the scenario's own: the system, and the sample apps the contract uses. */
-export const SYSTEM_NAMESPACES = ['gwvendor-system', 'sampleapp', 'extauth'];
+export const SYSTEM_NAMESPACES = ['gwvendor-system', 'sampleapp', 'extauth', 'ratelimit', 'extproc'];
 
 interface State {
   namespaces: Set<string>;

@@ -26,24 +26,30 @@ export function deriveListenerPolicyInfos(
   return { infos, lookup };
 }
 
+/** What the status stage reads of the pipeline (pipeline.ts's Pipeline has these). */
+export interface ListenerPolicyInputs {
+  listenerPoliciesIn: InputCollection<ListenerPolicy>;
+  listenerPolicies: Collection<ListenerPolicyInfo>;
+  rejections: InputCollection<{ key: string; rejections: Rejection[] }>;
+}
+
 /** Each ListenerPolicy's status: its ancestors from the Gateways' reports (row key `<gateway>|<policy>`). */
 export function deriveListenerPolicyStatuses(
   rt: Runtime,
-  policies: InputCollection<ListenerPolicy>,
-  infos: Collection<ListenerPolicyInfo>,
+  p: ListenerPolicyInputs,
   reports: Index<GatewayReportOf<PolicyAncestorReport> & { key: string }>,
-  rejectionsOf: (ctx: Ctx, key: string) => Rejection[],
 ) {
-  return derive(rt, 'ListenerPolicyStatuses', policies, (ctx, lp, key): StatusUpdate | undefined => {
-    const info = ctx.fetch(infos, key);
+  return derive(rt, 'ListenerPolicyStatuses', p.listenerPoliciesIn, (ctx, lp, key): StatusUpdate | undefined => {
+    const info = ctx.fetch(p.listenerPolicies, key);
     if (!info) return undefined;
     const rows = ctx.fetchIndex(reports, key).sort((a, b) => (a.key < b.key ? -1 : 1));
+    const rejections = ctx.fetch(p.rejections, `ListenerPolicy/${key}`)?.rejections ?? [];
     return {
       key: `listenerpolicies/${key}`,
       resource: 'listenerpolicies',
       namespace: lp.metadata.namespace,
       name: lp.metadata.name,
-      status: policyStatus(info, rows, rejectionsOf(ctx, `ListenerPolicy/${key}`)),
+      status: policyStatus(info, rows, rejections),
     };
   });
 }

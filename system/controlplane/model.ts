@@ -316,8 +316,12 @@ export interface TrafficPolicySpec extends PolicyFieldsSpec {
       percentEnabled?: number;
       percentEnforced?: number;
     };
+    /** A global rate limit: a rate-limit service (GatewayExtension `rateLimit`) counts the descriptors. */
+    global?: { extensionRef: { name: string }; descriptors: RateLimitDescriptorSpec[] };
   };
   extAuth?: { extensionRef?: { name: string }; disable?: boolean };
+  /** An external processor (GatewayExtension `extProc`) sees, and may change or answer, each request's headers. */
+  extProc?: { extensionRef?: { name: string }; disable?: boolean };
   urlRewrite?: { hostname?: string; pathRegex?: { pattern: string; substitution: string } };
   faultInjection?: {
     delay?: { fixedDelay: string; percentage?: number };
@@ -346,26 +350,97 @@ export const POLICY_FIELDS = [
   'extAuth',
   'urlRewrite',
   'faultInjection',
+  'extProc',
   'rbac',
   'jwt',
+  'buffer',
+  'compression',
+  'transformation',
 ] as const;
 export type PolicyField = (typeof POLICY_FIELDS)[number];
+
+/** One descriptor sent to the rate-limit service: its entries, each one of the three kinds (Envoy's rate limit actions). */
+export interface RateLimitDescriptorSpec {
+  entries: {
+    remoteAddress?: Record<string, never>;
+    header?: { name: string; key: string };
+    genericKey?: { value: string; key?: string };
+  }[];
+}
+
+/** A Service port a GatewayExtension's proxy calls go to. */
+export interface ExtensionServiceRef {
+  name: string;
+  namespace?: string;
+  port: number;
+}
+
+/** A gRPC service of a GatewayExtension (Envoy's GrpcService.envoy_grpc). */
+export interface ExtensionGrpcService {
+  backendRef: ExtensionServiceRef;
+  authority?: string;
+  timeout?: string;
+}
 
 export type GatewayExtension = KObject<
   {
     extAuth?: {
-      httpService: {
-        backendRef: { name: string; namespace?: string; port: number };
+      httpService?: {
+        backendRef: ExtensionServiceRef;
         pathPrefix?: string;
         timeout?: string;
         allowedHeaders?: string[];
       };
+      grpcService?: ExtensionGrpcService;
       failOpen?: boolean;
       statusOnError?: number;
+    };
+    /** A rate-limit service (envoy.service.ratelimit.v3.RateLimitService) for TrafficPolicy rateLimit.global. */
+    rateLimit?: { grpcService: ExtensionGrpcService; domain: string; timeout?: string; failOpen?: boolean };
+    /** An external processor (envoy.service.ext_proc.v3.ExternalProcessor) for TrafficPolicy extProc. */
+    extProc?: {
+      grpcService: ExtensionGrpcService;
+      processingMode?: { requestHeaders?: 'Send' | 'Skip' };
+      messageTimeout?: string;
+      failOpen?: boolean;
     };
   },
   { conditions?: Condition[] }
 >;
+
+/**
+ * The GatewayExtensions a TrafficPolicy names (same namespace), with the field and the path that names each:
+ * extAuth.extensionRef, rateLimit.global.extensionRef, extProc.extensionRef (the lab's tools read them: explain,
+ * translate).
+ */
+export function policyExtensionRefs(
+  spec: TrafficPolicySpec | undefined,
+): { field: PolicyField; path: string; name: string }[] {
+  const out: { field: PolicyField; path: string; name: string }[] = [];
+  const add = (field: PolicyField, path: string, name: string | undefined) => {
+    if (name) out.push({ field, path, name });
+  };
+  add('extAuth', 'spec.extAuth.extensionRef', spec?.extAuth?.extensionRef?.name);
+  add('rateLimit', 'spec.rateLimit.global.extensionRef', spec?.rateLimit?.global?.extensionRef?.name);
+  add('extProc', 'spec.extProc.extensionRef', spec?.extProc?.extensionRef?.name);
+  return out;
+}
+
+/**
+ * The Services a GatewayExtension's proxy calls go to, with the field naming each (the one list the control plane's
+ * statuses and the lab's tools read: explain, lab:status).
+ */
+export function extensionBackendRefs(spec: GatewayExtension['spec']): { field: string; ref: ExtensionServiceRef }[] {
+  const out: { field: string; ref: ExtensionServiceRef }[] = [];
+  const add = (field: string, ref: ExtensionServiceRef | undefined) => {
+    if (ref) out.push({ field, ref });
+  };
+  add('spec.extAuth.httpService.backendRef', spec?.extAuth?.httpService?.backendRef);
+  add('spec.extAuth.grpcService.backendRef', spec?.extAuth?.grpcService?.backendRef);
+  add('spec.rateLimit.grpcService.backendRef', spec?.rateLimit?.grpcService?.backendRef);
+  add('spec.extProc.grpcService.backendRef', spec?.extProc?.grpcService?.backendRef);
+  return out;
+}
 
 // ---- keys ---------------------------------------------------------------------------------------------------
 

@@ -247,11 +247,7 @@ function deriveResources(p: Pipeline, mode: ValidationMode) {
   });
   const extensions = derive(rt, 'Extensions', p.gatewayExtensions, (ctx, e) => buildExtensionInfo(e, routeWorld(ctx)));
   const policies = derive(rt, 'Policies', p.trafficPolicies, (ctx, tp) =>
-    buildPolicyInfo(
-      tp,
-      { extension: (ns, name) => ctx.fetch(extensions, `${ns}/${name}`), routes: routeWorld(ctx) },
-      mode,
-    ),
+    buildPolicyInfo(tp, { ...routeWorld(ctx), extension: (ns, n) => ctx.fetch(extensions, `${ns}/${n}`) }, mode),
   );
   const policiesByTarget = p.trafficPolicies.index('target', policyTargetKeys);
   const backendTls = deriveBackendTlsInfos(rt, p.backendTlsPoliciesIn, p.configMaps);
@@ -508,13 +504,7 @@ function deriveStatuses(p: Pipeline, g: ReturnType<typeof deriveGateways>, contr
     g.bcpReports,
     rejectionsOf,
   );
-  const listenerPolicyStatuses = deriveListenerPolicyStatuses(
-    rt,
-    p.listenerPoliciesIn,
-    p.listenerPolicies,
-    g.lpReportsByPolicy,
-    rejectionsOf,
-  );
+  const listenerPolicyStatuses = deriveListenerPolicyStatuses(rt, p, g.lpReportsByPolicy);
   const extensionStatuses = derive(rt, 'ExtensionStatuses', p.extensions, (_ctx, e, key) => ({
     key: `gatewayextensions/${key}`,
     resource: 'gatewayextensions' as const,

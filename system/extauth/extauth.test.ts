@@ -1,4 +1,7 @@
+// The ext-auth sample: its HTTP form and its gRPC form (envoy.service.auth.v3.Authorization/Check) decide alike.
+import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { authorizationService } from './grpc.ts';
 import { decide, type ExtAuth, RESULT_HEADER, startExtAuth } from './server.ts';
 
 let server: ExtAuth;
@@ -80,5 +83,43 @@ describe('ext-auth sample', () => {
     } finally {
       await fixed.close();
     }
+  });
+});
+
+describe('ext-auth sample over gRPC (Authorization/Check)', () => {
+  let g: ExtAuth;
+  let client: grpc.Client & Record<string, any>;
+  beforeAll(async () => {
+    g = await startExtAuth({ log: false, grpcPort: 0 });
+    const Ctor = grpc.makeGenericClientConstructor(authorizationService(), 'Authorization');
+    client = new Ctor(`127.0.0.1:${g.grpcPort}`, grpc.credentials.createInsecure()) as any;
+  });
+  afterAll(async () => {
+    client?.close();
+    await g?.close();
+  });
+  const check = (headers: Record<string, string>) =>
+    new Promise<any>((resolve, reject) =>
+      client.Check(
+        { attributes: { request: { http: { method: 'GET', path: '/x', host: 'h', headers } } } },
+        (e: Error | null, r: any) => (e ? reject(e) : resolve(r)),
+      ),
+    );
+
+  it('allows x-ext-authz: allow with status OK and the result header for the upstream', async () => {
+    const r = await check({ ':path': '/x', 'x-ext-authz': 'allow' });
+    expect(r.status.code).toBe(0);
+    expect(r.ok_response.headers).toEqual([
+      expect.objectContaining({ header: expect.objectContaining({ key: RESULT_HEADER, value: 'allowed' }) }),
+    ]);
+  });
+
+  it('denies anything else with PERMISSION_DENIED, a 403 DeniedResponse and the HTTP form’s body', async () => {
+    const r = await check({ 'x-ext-authz': 'deny' });
+    expect(r.status.code).toBe(grpc.status.PERMISSION_DENIED);
+    expect(r.denied_response.status.code).toBe('Forbidden');
+    expect(r.denied_response.body).toMatch(/^denied by ext_authz: header x-ext-authz is "deny", not allow/);
+    const missing = await check({});
+    expect(missing.denied_response.body).toMatch(/header x-ext-authz is missing/);
   });
 });

@@ -61,6 +61,18 @@ describe('TrafficPolicy rbac schema', () => {
     expect(msg).toContain('spec.jwt.providers[0].jwks.remote.path: Invalid value: "jwks"');
   });
 
+  it('buffer, compression, transformation: a zero limit, a content type that is not type/subtype, a header name with a colon', async () => {
+    expect(await refused('zero-buffer', { buffer: { maxRequestBytes: 0 } })).toContain(
+      'spec.buffer.maxRequestBytes: Invalid value: 0: spec.buffer.maxRequestBytes in body should be greater than or equal to 1',
+    );
+    expect(await refused('bad-type', { compression: { contentTypes: ['json'] } })).toContain(
+      'spec.compression.contentTypes[0]: Invalid value: "json"',
+    );
+    expect(
+      await refused('bad-header', { transformation: { request: { set: [{ name: ':path', value: '/x' }] } } }),
+    ).toContain('spec.transformation.request.set[0].name: Invalid value: ":path"');
+  });
+
   it('stores a good one', async () => {
     const r = await lab.kubectl(['create', '-f', '-'], {
       input: policy('good-rbac', {

@@ -35,6 +35,7 @@ export const GATEWAY_KINDS: KindRef[] = [
   { kind: 'TrafficPolicy', plural: 'trafficpolicies', apiVersions: [VENDOR_API], namespaced: true },
   { kind: 'GatewayExtension', plural: 'gatewayextensions', apiVersions: [VENDOR_API], namespaced: true },
   { kind: 'BackendConfigPolicy', plural: 'backendconfigpolicies', apiVersions: [VENDOR_API], namespaced: true },
+  { kind: 'ListenerPolicy', plural: 'listenerpolicies', apiVersions: [VENDOR_API], namespaced: true },
 ];
 
 export const WORKLOAD_KINDS: KindRef[] = [

@@ -302,6 +302,48 @@ describe('explain analysis', () => {
     expect(explain(fixed, { kind: 'GatewayExtension', namespace: 'app', name: 'auth' }).healthy).toBe(true);
   });
 
+  it('rule 3 for a rate-limit or ext-proc extension too: the field named, the grant printed, the extension’s users found', () => {
+    for (const [field, spec, extSpec] of [
+      [
+        'rateLimit',
+        { rateLimit: { global: { extensionRef: { name: 'x' }, descriptors: [{ entries: [{ remoteAddress: {} }] }] } } },
+        {
+          rateLimit: {
+            grpcService: { backendRef: { name: 'ratelimit', namespace: 'ratelimit', port: 8081 } },
+            domain: 'd',
+          },
+        },
+      ],
+      [
+        'extProc',
+        { extProc: { extensionRef: { name: 'x' } } },
+        { extProc: { grpcService: { backendRef: { name: 'ratelimit', namespace: 'ratelimit', port: 8081 } } } },
+      ],
+    ] as const) {
+      const ext: KObj = {
+        apiVersion: V,
+        kind: 'GatewayExtension',
+        metadata: { name: 'x', namespace: 'app' },
+        spec: extSpec,
+      };
+      const p = policy('p', { targetRefs: targetWeb, ...spec }, '2026-01-01T00:00:00Z');
+      const w = world({
+        policies: [p],
+        extensions: [ext],
+        services: { 'ratelimit/ratelimit': { metadata: { name: 'ratelimit' } } },
+      });
+      expect(servicesNeeded(w, { kind: 'HTTPRoute', namespace: 'app', name: 'web' })).toEqual(['ratelimit/ratelimit']);
+      const f = problems(explain(w, { kind: 'HTTPRoute', namespace: 'app', name: 'web' })).find((x) => x.rule === 3)!;
+      expect(f.message, field).toMatch(new RegExp(`^${field} is not applied: GatewayExtension app/x: `));
+      expect(parse(f.yaml!).metadata.namespace).toBe('ratelimit');
+      const fromExt = explain(w, { kind: 'GatewayExtension', namespace: 'app', name: 'x' });
+      expect(
+        fromExt.policies.map((x) => x.policy),
+        field,
+      ).toEqual(['app/p']);
+    }
+  });
+
   it('an unresolved backend: the route reason, and a cross-namespace one gets its grant', () => {
     const w = world({
       routes: [

@@ -5,11 +5,17 @@
 // that wins, (3) a missing ReferenceGrant; plus routes that are not accepted or do not resolve, proxies that do not
 // run, and configuration a proxy rejected. This module holds the entry point per kind; gateways.ts, routes.ts and
 // policies.ts the reasoning about each.
+import { extensionBackendRefs, policyExtensionRefs } from '../../../system/controlplane/model.ts';
+
+/** Whether a TrafficPolicy names the GatewayExtension `name` (any field: model.ts policyExtensionRefs). */
+const namesExtension = (p: KObj, name: string) => policyExtensionRefs(p.spec).some((r) => r.name === name);
+
 import { notReadyReasons } from '../../toolkit/describe.ts';
 import type { Condition, KObj } from '../../toolkit/kube.ts';
 import type { ScopeEntry } from './attachment.ts';
 import { gatewayFindings, routeParents } from './gateways.ts';
 import { l4RouteFindings } from './l4-routes.ts';
+import { explainListenerPolicy, explainListenerPolicyOn, listenerPolicyGateways } from './listener-policies.ts';
 import {
   created,
   explainPolicyOn,
@@ -49,6 +55,9 @@ export function gatewaysNeeded(world: Omit<World, 'proxies' | 'services' | 'xdsE
     addGw(t);
   } else if (t.kind === 'BackendConfigPolicy') {
     for (const g of backendConfigGateways(find(w.backendConfigPolicies ?? [], t.namespace, t.name))) addGw(g);
+  } else if (t.kind === 'ListenerPolicy') {
+    const p = find(world.listenerPolicies ?? [], t.namespace, t.name);
+    if (p) for (const g of listenerPolicyGateways(p)) addGw(g);
   } else if (t.kind === 'TrafficPolicy') {
     const p = find(world.policies, t.namespace, t.name);
     if (p) {
@@ -58,7 +67,7 @@ export function gatewaysNeeded(world: Omit<World, 'proxies' | 'services' | 'xdsE
     }
   } else {
     for (const p of world.policies) {
-      if (p.metadata?.namespace !== t.namespace || p.spec?.extAuth?.extensionRef?.name !== t.name) continue;
+      if (p.metadata?.namespace !== t.namespace || !namesExtension(p, t.name)) continue;
       const tg = resolveTargets(w, p);
       tg.routes.forEach(addRoute);
       for (const g of tg.gateways) addGw({ namespace: g.metadata!.namespace!, name: g.metadata!.name! });
@@ -75,14 +84,14 @@ export function servicesNeeded(world: Omit<World, 'proxies' | 'services' | 'xdsE
     if (e) exts.push(e);
   } else {
     for (const p of world.policies) {
-      const ref = p.spec?.extAuth?.extensionRef;
-      const e = ref && find(world.extensions, p.metadata!.namespace!, ref.name);
-      if (e) exts.push(e);
+      for (const ref of policyExtensionRefs(p.spec)) {
+        const e = find(world.extensions, p.metadata!.namespace!, ref.name);
+        if (e) exts.push(e);
+      }
     }
   }
   return exts.flatMap((e) => {
-    const b = e.spec?.extAuth?.httpService?.backendRef;
-    return b ? [`${b.namespace ?? e.metadata!.namespace}/${b.name}`] : [];
+    return extensionBackendRefs(e.spec).map(({ ref: b }) => `${b.namespace ?? e.metadata!.namespace}/${b.name}`);
   });
 }
 
@@ -135,6 +144,7 @@ function notFound(t: Target, world: World): Report {
     TrafficPolicy: world.policies,
     GatewayExtension: world.extensions,
     BackendConfigPolicy: world.backendConfigPolicies ?? [],
+    ListenerPolicy: world.listenerPolicies ?? [],
   };
   const list = lists[t.kind];
   const there = list.filter((o) => o.metadata?.namespace === t.namespace).map((o) => o.metadata!.name!);
@@ -242,6 +252,12 @@ export function explainGateway(world: World, t: Target): Report {
     policies.push(r.report);
     findings.push(...r.findings);
   }
+  for (const p of world.listenerPolicies ?? []) {
+    if (!listenerPolicyGateways(p).some((g) => g.namespace === t.namespace && g.name === t.name)) continue;
+    const r = explainListenerPolicyOn(world, p);
+    policies.push(r.report);
+    findings.push(...r.findings.filter((f) => f.level !== 'problem' || !f.subject.startsWith('Gateway ')));
+  }
   return finish(world, t, findings, policies);
 }
 
@@ -304,23 +320,27 @@ export function explainExtension(world: World, t: Target): Report {
   if (backend) findings.push(backend);
   else findings.push({ level: 'ok', subject, message: 'its backend Service resolves' });
   const policies: PolicyReport[] = [];
-  const users = world.policies.filter(
-    (p) => p.metadata?.namespace === t.namespace && p.spec?.extAuth?.extensionRef?.name === t.name,
-  );
+  const users = world.policies.filter((p) => p.metadata?.namespace === t.namespace && namesExtension(p, t.name));
   if (!users.length) {
     findings.push({
       level: 'note',
       subject,
-      message: 'no TrafficPolicy in its namespace uses it (spec.extAuth.extensionRef)',
+      message:
+        'no TrafficPolicy in its namespace uses it (spec.extAuth.extensionRef, spec.rateLimit.global.extensionRef, spec.extProc.extensionRef)',
     });
   }
   for (const p of users) {
     const tg = resolveTargets(world, p);
     const scope = scopeOf(tg);
-    const r = explainPolicyOn(world, { policy: p, via: [`spec.extAuth.extensionRef ${t.name}`] }, scope);
+    const via = policyExtensionRefs(p.spec)
+      .filter((r) => r.name === t.name)
+      .map((r) => `${r.path} ${t.name}`);
+    const r = explainPolicyOn(world, { policy: p, via }, scope);
     policies.push(r.report);
     // The backend finding above already carries rule 3 and the YAML; the policy's own copy would repeat it.
-    findings.push(...r.findings.filter((f) => f.rule !== 3 && !f.message.startsWith('extAuth is not applied')));
+    findings.push(
+      ...r.findings.filter((f) => f.rule !== 3 && !/^\w+ is not applied: GatewayExtension/.test(f.message)),
+    );
   }
   return finish(world, t, findings, policies);
 }
@@ -369,6 +389,10 @@ export function explain(world: World, t: Target): Report {
     case 'BackendConfigPolicy': {
       const findings = explainBackendConfigFindings(world, t);
       return findings ? finish(world, t, findings, []) : notFound(t, world);
+    }
+    case 'ListenerPolicy': {
+      const r = explainListenerPolicy(world, t);
+      return r.found ? finish(world, t, r.findings, r.policies) : notFound(t, world);
     }
   }
 }

@@ -43,6 +43,8 @@ export function policyInfos(world: World): Map<string, PolicyInfo> {
       world.grants.filter((g) => g.metadata?.namespace === ns) as unknown as ReferenceGrant[],
   };
   const policyWorld = {
+    // Services and ReferenceGrants: a jwt provider's remote JWKS resolves here as in the control plane.
+    ...routeWorld,
     extension: (ns: string, name: string) => {
       const e = find(world.extensions, ns, name);
       return e ? buildExtensionInfo(e as unknown as GatewayExtension, routeWorld) : undefined;

@@ -36,6 +36,9 @@ const ALIASES: Record<string, ExplainKind> = {
   backendconfigpolicy: 'BackendConfigPolicy',
   backendconfigpolicies: 'BackendConfigPolicy',
   bcp: 'BackendConfigPolicy',
+  listenerpolicy: 'ListenerPolicy',
+  listenerpolicies: 'ListenerPolicy',
+  lp: 'ListenerPolicy',
 };
 
 /**

@@ -3,7 +3,13 @@
 // cause of each setting that is missing — rule 1 (selector), rule 2 (an older policy on the same level), rule 3 (a
 // missing ReferenceGrant) — or, for a more specific policy that overrides it, the designed precedence (not a problem).
 import { referenceAllowed } from '../../../system/controlplane/ir/refgrant.ts';
-import { POLICY_FIELDS, type ReferenceGrant } from '../../../system/controlplane/model.ts';
+import {
+  extensionBackendRefs,
+  POLICY_FIELDS,
+  type PolicyField,
+  policyExtensionRefs,
+  type ReferenceGrant,
+} from '../../../system/controlplane/model.ts';
 import type { Condition, KObj } from '../../toolkit/kube.ts';
 import { attachmentsOver, type ScopeEntry } from './attachment.ts';
 import { configRoutes, dumpsRead, routeParents, routePrefix } from './gateways.ts';
@@ -145,9 +151,12 @@ function applicationOf(
   return { applied, notApplied, uneven, checked, routes };
 }
 
-/** The GatewayExtension a policy's ext auth names, and why it cannot be applied (rule 3 among the causes). */
-function extAuthCause(world: World, p: KObj): Finding | undefined {
-  const ref = p.spec?.extAuth?.extensionRef;
+/**
+ * The GatewayExtension a policy's field names (extAuth, rateLimit.global, extProc), and why it cannot be applied
+ * (rule 3 among the causes).
+ */
+function extensionCause(world: World, p: KObj, field: string): Finding | undefined {
+  const ref = policyExtensionRefs(p.spec).find((r) => r.field === field);
   if (!ref) return undefined;
   const ns = p.metadata!.namespace!;
   const subject = subjectOf('TrafficPolicy', { namespace: ns, name: p.metadata!.name! });
@@ -156,12 +165,12 @@ function extAuthCause(world: World, p: KObj): Finding | undefined {
     return {
       level: 'problem',
       subject,
-      message: `extAuth names GatewayExtension ${ns}/${ref.name}, which does not exist`,
+      message: `${field} names GatewayExtension ${ns}/${ref.name}, which does not exist`,
     };
   }
   const f = extensionBackendFinding(world, ext);
   return f
-    ? { ...f, subject, message: `extAuth is not applied: GatewayExtension ${ns}/${ref.name}: ${f.message}` }
+    ? { ...f, subject, message: `${field} is not applied: GatewayExtension ${ns}/${ref.name}: ${f.message}` }
     : undefined;
 }
 
@@ -169,7 +178,7 @@ function extAuthCause(world: World, p: KObj): Finding | undefined {
 export function extensionBackendFinding(world: World, ext: KObj): Finding | undefined {
   const ns = ext.metadata!.namespace!;
   const subject = subjectOf('GatewayExtension', { namespace: ns, name: ext.metadata!.name! });
-  const b = ext.spec?.extAuth?.httpService?.backendRef;
+  const b = extensionBackendRefs(ext.spec)[0]?.ref;
   if (!b) return undefined;
   const to = { group: '', kind: 'Service', namespace: b.namespace ?? ns, name: b.name };
   const from = { group: VENDOR_GROUP, kind: 'GatewayExtension', namespace: ns };
@@ -365,11 +374,12 @@ function missingCauses(
     });
   }
   const rest = app.notApplied.filter((f) => !explained.has(f));
-  if (rest.includes('extAuth') && !decision.some((d) => d.field === 'extAuth')) {
-    const c = extAuthCause(world, p);
+  for (const field of ['extAuth', 'rateLimit', 'extProc']) {
+    if (!rest.includes(field as PolicyField) || decision.some((d) => d.field === field)) continue;
+    const c = extensionCause(world, p, field);
     if (c) {
       findings.push(c);
-      rest.splice(rest.indexOf('extAuth'), 1);
+      rest.splice(rest.indexOf(field as PolicyField), 1);
     }
   }
   const given = rest.filter((f) => decision.some((d) => d.field === f && (d.wonOn.length || mergedSomewhere(d))));

@@ -43,7 +43,7 @@ function policyLines(p: PolicyReport): string[] {
     return `${d.field}: ${[...won, ...merges, ...lost, ...refused].join('; ')}`;
   });
   return [
-    `  TrafficPolicy ${p.policy}  (created ${p.created})`,
+    `  ${p.kind ?? 'TrafficPolicy'} ${p.policy}  (created ${p.created})`,
     `    via      ${p.via.join('; ') || '-'}`,
     `    sets     ${p.fields.join(', ') || '-'}`,
     `    status   ${status}`,

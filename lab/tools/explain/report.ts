@@ -16,6 +16,7 @@ export const KINDS = [
   'TrafficPolicy',
   'GatewayExtension',
   'BackendConfigPolicy',
+  'ListenerPolicy',
 ] as const;
 export type ExplainKind = (typeof KINDS)[number];
 
@@ -42,6 +43,8 @@ export interface Finding {
 }
 
 export interface PolicyReport {
+  /** The policy's kind when not a TrafficPolicy (ListenerPolicy). */
+  kind?: 'ListenerPolicy';
   policy: string;
   created: string;
   /** How it reaches the object under explanation: `targetRef HTTPRoute web`, `selector HTTPRoute app=web`, ... */

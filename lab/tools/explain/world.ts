@@ -51,6 +51,8 @@ export interface World {
   /** TCPRoutes, UDPRoutes and TLSRoutes (none on a cluster without their CRDs). */
   l4Routes?: KObj[];
   policies: KObj[];
+  /** ListenerPolicies (none on a cluster without the CRD). */
+  listenerPolicies?: KObj[];
   extensions: KObj[];
   /** BackendConfigPolicies (none on a cluster without the CRD). */
   backendConfigPolicies?: KObj[];
@@ -94,23 +96,36 @@ async function validationMode(kube: Kube): Promise<'strict' | 'off'> {
 
 /** Every object explain reasons about (all namespaces: policies and grants cross namespaces). */
 export async function gatherObjects(kube: Kube): Promise<Omit<World, 'services' | 'proxies' | 'xdsError'>> {
-  const [gatewayClasses, gateways, routes, grpcRoutes, tcp, udp, tlsr, policies, extensions, grants, validation, bcps] =
-    await Promise.all([
-      listOrEmpty(kube, GW_API, 'GatewayClass'),
-      listOrEmpty(kube, GW_API, 'Gateway'),
-      listOrEmpty(kube, GW_API, 'HTTPRoute'),
-      listOrEmpty(kube, GW_API, 'GRPCRoute'),
-      listOrEmpty(kube, GW_API, 'TCPRoute'),
-      listOrEmpty(kube, GW_API, 'UDPRoute'),
-      listOrEmpty(kube, GW_API, 'TLSRoute'),
-      listOrEmpty(kube, VENDOR_API, 'TrafficPolicy'),
-      listOrEmpty(kube, VENDOR_API, 'GatewayExtension'),
-      listOrEmpty(kube, watchedKind('ReferenceGrant')!.apiVersion, 'ReferenceGrant'),
-      validationMode(kube),
-      listOrEmpty(kube, VENDOR_API, 'BackendConfigPolicy'),
-    ]);
+  const [
+    gatewayClasses,
+    gateways,
+    routes,
+    grpcRoutes,
+    tcp,
+    udp,
+    tlsr,
+    policies,
+    extensions,
+    grants,
+    validation,
+    listenerPolicies,
+    backendConfigPolicies,
+  ] = await Promise.all([
+    listOrEmpty(kube, GW_API, 'GatewayClass'),
+    listOrEmpty(kube, GW_API, 'Gateway'),
+    listOrEmpty(kube, GW_API, 'HTTPRoute'),
+    listOrEmpty(kube, GW_API, 'GRPCRoute'),
+    listOrEmpty(kube, GW_API, 'TCPRoute'),
+    listOrEmpty(kube, GW_API, 'UDPRoute'),
+    listOrEmpty(kube, GW_API, 'TLSRoute'),
+    listOrEmpty(kube, VENDOR_API, 'TrafficPolicy'),
+    listOrEmpty(kube, VENDOR_API, 'GatewayExtension'),
+    listOrEmpty(kube, watchedKind('ReferenceGrant')!.apiVersion, 'ReferenceGrant'),
+    validationMode(kube),
+    listOrEmpty(kube, VENDOR_API, 'ListenerPolicy'),
+    listOrEmpty(kube, VENDOR_API, 'BackendConfigPolicy'),
+  ]);
   const l4Routes = [...tcp, ...udp, ...tlsr];
-  const backendConfigPolicies = bcps;
   return {
     gatewayClasses,
     gateways,
@@ -118,6 +133,7 @@ export async function gatherObjects(kube: Kube): Promise<Omit<World, 'services' 
     grpcRoutes,
     l4Routes,
     policies,
+    listenerPolicies,
     extensions,
     backendConfigPolicies,
     grants,

@@ -248,9 +248,9 @@ describe('mergeType: a policy merging its fields onto lower-priority ones', () =
       parent: { rateLimit: { local: { tokenBucket: { maxTokens: 10, tokensPerFill: 5, fillInterval: '1s' } } } },
       child: { rateLimit: { local: { tokenBucket: { maxTokens: 1, fillInterval: '2s' } } } },
       expect: {
-        none: { maxTokens: 1, tokensPerFill: 1, fillInterval: '2s' },
-        JSONMerge: { maxTokens: 1, tokensPerFill: 5, fillInterval: '2s' },
-        StrategicMerge: { maxTokens: 1, tokensPerFill: 5, fillInterval: '2s' },
+        none: { local: { maxTokens: 1, tokensPerFill: 1, fillInterval: '2s' } },
+        JSONMerge: { local: { maxTokens: 1, tokensPerFill: 5, fillInterval: '2s' } },
+        StrategicMerge: { local: { maxTokens: 1, tokensPerFill: 5, fillInterval: '2s' } },
       },
     },
     {

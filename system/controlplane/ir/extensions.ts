@@ -1,9 +1,11 @@
 // A GatewayExtension resolved on its own: for ext auth, the backing Service (a ReferenceGrant is needed when it is in
-// another namespace) and the filter settings every route using it shares.
-import { type GatewayExtension, VENDOR_GROUP } from '../model.ts';
+// another namespace) and the filter settings every route using it shares. The service is an HTTP one (Envoy's
+// ext_authz http_service) or a gRPC one (grpc_service.envoy_grpc: its cluster speaks HTTP/2, as Envoy's gRPC client
+// needs, whatever the Service port's appProtocol says).
+import { type ExtensionServiceRef, type GatewayExtension, VENDOR_GROUP } from '../model.ts';
 import { toProtoDuration } from './duration.ts';
 import { type RouteWorld, resolveServiceRef } from './routes.ts';
-import type { ExtAuthIR, ObjRef, Outcome } from './types.ts';
+import type { ClusterIR, ExtAuthIR, ExtProcIR, ObjRef, Outcome, RateLimitExtIR } from './types.ts';
 
 export interface ExtensionInfo {
   ref: ObjRef;
@@ -11,64 +13,157 @@ export interface ExtensionInfo {
   accepted: Outcome;
   resolvedRefs: Outcome;
   extAuth?: ExtAuthIR;
+  rateLimit?: RateLimitExtIR;
+  extProc?: ExtProcIR;
 }
 
 export const DEFAULT_EXT_AUTH_TIMEOUT = '1s';
+/** Envoy's ratelimit filter's default timeout (rate_limit.proto: 20ms). */
+export const DEFAULT_RATE_LIMIT_TIMEOUT = '0.020s';
+/** Envoy's ext_proc message_timeout default (ext_proc.proto: 200ms). */
+export const DEFAULT_EXT_PROC_MESSAGE_TIMEOUT = '0.200s';
+
+type Base = Pick<ExtensionInfo, 'ref' | 'generation'>;
+
+function invalid(base: Base, message: string): ExtensionInfo {
+  return {
+    ...base,
+    accepted: { ok: false, reason: 'Invalid', message },
+    resolvedRefs: { ok: false, reason: 'Invalid', message: 'not resolved: the extension is invalid' },
+  };
+}
+
+const ACCEPTED: Outcome = { ok: true, reason: 'Accepted', message: 'the extension is valid' };
+
+/** The Service port behind one of the extension's services, or the ResolvedRefs=False it earns. */
+export function resolveExtensionService(
+  world: RouteWorld,
+  ns: string,
+  b: ExtensionServiceRef,
+  field: string,
+  grpc: boolean,
+): { cluster: ClusterIR; resolved: Outcome } | { resolved: Outcome } {
+  const res = resolveServiceRef(
+    world,
+    { group: VENDOR_GROUP, kind: 'GatewayExtension', namespace: ns },
+    { name: b.name, namespace: b.namespace, port: b.port },
+    field,
+  );
+  if (res.error || !res.cluster)
+    return { resolved: { ok: false, reason: res.error!.reason, message: res.error!.message } };
+  const c: ClusterIR = grpc ? { ...res.cluster, protocol: 'http2' } : res.cluster;
+  const resolved: Outcome = {
+    ok: true,
+    reason: 'ResolvedRefs',
+    message: `backend Service ${c.namespace}/${c.service}:${c.port}${grpc ? ' (gRPC)' : ''}`,
+  };
+  return { cluster: c, resolved };
+}
 
 export function buildExtensionInfo(ext: GatewayExtension, world: RouteWorld): ExtensionInfo {
   const ns = ext.metadata.namespace ?? 'default';
   const ref: ObjRef = { kind: 'GatewayExtension', namespace: ns, name: ext.metadata.name };
   const base = { ref, generation: ext.metadata.generation ?? 1 };
+  const kinds = (['extAuth', 'rateLimit', 'extProc'] as const).filter((k) => ext.spec?.[k] !== undefined);
+  if (kinds.length !== 1) {
+    return invalid(base, `spec: set exactly one of extAuth, rateLimit and extProc (has ${kinds.join(', ') || 'none'})`);
+  }
+  if (kinds[0] === 'rateLimit') return rateLimitExtension(ext, world, base);
+  if (kinds[0] === 'extProc') return extProcExtension(ext, world, base);
   const ea = ext.spec?.extAuth;
-  if (!ea?.httpService?.backendRef) {
-    return {
-      ...base,
-      accepted: { ok: false, reason: 'Invalid', message: 'spec.extAuth.httpService.backendRef is required' },
-      resolvedRefs: { ok: false, reason: 'Invalid', message: 'nothing to resolve' },
-    };
+  const http = ea?.httpService;
+  const grpc = ea?.grpcService;
+  if (!http?.backendRef && !grpc?.backendRef) {
+    return invalid(base, 'spec.extAuth: set httpService.backendRef or grpcService.backendRef');
   }
-  const timeout = toProtoDuration(ea.httpService.timeout ?? DEFAULT_EXT_AUTH_TIMEOUT);
-  if (!timeout) {
-    return {
-      ...base,
-      accepted: {
-        ok: false,
-        reason: 'Invalid',
-        message: `spec.extAuth.httpService.timeout: invalid duration ${JSON.stringify(ea.httpService.timeout)}`,
-      },
-      resolvedRefs: { ok: false, reason: 'Invalid', message: 'not resolved: the extension is invalid' },
-    };
-  }
-  const b = ea.httpService.backendRef;
-  const res = resolveServiceRef(
-    world,
-    { group: VENDOR_GROUP, kind: 'GatewayExtension', namespace: ns },
-    { name: b.name, namespace: b.namespace, port: b.port },
-    'spec.extAuth.httpService.backendRef',
-  );
-  const accepted: Outcome = { ok: true, reason: 'Accepted', message: 'the extension is valid' };
-  if (res.error || !res.cluster) {
-    return { ...base, accepted, resolvedRefs: { ok: false, reason: res.error!.reason, message: res.error!.message } };
-  }
-  const c = res.cluster;
+  if (http && grpc) return invalid(base, 'spec.extAuth: set exactly one of httpService and grpcService');
+  const field = grpc ? 'spec.extAuth.grpcService' : 'spec.extAuth.httpService';
+  const svc = (grpc ?? http)!;
+  const timeout = toProtoDuration(svc.timeout ?? DEFAULT_EXT_AUTH_TIMEOUT);
+  if (!timeout) return invalid(base, `${field}.timeout: invalid duration ${JSON.stringify(svc.timeout)}`);
+  const r = resolveExtensionService(world, ns, svc.backendRef, `${field}.backendRef`, grpc !== undefined);
+  if (!('cluster' in r)) return { ...base, accepted: ACCEPTED, resolvedRefs: r.resolved };
+  const c = r.cluster;
   return {
     ...base,
-    accepted,
-    resolvedRefs: {
-      ok: true,
-      reason: 'ResolvedRefs',
-      message: `backend Service ${c.namespace}/${c.service}:${c.port}`,
-    },
+    accepted: ACCEPTED,
+    resolvedRefs: r.resolved,
     extAuth: {
       filterName: `envoy.filters.http.ext_authz/${ns}/${ext.metadata.name}`,
       extension: ref,
       cluster: c,
-      uri: `http://${c.service}.${c.namespace}.svc.cluster.local:${c.port}`,
-      ...(ea.httpService.pathPrefix ? { pathPrefix: ea.httpService.pathPrefix } : {}),
+      ...(grpc
+        ? { grpc: grpc.authority ? { authority: grpc.authority } : {} }
+        : { uri: `http://${c.service}.${c.namespace}.svc.cluster.local:${c.port}` }),
+      ...(http?.pathPrefix ? { pathPrefix: http.pathPrefix } : {}),
       timeout,
-      allowedHeaders: ea.httpService.allowedHeaders ?? ['x-ext-authz'],
-      failOpen: ea.failOpen ?? false,
-      statusOnError: ea.statusOnError ?? 403,
+      allowedHeaders: http?.allowedHeaders ?? ['x-ext-authz'],
+      failOpen: ea!.failOpen ?? false,
+      statusOnError: ea!.statusOnError ?? 403,
+    },
+  };
+}
+
+/** `rateLimit`: the rate-limit service (HTTP/2 cluster), its domain, timeout and failure mode. */
+function rateLimitExtension(ext: GatewayExtension, world: RouteWorld, base: Base): ExtensionInfo {
+  const rl = ext.spec!.rateLimit!;
+  const ns = base.ref.namespace;
+  if (!rl.grpcService?.backendRef) return invalid(base, 'spec.rateLimit.grpcService.backendRef is required');
+  if (!rl.domain) return invalid(base, 'spec.rateLimit.domain is required');
+  const timeout = toProtoDuration(rl.timeout ?? DEFAULT_RATE_LIMIT_TIMEOUT);
+  if (!timeout) return invalid(base, `spec.rateLimit.timeout: invalid duration ${JSON.stringify(rl.timeout)}`);
+  const r = resolveExtensionService(
+    world,
+    ns,
+    rl.grpcService.backendRef,
+    'spec.rateLimit.grpcService.backendRef',
+    true,
+  );
+  if (!('cluster' in r)) return { ...base, accepted: ACCEPTED, resolvedRefs: r.resolved };
+  return {
+    ...base,
+    accepted: ACCEPTED,
+    resolvedRefs: r.resolved,
+    rateLimit: {
+      filterName: `envoy.filters.http.ratelimit/${ns}/${base.ref.name}`,
+      extension: base.ref,
+      cluster: r.cluster,
+      ...(rl.grpcService.authority ? { authority: rl.grpcService.authority } : {}),
+      domain: rl.domain,
+      timeout,
+      failOpen: rl.failOpen ?? true,
+    },
+  };
+}
+
+/** `extProc`: the external processor (HTTP/2 cluster), which request phases it sees, its message timeout, failOpen. */
+function extProcExtension(ext: GatewayExtension, world: RouteWorld, base: Base): ExtensionInfo {
+  const ep = ext.spec!.extProc!;
+  if (!ep.grpcService?.backendRef) return invalid(base, 'spec.extProc.grpcService.backendRef is required');
+  const messageTimeout = toProtoDuration(ep.messageTimeout ?? DEFAULT_EXT_PROC_MESSAGE_TIMEOUT);
+  if (!messageTimeout) {
+    return invalid(base, `spec.extProc.messageTimeout: invalid duration ${JSON.stringify(ep.messageTimeout)}`);
+  }
+  const r = resolveExtensionService(
+    world,
+    base.ref.namespace,
+    ep.grpcService.backendRef,
+    'spec.extProc.grpcService.backendRef',
+    true,
+  );
+  if (!('cluster' in r)) return { ...base, accepted: ACCEPTED, resolvedRefs: r.resolved };
+  return {
+    ...base,
+    accepted: ACCEPTED,
+    resolvedRefs: r.resolved,
+    extProc: {
+      filterName: `envoy.filters.http.ext_proc/${base.ref.namespace}/${base.ref.name}`,
+      extension: base.ref,
+      cluster: r.cluster,
+      ...(ep.grpcService.authority ? { authority: ep.grpcService.authority } : {}),
+      requestHeaders: (ep.processingMode?.requestHeaders ?? 'Send') === 'Send',
+      messageTimeout,
+      failOpen: ep.failOpen ?? false,
     },
   };
 }

@@ -180,11 +180,11 @@ export function buildGateway(gw: Gateway, world: GatewayWorld, opts: { mode: Val
   reports.backendConfigPolicies = bcp.reports;
   const clusters = new Map(bcp.clusters.map((c) => [c.name, c]));
   reports.policies = policyReports(policies.tallies, opts.mode);
-  const gwp = params ? world.gatewayParameters(ns, params.slice(ns.length + 1)) : undefined;
+  const defaultAccessLog = defaultAccessLogSource(gw, world, params);
   reports.listenerPolicies = applyListenerPolicies(gwRef, hosts.listeners, world.listenerPolicies(ns, name), {
     mode: opts.mode,
     allListenerNames: listeners.filter((s) => s.owner.kind === 'Gateway').map((s) => s.l.name),
-    ...(gwp?.spec?.defaultAccessLog?.enabled ? { defaultAccessLog: params } : {}),
+    ...(defaultAccessLog ? { defaultAccessLog } : {}),
   });
   const ir: GatewayIR = {
     gateway: gwRef,
@@ -305,6 +305,25 @@ function parametersOutcome(gw: Gateway, world: GatewayWorld): { outcome: Outcome
     };
   }
   return { outcome: ok('Accepted', 'gateway accepted'), params: `${ns}/${ref.name}` };
+}
+
+/**
+ * The GatewayParameters (`<ns>/<name>`) whose defaultAccessLog is on for this Gateway: its own parametersRef's when
+ * that one says (enabled true or false), else its GatewayClass's parametersRef (a GatewayParameters, with its
+ * namespace), as the lab's class has (lab/install.ts).
+ */
+function defaultAccessLogSource(gw: Gateway, world: GatewayWorld, params: string | undefined): string | undefined {
+  if (params) {
+    const [ns, name] = params.split('/');
+    const own = world.gatewayParameters(ns!, name!)?.spec?.defaultAccessLog?.enabled;
+    if (own !== undefined) return own ? params : undefined;
+  }
+  const ref = world.gatewayClass(gw.spec?.gatewayClassName ?? '')?.spec?.parametersRef as
+    | { group?: string; kind?: string; name?: string; namespace?: string }
+    | undefined;
+  if (ref?.group !== VENDOR_GROUP || ref.kind !== 'GatewayParameters' || !ref.name || !ref.namespace) return undefined;
+  const cls = world.gatewayParameters(ref.namespace, ref.name);
+  return cls?.spec?.defaultAccessLog?.enabled ? `${ref.namespace}/${ref.name}` : undefined;
 }
 
 function addressesReport(gw: Gateway): Pick<GatewayReports, 'addresses'> {

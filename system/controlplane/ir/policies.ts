@@ -13,9 +13,13 @@ import { toProtoDuration } from './duration.ts';
 import type { ExtensionInfo } from './extensions.ts';
 import type { FieldReader } from './field-reader.ts';
 import { corsSettings, headerOps } from './http-settings.ts';
+import { bufferSettings, compressionSettings } from './policy-body.ts';
+import { type ExtensionRefs, resolvePolicyExtension } from './policy-extension.ts';
 import { jwtSettings } from './policy-jwt.ts';
 import type { MergeType } from './policy-merge.ts';
+import { rateLimitMergeSettings, rateLimitSettings } from './policy-ratelimit.ts';
 import { rbacSettings } from './policy-rbac.ts';
+import { transformationSettings } from './policy-transformation.ts';
 import type { RouteWorld } from './routes.ts';
 import type { Finding, ObjRef, Outcome, PolicySettings, ValidationMode } from './types.ts';
 
@@ -35,15 +39,17 @@ export interface PolicyInfo {
   /** How its fields merge onto those of the policies below it in precedence (absent: they replace them). */
   mergeType?: MergeType;
   accepted: Outcome;
-  /** Set when the policy uses ext auth: whether its GatewayExtension (and that one's backend) resolved. */
-  extAuthRefs?: Outcome & { extension: string };
+  /**
+   * Set when the policy names GatewayExtensions (extAuth, rateLimit.global, extProc): whether they (and their backends)
+   * resolved — the first that did not, else the last that did (the policy's ResolvedRefs).
+   */
+  extensionRefs?: ExtensionRefs;
   findings: Finding[];
 }
 
-export interface PolicyWorld {
+/** GatewayExtensions, and Services and ReferenceGrants (a jwt provider's remote JWKS Service) where known. */
+export interface PolicyWorld extends Partial<RouteWorld> {
   extension(namespace: string, name: string): ExtensionInfo | undefined;
-  /** Services and ReferenceGrants (a jwt provider's remote JWKS Service). */
-  routes?: RouteWorld;
 }
 
 /** Index keys for policy lookup: `<Kind>/<ns>/<name>` per targetRef, `selector/<Kind>/<ns>` per selector. */
@@ -67,7 +73,7 @@ type SettingsOf<F extends keyof PolicySettings & keyof TrafficPolicySpec> = (
  * them; undefined when it has nothing to apply. Checked in this order, which is the order of the problems in
  * Accepted's message.
  */
-const FIELD_SETTINGS: { [F in Exclude<PolicyField, 'extAuth' | 'jwt'>]: SettingsOf<F> } = {
+const FIELD_SETTINGS: { [F in Exclude<PolicyField, 'extAuth' | 'extProc' | 'jwt'>]: SettingsOf<F> } = {
   timeouts: (t, r) => {
     const request = r.duration('spec.timeouts.request', t.request);
     const streamIdle = r.duration('spec.timeouts.streamIdle', t.streamIdle);
@@ -92,23 +98,6 @@ const FIELD_SETTINGS: { [F in Exclude<PolicyField, 'extAuth' | 'jwt'>]: Settings
     const request = headerOps(h.request);
     const response = headerOps(h.response);
     return { ...(request ? { request } : {}), ...(response ? { response } : {}) };
-  },
-  rateLimit: (rl, r) => {
-    const tb = rl.local?.tokenBucket;
-    if (!tb) {
-      r.problem('spec.rateLimit.local.tokenBucket', 'required');
-      return undefined;
-    }
-    const fillInterval = r.duration('spec.rateLimit.local.tokenBucket.fillInterval', tb.fillInterval);
-    if (!fillInterval) return undefined;
-    const { percentEnabled, percentEnforced } = rl.local!;
-    return {
-      maxTokens: tb.maxTokens,
-      tokensPerFill: tb.tokensPerFill ?? 1,
-      fillInterval,
-      ...(percentEnabled !== undefined ? { percentEnabled } : {}),
-      ...(percentEnforced !== undefined ? { percentEnforced } : {}),
-    };
   },
   urlRewrite: (u, r) => {
     if (u.pathRegex) {
@@ -136,6 +125,11 @@ const FIELD_SETTINGS: { [F in Exclude<PolicyField, 'extAuth' | 'jwt'>]: Settings
     };
   },
   rbac: rbacSettings,
+  buffer: bufferSettings,
+  compression: compressionSettings,
+  transformation: transformationSettings,
+  // Read with the world in buildPolicyInfo (policy-ratelimit.ts); here only for a merge of several policies' specs.
+  rateLimit: rateLimitMergeSettings,
 };
 
 /** Whether a field's settings are read from its spec alone (what a merge needs: fieldSettingsOf). */
@@ -172,38 +166,40 @@ function extAuthSettings(
   ns: string,
   world: PolicyWorld,
   r: FieldReader,
-): { settings?: PolicySettings['extAuth']; refs?: PolicyInfo['extAuthRefs'] } {
+): { settings?: PolicySettings['extAuth']; refs?: ExtensionRefs } {
   if (e.disable) return { settings: { disabled: true } };
   if (!e.extensionRef) {
     r.problem('spec.extAuth', 'set extensionRef (a GatewayExtension) or disable: true');
     return {};
   }
-  const extension = `${ns}/${e.extensionRef.name}`;
-  const ext = world.extension(ns, e.extensionRef.name);
-  if (!ext) {
-    return {
-      refs: { ok: false, reason: 'BackendNotFound', message: `GatewayExtension ${extension} not found`, extension },
-    };
-  }
-  if (!ext.accepted.ok) {
-    return {
-      refs: {
-        ok: false,
-        reason: 'Invalid',
-        message: `GatewayExtension ${extension}: ${ext.accepted.message}`,
-        extension,
-      },
-    };
-  }
-  if (!ext.resolvedRefs.ok || !ext.extAuth) {
-    const message = `ext auth not applied: GatewayExtension ${extension}: ${ext.resolvedRefs.message}`;
-    return { refs: { ok: false, reason: ext.resolvedRefs.reason, message, extension } };
-  }
-  return {
-    settings: { disabled: false, ext: ext.extAuth },
-    refs: { ok: true, reason: 'ResolvedRefs', message: `GatewayExtension ${extension} resolved`, extension },
-  };
+  const res = resolvePolicyExtension('extAuth', ns, e.extensionRef.name, world, (x) => x.extAuth, 'ext auth');
+  return { ...(res.value ? { settings: { disabled: false, ext: res.value } } : {}), refs: res.refs };
 }
+
+/** extProc: off (`disable`), or the GatewayExtension it names when that one and its backend resolved. */
+function extProcSettings(
+  e: NonNullable<TrafficPolicySpec['extProc']>,
+  ns: string,
+  world: PolicyWorld,
+  r: FieldReader,
+): { settings?: PolicySettings['extProc']; refs?: ExtensionRefs } {
+  if (e.disable) return { settings: { disabled: true } };
+  if (!e.extensionRef) {
+    r.problem('spec.extProc', 'set extensionRef (a GatewayExtension) or disable: true');
+    return {};
+  }
+  const res = resolvePolicyExtension('extProc', ns, e.extensionRef.name, world, (x) => x.extProc, 'ext proc');
+  return { ...(res.value ? { settings: { disabled: false, ext: res.value } } : {}), refs: res.refs };
+}
+
+/** The policy's ResolvedRefs: the first extension reference that did not resolve, else the last that did. */
+function combineRefs(list: (ExtensionRefs | undefined)[]): ExtensionRefs | undefined {
+  const all = list.filter((x): x is ExtensionRefs => x !== undefined);
+  return all.find((x) => !x.ok) ?? all.at(-1);
+}
+
+const routeWorldOf = (w: PolicyWorld): RouteWorld | undefined =>
+  w.service && w.referenceGrants ? { service: w.service, referenceGrants: w.referenceGrants } : undefined;
 
 /** targetRefs and targetSelectors, each of a kind a policy can attach to (Gateway, HTTPRoute). */
 function policyTargets(spec: TrafficPolicySpec, r: FieldReader): Pick<PolicyInfo, 'targetRefs' | 'selectors'> {
@@ -246,14 +242,19 @@ export function buildPolicyInfo(p: TrafficPolicy, world: PolicyWorld, mode: Vali
   const { targetRefs, selectors } = policyTargets(spec, reader);
   const settings: PolicySettings = {};
   for (const [field, read] of Object.entries(FIELD_SETTINGS) as [keyof typeof FIELD_SETTINGS, SettingsOf<any>][]) {
-    if (spec[field] === undefined) continue;
+    if (spec[field] === undefined || field === 'rateLimit') continue;
     const v = read(spec[field], reader);
     if (v !== undefined) (settings as Record<string, unknown>)[field] = v;
   }
   const extAuth = spec.extAuth ? extAuthSettings(spec.extAuth, ns, world, reader) : {};
   if (extAuth.settings) settings.extAuth = extAuth.settings;
+  const rateLimit = spec.rateLimit ? rateLimitSettings(spec.rateLimit, ns, world, reader) : {};
+  if (rateLimit.settings) settings.rateLimit = rateLimit.settings;
+  const extProc = spec.extProc ? extProcSettings(spec.extProc, ns, world, reader) : {};
+  if (extProc.settings) settings.extProc = extProc.settings;
+  const extensionRefs = combineRefs([extAuth.refs, rateLimit.refs, extProc.refs]);
   const jwt =
-    spec.jwt && jwtSettings(spec.jwt, reader, { namespace: ns, policy: p.metadata.name, world: world.routes });
+    spec.jwt && jwtSettings(spec.jwt, reader, { namespace: ns, policy: p.metadata.name, world: routeWorldOf(world) });
   if (jwt) settings.jwt = jwt;
 
   const invalid = problems.length > 0;
@@ -274,7 +275,7 @@ export function buildPolicyInfo(p: TrafficPolicy, world: PolicyWorld, mode: Vali
     spec: Object.fromEntries(Object.keys(applied).map((f) => [f, spec[f as PolicyField]])),
     ...(spec.mergeType ? { mergeType: spec.mergeType } : {}),
     accepted,
-    ...(extAuth.refs ? { extAuthRefs: extAuth.refs } : {}),
+    ...(extensionRefs ? { extensionRefs } : {}),
     findings: problems.map((pr) => ({ resource: ref, ...pr })),
   };
 }

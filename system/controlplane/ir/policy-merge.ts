@@ -38,11 +38,15 @@ export const STRATEGIC_LISTS: Record<string, ListStrategy> = {
   'retry.statusCodes': { set: true },
   // Envoy's RBAC policies are a map keyed by name (config.rbac.v3.RBAC.policies).
   'rbac.policies': { key: 'name' },
+  'compression.contentTypes': { set: true, fold: true },
+  'transformation.*.set': { key: 'name', fold: true },
+  'transformation.*.add': { key: 'name', fold: true },
+  'transformation.*.remove': { set: true, fold: true },
 };
 
 /** Top-level fields that never merge (a reference resolved in the policy's own namespace): the winner's applies. A field
  * read with the world (not in policies.ts FIELD_SETTINGS) never merges either (attach-policies.ts mergeChain). */
-export const ATOMIC_FIELDS: readonly string[] = ['extAuth'];
+export const ATOMIC_FIELDS: readonly string[] = ['extAuth', 'extProc'];
 
 type Json = unknown;
 const isObject = (v: Json): v is Record<string, Json> => typeof v === 'object' && v !== null && !Array.isArray(v);

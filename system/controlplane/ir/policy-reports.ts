@@ -2,7 +2,7 @@
 // "Policies"): Accepted (valid, or sent as written with validation off) and Attached — Attached, Merged when it lost
 // some fields to higher-priority policies or some of its values merged with other policies' (mergeType), Overridden
 // when nothing of it survived, Invalid when it has nothing it can apply —
-// and ResolvedRefs for its ext auth extension. Made from the tallies of attach-policies.ts's GatewayPolicies.
+// and ResolvedRefs for the GatewayExtensions it names. Made from the tallies of attach-policies.ts's GatewayPolicies.
 import type { PolicyField } from '../model.ts';
 import type { PolicyTally } from './attach-policies.ts';
 import type { PolicyInfo } from './policies.ts';
@@ -30,8 +30,10 @@ export function policyReports(
       generation: p.generation,
       accepted,
       attached: attachedOutcome(t),
-      ...(p.extAuthRefs
-        ? { resolvedRefs: { ok: p.extAuthRefs.ok, reason: p.extAuthRefs.reason, message: p.extAuthRefs.message } }
+      ...(p.extensionRefs
+        ? {
+            resolvedRefs: { ok: p.extensionRefs.ok, reason: p.extensionRefs.reason, message: p.extensionRefs.message },
+          }
         : {}),
     };
   }
@@ -41,9 +43,8 @@ export function policyReports(
 function attachedOutcome(t: PolicyTally<PolicyInfo>): Outcome {
   const p = t.policy;
   const lostFields = [...t.lost.keys()].filter((f) => !t.won.has(f) && !t.merged.has(f));
-  if (p.extAuthRefs && !p.extAuthRefs.ok && !Object.keys(p.settings).some((f) => f !== 'extAuth')) {
-    return bad(p.extAuthRefs.reason, p.extAuthRefs.message);
-  }
+  const refs = p.extensionRefs;
+  if (refs && !refs.ok && !Object.keys(p.settings).some((f) => f !== refs.field)) return bad(refs.reason, refs.message);
   if (!Object.keys(p.settings).length && !p.accepted.ok) return bad('Invalid', `not applied: ${p.accepted.message}`);
   if (lostFields.length && !t.won.size && !t.merged.size) {
     return bad('Overridden', `overridden due to conflict with higher priority policy: ${describeLost(t.lost)}`);

@@ -111,15 +111,50 @@ export interface ExtAuthIR {
   /** The HTTP filter's name: `envoy.filters.http.ext_authz/<ns>/<name>` of the GatewayExtension. */
   filterName: string;
   extension: ObjRef;
-  /** The auth service's cluster (`kube_<ns>_<svc>_<port>`, EDS like any backend). */
+  /** The auth service's cluster (`kube_<ns>_<svc>_<port>`, EDS like any backend; HTTP/2 for a gRPC service). */
   cluster: ClusterIR;
-  uri: string;
+  /** The HTTP service's URI; absent for a gRPC service. */
+  uri?: string;
+  /** A gRPC service (Authorization/Check): the calls' :authority when set. */
+  grpc?: { authority?: string };
   pathPrefix?: string;
   timeout: string;
   allowedHeaders: string[];
   failOpen: boolean;
   statusOnError: number;
 }
+
+/** A GatewayExtension's rate-limit service (Envoy's envoy.filters.http.ratelimit, one filter per extension). */
+export interface RateLimitExtIR {
+  /** `envoy.filters.http.ratelimit/<ns>/<name>` of the GatewayExtension. */
+  filterName: string;
+  extension: ObjRef;
+  /** The service's cluster (HTTP/2). */
+  cluster: ClusterIR;
+  authority?: string;
+  domain: string;
+  timeout: string;
+  failOpen: boolean;
+}
+
+/** A GatewayExtension's external processor (Envoy's envoy.filters.http.ext_proc, one filter per extension). */
+export interface ExtProcIR {
+  /** `envoy.filters.http.ext_proc/<ns>/<name>` of the GatewayExtension. */
+  filterName: string;
+  extension: ObjRef;
+  /** The processor's cluster (HTTP/2). */
+  cluster: ClusterIR;
+  authority?: string;
+  requestHeaders: boolean;
+  messageTimeout: string;
+  failOpen: boolean;
+}
+
+/** One entry of a rate limit descriptor: Envoy's rate limit action that makes it. */
+export type RateLimitEntryIR =
+  | { kind: 'remoteAddress' }
+  | { kind: 'header'; name: string; key: string }
+  | { kind: 'genericKey'; value: string; key?: string };
 
 /** Settings a TrafficPolicy field applies, normalized (durations in proto form). */
 export interface PolicySettings {
@@ -141,14 +176,18 @@ export interface PolicySettings {
   };
   headerModifiers?: { request?: HeaderOpsIR; response?: HeaderOpsIR };
   rateLimit?: {
-    maxTokens: number;
-    tokensPerFill: number;
-    fillInterval: string;
-    /** Percent of requests counted, and of those over the limit refused; absent: 100. */
-    percentEnabled?: number;
-    percentEnforced?: number;
+    local?: {
+      maxTokens: number;
+      tokensPerFill: number;
+      fillInterval: string;
+      /** Percent of requests counted, and of those over the limit refused; absent: 100. */
+      percentEnabled?: number;
+      percentEnforced?: number;
+    };
+    global?: { ext: RateLimitExtIR; descriptors: RateLimitEntryIR[][] };
   };
   extAuth?: { disabled: true } | { disabled: false; ext: ExtAuthIR };
+  extProc?: { disabled: true } | { disabled: false; ext: ExtProcIR };
   urlRewrite?: { hostname?: string; pathRegex?: { pattern: string; substitution: string } };
   faultInjection?: {
     delay?: { fixedDelay: string; perMillion: number };
@@ -156,6 +195,11 @@ export interface PolicySettings {
   };
   rbac?: RbacIR;
   jwt?: JwtIR;
+  buffer?: { maxRequestBytes: number };
+  /** gzip responses; contentTypes empty: Envoy's default list. */
+  compression?: { minContentLength: number; contentTypes: string[] };
+  /** Header templates (values are formatter strings). */
+  transformation?: { request?: HeaderOpsIR; response?: HeaderOpsIR };
 }
 
 // ---- TrafficPolicy fields of issue 13 item 4 (ir/policy-<field>.ts reads them, xds/translator/<filter>.ts writes) --

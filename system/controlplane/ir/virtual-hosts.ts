@@ -72,6 +72,10 @@ export function buildVirtualHosts(
           extAuth.set(ea.ext.filterName, ea.ext);
           clusters.set(ea.ext.cluster.name, ea.ext.cluster);
         }
+        const rl = route.policy.rateLimit?.global;
+        if (rl) clusters.set(rl.ext.cluster.name, rl.ext.cluster);
+        const ep = route.policy.extProc;
+        if (ep && !ep.disabled) clusters.set(ep.ext.cluster.name, ep.ext.cluster);
         for (const pr of route.policy.jwt?.providers ?? []) {
           if ('remote' in pr.jwks) clusters.set(pr.jwks.remote.cluster.name, pr.jwks.remote.cluster);
         }

@@ -264,7 +264,7 @@ export function routeParents(
 /** What policyStatus reads of a policy: a TrafficPolicy's PolicyInfo, a ListenerPolicy's or a BackendConfigPolicy's info. */
 export type PolicyStatusInput = Pick<PolicyInfo, 'ref' | 'generation' | 'accepted' | 'selectors'> & {
   targetRefs: { kind: string; name: string; sectionName?: string }[];
-  extAuthRefs?: PolicyInfo['extAuthRefs'];
+  extensionRefs?: PolicyInfo['extensionRefs'];
 };
 
 function describeTargets(p: PolicyStatusInput): string {
@@ -352,7 +352,7 @@ export function policyStatus(
     }
   }
   const conditions = [fromOutcome('Accepted', accepted, g), attached];
-  if (p.extAuthRefs) conditions.push(fromOutcome('ResolvedRefs', p.extAuthRefs, g));
+  if (p.extensionRefs) conditions.push(fromOutcome('ResolvedRefs', p.extensionRefs, g));
   return { ancestors, conditions };
 }
 

@@ -62,6 +62,18 @@ describe('status merge', () => {
     expect(merged!.conditions.map((x: any) => x.type)).toEqual(['Accepted', 'Attached']);
   });
 
+  it('ListenerPolicy: merged as a TrafficPolicy (our ancestors, top-level conditions)', () => {
+    const ours = { ancestorRef: { name: 'gw' }, controllerName: 'gateway.gwvendor.dev/gwvendor', conditions: [] };
+    const merged = mergeStatus(
+      'listenerpolicies',
+      { ancestors: [ours], conditions: [c('Accepted', 'True'), c('Attached', 'True')] },
+      {},
+      'now',
+    );
+    expect(merged!.ancestors).toEqual([ours]);
+    expect(merged!.conditions.map((x: any) => x.type)).toEqual(['Accepted', 'Attached']);
+  });
+
   it('Gateway: attachedListenerSets written while ListenerSets name it, removed once none does', () => {
     const desired = { addresses: [], conditions: [c('Accepted', 'True')], listeners: [] };
     const set = mergeStatus('gateways', { ...desired, attachedListenerSets: 2 }, { conditions: [] }, 'now');

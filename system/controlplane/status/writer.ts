@@ -126,7 +126,8 @@ export function mergeStatus(
       return { ...cur, ancestors: [...m.others, ...m.ours] };
     }
     case 'trafficpolicies':
-    case 'backendconfigpolicies': {
+    case 'backendconfigpolicies':
+    case 'listenerpolicies': {
       const m = mergeControllerEntries(cur.ancestors, desired.ancestors, 'ancestorRef', now);
       return {
         ...cur,

@@ -81,11 +81,23 @@ describe('CRD files', () => {
       'extAuth',
       'urlRewrite',
       'faultInjection',
+      'extProc',
     ]) {
       expect(tpSpec[f], f).toBeDefined();
     }
     const ext = (rootSchema(gwe) as any).properties.spec.properties.extAuth.properties;
-    expect(Object.keys(ext)).toEqual(['httpService', 'failOpen', 'statusOnError']);
+    expect(Object.keys(ext)).toEqual(['grpcService', 'httpService', 'failOpen', 'statusOnError']);
     expect(Object.keys(ext.httpService.properties.backendRef.properties)).toEqual(['name', 'namespace', 'port']);
+    expect(Object.keys(ext.grpcService.properties)).toEqual(['backendRef', 'authority', 'timeout']);
+    const gweSpec = (rootSchema(gwe) as any).properties.spec;
+    expect(Object.keys(gweSpec.properties)).toEqual(['extAuth', 'rateLimit', 'extProc']);
+    expect(gweSpec['x-kubernetes-validations'][0].message).toBe('set exactly one of extAuth, rateLimit and extProc');
+    const extAuth = gweSpec.properties.extAuth;
+    expect(extAuth['x-kubernetes-validations']).toEqual([
+      {
+        rule: 'has(self.httpService) != has(self.grpcService)',
+        message: 'set exactly one of httpService and grpcService',
+      },
+    ]);
   });
 });

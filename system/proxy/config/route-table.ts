@@ -9,6 +9,7 @@ import { compileHashPolicies } from './hash-policy.ts';
 import { compileHeaderMutations, EMPTY_MUTATION, type HeaderMutation } from './headers.ts';
 import { stripPort } from './host-port.ts';
 import { compileHeaderMatcher, compileQueryMatcher, compileRegex } from './matchers.ts';
+import { compileRateLimits } from './rate-limits.ts';
 import type {
   Action,
   CompiledRoute,
@@ -335,6 +336,7 @@ function compileAction(r: J, vh: J, where: string, opts: CompileOptions, validat
       includeAttemptCountInResponse: vh.include_attempt_count_in_response === true,
       upgrades: a.upgrade_configs?.length ? compileUpgradeConfigs(a.upgrade_configs, w) : undefined,
       idleTimeoutMs: durationMs(a.idle_timeout),
+      rateLimits: compileRateLimits(a.rate_limits, w),
       hashPolicy: compileHashPolicies(a.hash_policy, w),
     };
     if (validate && opts.clusterExists) {

@@ -6,6 +6,7 @@ import type { Re2 } from '../../shared/regex.ts';
 import type { HashPolicy } from './hash-policy.ts';
 import type { HeaderMutation } from './headers.ts';
 import type { HeaderGetter } from './matchers.ts';
+import type { RateLimitEntry } from './rate-limits.ts';
 
 export interface MatchInput {
   /** :path without the query string. */
@@ -55,6 +56,8 @@ export interface RouteActionConfig {
   upgrades?: Map<string, boolean>;
   /** RouteAction.idle_timeout (overrides the HCM's stream_idle_timeout; 0 disables); undefined when not set. */
   idleTimeoutMs?: number;
+  /** RouteAction.rate_limits (rate-limits.ts), for the ratelimit filter; undefined when the route has none. */
+  rateLimits?: RateLimitEntry[];
   /** RouteAction.hash_policy (hash-policy.ts): the request hash of RING_HASH/MAGLEV clusters. */
   hashPolicy?: HashPolicy[];
 }

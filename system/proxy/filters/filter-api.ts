@@ -63,8 +63,11 @@ export interface FilterStream {
   /** Response headers filters want added (cors, ext_authz allowed_client_headers_on_success, local_ratelimit). */
   extraResponseHeaders: HeaderMap | undefined;
   hasBody(): boolean;
-  /** The whole request body, buffered once (retries, mirrors and ext_authz reuse it). */
-  readBody(): Promise<Buffer | undefined>;
+  /**
+   * The whole request body, buffered once (retries, mirrors and ext_authz reuse it). Over `maxBytes` (the buffer
+   * filter's limit) it rejects, and the rest of the body is dropped so that the filter can answer 413.
+   */
+  readBody(maxBytes?: number): Promise<Buffer | undefined>;
   /** The selected route's most specific typed_per_filter_config for the filter named `name`. */
   perFilterConfig<T>(name: string): T | undefined;
   setFlag(flag: ResponseFlag): void;
@@ -75,6 +78,11 @@ export interface FilterStream {
   /** Sends the response headers (an upstream's, for the router) through the encode path of every filter. */
   /** `endStream`: the upstream's headers ended its response (HTTP/2 HEADERS with END_STREAM, e.g. gRPC trailers-only). */
   writeHeaders(status: number, headers: HeaderMap, fromUpstream: boolean, endStream?: boolean): void;
+  /**
+   * From encodeHeaders: the response body goes downstream through `t` (the compressor's encoder); what it emits is
+   * sent and counted. Envoy's encodeData of a filter that changes the body.
+   */
+  encodeBodyThrough(t: import('node:stream').Transform): void;
   /** Body bytes downstream; false when the client is slow (wait for whenDrained). */
   write(chunk: Buffer): boolean;
   /** Runs `f` once the downstream can take more bytes. */

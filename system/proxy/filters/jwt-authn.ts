@@ -6,7 +6,7 @@
 // control plane never writes them). Refused: 401 (403 for an audience not allowed) with the status text as the
 // body, `www-authenticate: Bearer realm="<original URI>"` (plus `, error="invalid_token"` unless the token was
 // missing) and details `jwt_authn_access_denied{<status with _ for spaces>}`. Accepted: each provider's
-// claim_to_headers set on the request, and the token's header removed unless `forward`. Stats
+// claim_to_headers added to the request, and the token's header removed unless `forward`. Stats
 // `http.<prefix>.jwt_authn.allowed|denied|jwks_fetch_success|jwks_fetch_failed`.
 import { ConfigError } from '../config/errors.ts';
 import { DISABLED } from './disabled.ts';
@@ -177,8 +177,10 @@ export const jwtAuthnFactory: FilterFactory = {
         for (const v of r.verified) {
           if (v.header && !v.provider.forward) delete s.headers[v.header];
           for (const c of v.provider.claimToHeaders) {
+            // Envoy adds the value (addCopy): a header the client sent keeps its value beside the claim's.
             const value = claimValue(v.payload, c.claim);
-            if (value !== undefined) s.headers[c.header] = value;
+            const had = s.headers[c.header];
+            if (value !== undefined) s.headers[c.header] = had === undefined ? value : [had, value].flat();
           }
         }
         allowed.inc();

@@ -2,7 +2,8 @@
 // statuses (their text) of jwt_verify_lib's status.cc: the token's form (three base64url sections, JSON header with
 // an `alg`, JSON payload), the issuer, the time constraints (nbf, exp, with the provider's clock skew, 60 s by
 // default), the audiences, then the JWKS (inline, or fetched from a cluster and cached) and the signature. The JWS
-// verification and the JWK choice by kid/alg are the `jose` library's (compactVerify over createLocalJWKSet).
+// verification and the JWK choice by kid/alg are the `jose` library's (compactVerify over createLocalJWKSet). Order
+// and statuses checked against authenticator.cc (startVerify, verifyKey, handleGoodJwt).
 import { compactVerify, createLocalJWKSet, errors } from 'jose';
 import { type JwksDoc, parseJwks } from '../../shared/jwks.ts';
 import { ConfigError, durationMs } from '../config/errors.ts';
@@ -75,6 +76,17 @@ export function parseJwt(token: string): { header: J; payload: J } | JwtStatusTe
   return { header, payload };
 }
 
+/** jose's key set of a JWKS document, made once per document (it imports each key once, on first use). */
+const keySets = new WeakMap<JwksDoc, ReturnType<typeof createLocalJWKSet>>();
+function keySet(jwks: JwksDoc): ReturnType<typeof createLocalJWKSet> {
+  let set = keySets.get(jwks);
+  if (!set) {
+    set = createLocalJWKSet(jwks as Parameters<typeof createLocalJWKSet>[0]);
+    keySets.set(jwks, set);
+  }
+  return set;
+}
+
 /** Verifies `token` for provider `p`: Ok and the payload, or the first failed check's status. */
 export async function verifyJwt(
   p: Provider,
@@ -95,7 +107,7 @@ export async function verifyJwt(
   const jwks = await p.jwks(tags);
   if (!jwks) return { status: JwtStatus.FetchFailed };
   try {
-    await compactVerify(token, createLocalJWKSet(jwks as Parameters<typeof createLocalJWKSet>[0]));
+    await compactVerify(token, keySet(jwks));
     return { status: JwtStatus.Ok, payload };
   } catch (err) {
     if (err instanceof errors.JWKSNoMatchingKey) return { status: JwtStatus.KidAlgMismatch };
@@ -103,13 +115,15 @@ export async function verifyJwt(
   }
 }
 
-/** A claim's value as a header value (Envoy: strings, numbers, booleans; a list of strings joined with ','). */
+/**
+ * A claim's value as a header value, as Envoy's addJWTClaimToHeader: strings, numbers and booleans (a nested claim
+ * by `a.b`); anything else (a list, an object) is not copied.
+ */
 export function claimValue(payload: J, claim: string): string | undefined {
   let v: unknown = payload;
-  for (const k of claim.split('.')) v = v && typeof v === 'object' ? (v as J)[k] : undefined;
-  if (typeof v === 'string') return v;
+  for (const k of claim.split('.')) v = v && typeof v === 'object' && !Array.isArray(v) ? (v as J)[k] : undefined;
+  if (typeof v === 'string') return v || undefined;
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
-  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v.join(',');
   return undefined;
 }
 
@@ -125,7 +139,8 @@ export function compileProvider(
     name,
     issuer: c.issuer ? String(c.issuer) : undefined,
     audiences: ((c.audiences ?? []) as unknown[]).map(String),
-    clockSkewS: c.clock_skew_seconds === undefined ? 60 : Number(c.clock_skew_seconds),
+    // authenticator.cc: a clock_skew_seconds of 0 (or unset) is the default, 60.
+    clockSkewS: Number(c.clock_skew_seconds ?? 0) || 60,
     forward: c.forward === true,
     claimToHeaders: ((c.claim_to_headers ?? []) as J[]).map((h) => ({
       header: String(h.header_name).toLowerCase(),

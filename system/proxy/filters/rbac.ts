@@ -175,7 +175,7 @@ export const rbacFactory: FilterFactory = {
         if (log.on('debug')) log.debug(`enforced denied, matched policy ${d.policy ?? 'none'}`, s.tags);
         denied.inc();
         s.sendLocalReply(403, 'RBAC: access denied', {
-          details: `rbac_access_denied_matched_policy[${d.policy ?? 'none'}]`,
+          details: `rbac_access_denied_matched_policy[${(d.policy ?? 'none').replace(/\s/g, '_')}]`,
           fromFilter: s.filterIndex,
         });
         return false;

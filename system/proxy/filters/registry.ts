@@ -1,13 +1,18 @@
 // HTTP filter factories by config type URL, as Envoy finds them (by the typed_config's type, not the name).
 import { ConfigError } from '../config/errors.ts';
+import { bufferFactory } from './buffer.ts';
+import { compressorFactory } from './compressor.ts';
 import { corsFactory } from './cors.ts';
 import { DISABLED, ENABLED, isDisabled } from './disabled.ts';
 import { extAuthzFactory } from './ext-authz.ts';
+import { extProcFactory } from './ext-proc.ts';
 import { faultFactory } from './fault.ts';
 import type { FilterContext, FilterFactory, HttpFilter, J } from './filter-api.ts';
+import { headerMutationFactory } from './header-mutation.ts';
 import { healthCheckFactory } from './health-check.ts';
 import { jwtAuthnFactory } from './jwt-authn.ts';
 import { localRateLimitFactory } from './local-ratelimit.ts';
+import { rateLimitFactory } from './ratelimit.ts';
 import { rbacFactory } from './rbac.ts';
 import { routerFactory } from './router/router.ts';
 
@@ -15,11 +20,16 @@ export const FACTORIES: readonly FilterFactory[] = [
   routerFactory,
   corsFactory,
   localRateLimitFactory,
+  rateLimitFactory,
   extAuthzFactory,
+  extProcFactory,
   faultFactory,
   healthCheckFactory,
   rbacFactory,
   jwtAuthnFactory,
+  bufferFactory,
+  compressorFactory,
+  headerMutationFactory,
 ];
 
 const byConfigType = new Map<string, FilterFactory>();

@@ -6,7 +6,7 @@
 // (Envoy's HTTP/2 codec maps one to the other), pseudo headers never go upstream, a body is what follows HEADERS
 // without END_STREAM, and connection-specific headers are not sent on it (RFC 9113 §8.2.2).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, type Readable, type Transform } from 'node:stream';
 import { applyMutations } from '../config/headers.ts';
 import type { CompiledRoute } from '../config/route.ts';
 import { ENABLED, isDisabled } from '../filters/disabled.ts';
@@ -50,6 +50,13 @@ const H2_CONNECTION_HEADERS = ['connection', 'keep-alive', 'proxy-connection', '
 /** Envoy's maximum buffered request body for retries, mirrors and ext_authz. */
 export const MAX_REQUEST_BODY = 16 * 1024 * 1024;
 
+/** The request body is over the limit readBody() was given. */
+export class PayloadTooLarge extends Error {
+  constructor(limit: number) {
+    super(`request body over ${limit} bytes`);
+  }
+}
+
 let streamCounter = Math.floor(Math.random() * 1e9);
 
 export class ActiveStream implements FilterStream {
@@ -78,6 +85,8 @@ export class ActiveStream implements FilterStream {
   extraResponseHeaders: HeaderMap | undefined;
   /** HTTP/2: the response was headers with END_STREAM (nothing more to write). */
   private headersOnly = false;
+  /** The response body's encoder (encodeBodyThrough), if a filter set one. */
+  private bodyTransform: Transform | undefined;
   /** Set once the response headers went downstream. */
   responseStarted = false;
   /** The response is complete or the downstream is gone: no more writes. */
@@ -214,8 +223,12 @@ export class ActiveStream implements FilterStream {
     return (h['content-length'] !== undefined && h['content-length'] !== '0') || h['transfer-encoding'] !== undefined;
   }
 
-  /** The whole request body (buffered once; retries, mirrors and ext_authz reuse it). */
-  readBody(): Promise<Buffer | undefined> {
+  /**
+   * The whole request body (buffered once; retries, mirrors and ext_authz reuse it). With `maxBytes` (the buffer
+   * filter's max_request_bytes), a body over it rejects with PayloadTooLarge and the rest of it is read and dropped,
+   * so that the caller can still answer 413; past MAX_REQUEST_BODY the connection is closed.
+   */
+  readBody(maxBytes?: number): Promise<Buffer | undefined> {
     if (this.bodyRead) return this.bodyRead;
     if (!this.hasBody()) {
       this.info.lastDownstreamRxMono = performance.now();
@@ -225,8 +238,16 @@ export class ActiveStream implements FilterStream {
     this.bodyRead = new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
       let size = 0;
+      let over = false;
       this.req.on('data', (c: Buffer) => {
         size += c.length;
+        if (over) return;
+        if (maxBytes !== undefined && size > maxBytes) {
+          over = true;
+          chunks.length = 0;
+          reject(new PayloadTooLarge(maxBytes));
+          return;
+        }
         if (size > MAX_REQUEST_BODY) {
           this.req.destroy();
           reject(new Error('payload too large'));
@@ -376,15 +397,34 @@ export class ActiveStream implements FilterStream {
     this.res.writeHead(status, headers as Record<string, string | string[]>);
   }
 
+  /**
+   * From now on the response body goes downstream through `t` (a compressor's encoder, set from encodeHeaders):
+   * what `t` emits is what is sent (and counted in bytesSent); its back-pressure is the downstream's.
+   */
+  encodeBodyThrough(t: Transform): void {
+    const res = this.res;
+    this.bodyTransform = t;
+    t.on('data', (c: Buffer) => {
+      this.info.bytesSent += c.length;
+      if (!res.write(c)) {
+        t.pause();
+        res.once('drain', () => t.resume());
+      }
+    });
+    t.once('end', () => res.end());
+    t.once('error', () => res.destroy());
+  }
+
   /** Body bytes downstream; returns false when the client is slow (back-pressure). */
   write(chunk: Buffer): boolean {
+    if (this.bodyTransform) return this.bodyTransform.write(chunk);
     this.info.bytesSent += chunk.length;
     return this.res.write(chunk);
   }
 
   /** Runs `f` once the downstream can take more bytes (after write() returned false). */
   whenDrained(f: () => void): void {
-    this.res.once('drain', f);
+    (this.bodyTransform ?? this.res).once('drain', f);
   }
 
   finishWith(chunk?: Buffer, trailers?: HeaderMap): void {
@@ -392,6 +432,10 @@ export class ActiveStream implements FilterStream {
     this.done = true;
     if (this.headersOnly) return;
     if (trailers) this.res.addTrailers(trailers as Record<string, string>);
+    if (this.bodyTransform) {
+      this.bodyTransform.end(chunk);
+      return;
+    }
     if (chunk && chunk.length > 0) {
       this.info.bytesSent += chunk.length;
       this.res.end(chunk);
@@ -404,6 +448,7 @@ export class ActiveStream implements FilterStream {
   resetDownstream(): void {
     if (this.done) return;
     this.done = true;
+    this.bodyTransform?.destroy();
     this.res.destroy();
   }
 }

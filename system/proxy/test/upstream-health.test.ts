@@ -89,6 +89,11 @@ describe('active HTTP health checks', () => {
     const r = await get('/get');
     expect(r.status).toBe(503);
     expect(r.body).toBe('no healthy upstream');
+    // /clusters?format=json: Envoy's HostHealthStatus fields.
+    const json = JSON.parse((await fx.proxy.admin('/clusters?format=json')).body);
+    const hosts = json.cluster_statuses.find((c: J) => c.name === 'hc404').host_statuses;
+    expect(hosts.map((h: J) => h.health_status.failed_active_health_check)).toEqual([true, true]);
+    expect(hosts[0].health_status.eds_health_status).toBe('UNKNOWN');
     expect(stat('cluster.hc404.health_check.failure')).toBeGreaterThanOrEqual(2);
     expect(stat('cluster.hc404.health_check.network_failure')).toBe(0);
     expect(stat('cluster.hc404.health_check.healthy')).toBe(0);

@@ -29,6 +29,8 @@ export const PRELOADED_PROTO_FILES: readonly string[] = [
   'envoy/extensions/filters/http/cors/v3/cors.proto',
   'envoy/extensions/filters/http/local_ratelimit/v3/local_rate_limit.proto',
   'envoy/extensions/filters/http/ext_authz/v3/ext_authz.proto',
+  'envoy/extensions/filters/http/ratelimit/v3/rate_limit.proto',
+  'envoy/extensions/filters/http/ext_proc/v3/ext_proc.proto',
   'envoy/extensions/filters/http/fault/v3/fault.proto',
   'envoy/extensions/upstreams/http/v3/http_protocol_options.proto',
   'envoy/extensions/access_loggers/file/v3/file.proto',

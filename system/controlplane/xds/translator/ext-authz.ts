@@ -1,6 +1,8 @@
 // TrafficPolicy `extAuth` → envoy.filters.http.ext_authz: one filter per GatewayExtension the listener's routes use
 // (`envoy.filters.http.ext_authz/<ns>/<name>`), and on every route of that listener ExtAuthzPerRoute{disabled: true}
-// for each of those filters the route's policy does not ask for.
+// for each of those filters the route's policy does not ask for. An HTTP service is `http_service`; a gRPC one is
+// `grpc_service.envoy_grpc` on the Service's cluster with `transport_api_version: V3`, as Envoy Gateway and kgateway
+// write it.
 import { lookupEnum } from '../../../shared/envoy/protos.ts';
 import type { ExtAuthIR, GatewayIR, ListenerIR, RouteIR } from '../../ir/types.ts';
 import type { Json } from './envoy.ts';
@@ -44,13 +46,22 @@ function statusCodeName(code: number): string | number {
 }
 
 function extAuthFilter(e: ExtAuthIR): Json {
-  const cfg: Json = {
-    '@type': EXT_AUTHZ,
-    http_service: {
-      server_uri: { uri: e.uri, cluster: e.cluster.name, timeout: e.timeout },
-      ...(e.pathPrefix ? { path_prefix: e.pathPrefix } : {}),
-    },
-  };
+  const cfg: Json = e.grpc
+    ? {
+        '@type': EXT_AUTHZ,
+        grpc_service: {
+          envoy_grpc: { cluster_name: e.cluster.name, ...(e.grpc.authority ? { authority: e.grpc.authority } : {}) },
+          timeout: e.timeout,
+        },
+        transport_api_version: 'V3',
+      }
+    : {
+        '@type': EXT_AUTHZ,
+        http_service: {
+          server_uri: { uri: e.uri, cluster: e.cluster.name, timeout: e.timeout },
+          ...(e.pathPrefix ? { path_prefix: e.pathPrefix } : {}),
+        },
+      };
   if (e.failOpen) cfg.failure_mode_allow = true;
   cfg.status_on_error = { code: statusCodeName(e.statusOnError) };
   if (e.allowedHeaders.length) {

@@ -3,12 +3,17 @@
 // and, per route, its typed_per_filter_config entries. A policy field that needs a new filter is a new file here and
 // one line in HTTP_FILTERS.
 import type { GatewayIR, ListenerIR, RouteIR } from '../../ir/types.ts';
+import { bufferFilter } from './buffer.ts';
+import { compressorFilter } from './compressor.ts';
 import { corsFilter } from './cors.ts';
 import type { Json } from './envoy.ts';
 import { extAuthzFilter } from './ext-authz.ts';
+import { extProcFilter } from './ext-proc.ts';
 import { faultFilter } from './fault.ts';
+import { headerMutationFilter } from './header-mutation.ts';
 import { jwtAuthnFilter } from './jwt-authn.ts';
 import { localRateLimitFilter } from './local-ratelimit.ts';
+import { rateLimitFilter } from './ratelimit.ts';
 import { rbacFilter } from './rbac.ts';
 
 export interface ListenerFilters {
@@ -28,11 +33,16 @@ interface HttpFilter {
  */
 const HTTP_FILTERS: HttpFilter[] = [
   corsFilter,
+  bufferFilter,
   jwtAuthnFilter,
   extAuthzFilter,
+  extProcFilter,
   rbacFilter,
   localRateLimitFilter,
+  rateLimitFilter,
+  headerMutationFilter,
   faultFilter,
+  compressorFilter,
 ];
 
 /** What the policy filters put on one listener: its chain (without the router) and each route's per-filter config. */

@@ -12,11 +12,11 @@ const percent = (p: number | undefined) => fractionalPercent((p ?? 100) * 10_000
 
 export const localRateLimitFilter = {
   forListener(l: ListenerIR) {
-    const used = l.virtualHosts.some((v) => v.routes.some((r) => r.policy.rateLimit));
+    const used = l.virtualHosts.some((v) => v.routes.some((r) => r.policy.rateLimit?.local));
     return {
       chain: used ? [{ name: NAME, typed_config: { '@type': LOCAL_RATE_LIMIT, stat_prefix: STAT_PREFIX } }] : [],
       perRoute(r: RouteIR): Json {
-        const rl = r.policy.rateLimit;
+        const rl = r.policy.rateLimit?.local;
         if (!rl) return {};
         return {
           [NAME]: {

@@ -17,6 +17,7 @@ import type {
 } from '../../ir/types.ts';
 import { routeHashPolicy } from './cluster-settings.ts';
 import { fractionalPercent, type Json } from './envoy.ts';
+import { routeRateLimits } from './ratelimit.ts';
 
 /** The filter_metadata key under which each route names the policy that supplied each setting. */
 export const PROVENANCE_KEY = 'merge.TrafficPolicy.gateway.gwvendor.dev';
@@ -129,6 +130,8 @@ function routeAction(r: RouteIR, clusterOf?: (name: string) => ClusterIR | undef
     if (perTry) rp.per_try_timeout = perTry;
     a.retry_policy = rp;
   }
+  const rateLimits = routeRateLimits(r);
+  if (rateLimits?.length) a.rate_limits = rateLimits;
   if (r.mirrors.length) {
     a.request_mirror_policies = r.mirrors.map((m) => ({
       cluster: m.cluster,

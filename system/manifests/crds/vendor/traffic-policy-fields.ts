@@ -9,6 +9,7 @@ import {
   desc,
   duration,
   headerName,
+  int32,
   namespace,
   obj,
   objectName,
@@ -122,7 +123,48 @@ const jwt = (): Schema =>
     ),
   );
 
+const buffer = (): Schema =>
+  desc(
+    "Buffers whole requests up to maxRequestBytes (Envoy's buffer filter); a larger one is answered 413.",
+    obj({ maxRequestBytes: int32({ minimum: 1 }) }, ['maxRequestBytes']),
+  );
+
+const compression = (): Schema =>
+  desc(
+    "gzip-compresses responses for clients that accept it (Envoy's compressor filter with the gzip library): " +
+      'at least minContentLength bytes (default 30), of the contentTypes (default: Envoy list of text, JSON, XML, JS...).',
+    obj({
+      minContentLength: int32({ minimum: 0 }),
+      contentTypes: arr(
+        str({ minLength: 3, maxLength: 128, pattern: '^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+$' }),
+        {
+          maxItems: 32,
+        },
+      ),
+    }),
+  );
+
+const headerTemplates = (): Schema =>
+  obj({
+    set: arr(obj({ name: headerName(), value: str({ maxLength: 4096 }) }, ['name', 'value']), { maxItems: 32 }),
+    add: arr(obj({ name: headerName(), value: str({ maxLength: 4096 }) }, ['name', 'value']), { maxItems: 32 }),
+    remove: arr(headerName(), { maxItems: 32 }),
+  });
+
+const transformation = (): Schema =>
+  desc(
+    'Request and response header templates: values use Envoy command operators (%REQ(x-user)%, ' +
+      '%DOWNSTREAM_REMOTE_ADDRESS%, %START_TIME%...).',
+    obj({ request: headerTemplates(), response: headerTemplates() }),
+  );
+
 /** The fields, by name, in POLICY_FIELDS order. */
 export function policyFieldSchemas(): Record<string, Schema> {
-  return { rbac: rbac(), jwt: jwt() };
+  return {
+    rbac: rbac(),
+    jwt: jwt(),
+    buffer: buffer(),
+    compression: compression(),
+    transformation: transformation(),
+  };
 }

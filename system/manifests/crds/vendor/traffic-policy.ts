@@ -12,6 +12,7 @@ import {
   duration,
   group,
   headerFilter,
+  headerName,
   int32,
   obj,
   objectName,
@@ -38,6 +39,75 @@ export const policyAncestorStatus = (): Schema =>
   });
 
 const percentage = () => ({ type: 'number', minimum: 0, maximum: 100 });
+
+/** `rateLimit`: a local token bucket and a global rate limit (descriptors for a GatewayExtension's rate-limit service). */
+const rateLimitSchema = (): Schema =>
+  obj({
+    local: obj(
+      {
+        tokenBucket: obj(
+          {
+            maxTokens: int32({ minimum: 1 }),
+            tokensPerFill: int32({ minimum: 1, default: 1 }),
+            fillInterval: duration(),
+          },
+          ['maxTokens', 'fillInterval'],
+        ),
+        percentEnabled: desc(
+          'Percentage of requests the rate limiter sees (counts); default 100.',
+          int32({ minimum: 0, maximum: 100 }),
+        ),
+        percentEnforced: desc(
+          'Percentage of the requests over the limit that are refused (429); the others are only counted. Default 100.',
+          int32({ minimum: 0, maximum: 100 }),
+        ),
+      },
+      ['tokenBucket'],
+    ),
+    global: desc(
+      'A global rate limit: each request’s descriptors go to the rate-limit service of a GatewayExtension ' +
+        '(type rateLimit), which answers 429 once a descriptor is over its limit.',
+      obj(
+        {
+          extensionRef: obj({ name: objectName() }, ['name']),
+          descriptors: arr(
+            obj(
+              {
+                entries: arr(
+                  obj(
+                    {
+                      remoteAddress: desc('The client address (key remote_address).', obj({})),
+                      header: desc(
+                        'A request header’s value under a descriptor key (no descriptor when it is absent).',
+                        obj({ name: headerName(), key: str({ minLength: 1 }) }, ['name', 'key']),
+                      ),
+                      genericKey: desc(
+                        'A fixed value (key generic_key unless set).',
+                        obj({ value: str({ minLength: 1 }), key: str({ minLength: 1 }) }, ['value']),
+                      ),
+                    },
+                    [],
+                    {
+                      'x-kubernetes-validations': [
+                        {
+                          rule: '[has(self.remoteAddress), has(self.header), has(self.genericKey)].filter(x, x).size() == 1',
+                          message: 'set exactly one of remoteAddress, header and genericKey',
+                        },
+                      ],
+                    },
+                  ),
+                  { minItems: 1, maxItems: 8 },
+                ),
+              },
+              ['entries'],
+            ),
+            { minItems: 1, maxItems: 16 },
+          ),
+        },
+        ['extensionRef', 'descriptors'],
+      ),
+    ),
+  });
 
 export function trafficPolicyCrd(): Record<string, unknown> {
   return vendorCrd({
@@ -112,33 +182,19 @@ export function trafficPolicyCrd(): Record<string, unknown> {
         allowCredentials: bool(),
       }),
       headerModifiers: obj({ request: headerFilter(), response: headerFilter() }),
-      rateLimit: obj({
-        local: obj(
-          {
-            tokenBucket: obj(
-              {
-                maxTokens: int32({ minimum: 1 }),
-                tokensPerFill: int32({ minimum: 1, default: 1 }),
-                fillInterval: duration(),
-              },
-              ['maxTokens', 'fillInterval'],
-            ),
-            percentEnabled: desc(
-              'Percentage of requests the rate limiter sees (counts); default 100.',
-              int32({ minimum: 0, maximum: 100 }),
-            ),
-            percentEnforced: desc(
-              'Percentage of the requests over the limit that are refused (429); the others are only counted. Default 100.',
-              int32({ minimum: 0, maximum: 100 }),
-            ),
-          },
-          ['tokenBucket'],
-        ),
-      }),
+      rateLimit: rateLimitSchema(),
       extAuth: obj({
         extensionRef: obj({ name: objectName() }, ['name']),
         disable: desc('Turns ext auth off for the targets (e.g. a route under a Gateway-wide ext auth).', bool()),
       }),
+      extProc: desc(
+        'Sends each request’s headers to the external processor of a GatewayExtension (type extProc), which may change ' +
+          'them or answer the request.',
+        obj({
+          extensionRef: obj({ name: objectName() }, ['name']),
+          disable: desc('Turns ext proc off for the targets.', bool()),
+        }),
+      ),
       urlRewrite: obj({
         hostname: preciseHostname(),
         pathRegex: obj({ pattern: str({ minLength: 1 }), substitution: str() }, ['pattern', 'substitution']),
