@@ -11,7 +11,8 @@ import {
   makeRequestAndExpectEventuallyConsistentResponse,
   makeTLSRequestAndExpectFailureResponse,
 } from '../utils/http.ts';
-import { gatewayListenerMustHaveConditions, waitForGatewayAddress } from '../utils/kubernetes.ts';
+import { waitForGatewayAddress } from '../utils/kubernetes.ts';
+import { gatewayListenerMustHaveConditions } from '../utils/listener-conditions.ts';
 import { INFRA_NS as ns } from '../utils/suite.ts';
 
 runConformanceTest({

@@ -5,7 +5,8 @@
 // False/NoValidCACertificate; not Programmed), the listener under the valid default stays ready.
 import { it } from 'vitest';
 import { runConformanceTest } from '../support/run.ts';
-import { type Cond, gatewayListenerMustHaveConditions } from '../utils/kubernetes.ts';
+import type { Cond } from '../utils/kubernetes.ts';
+import { gatewayListenerMustHaveConditions } from '../utils/listener-conditions.ts';
 import { INFRA_NS as ns } from '../utils/suite.ts';
 
 const invalid = (reason: string): Cond[] => [

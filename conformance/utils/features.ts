@@ -154,6 +154,7 @@ export const SUPPORTED: ReadonlySet<string> = new Set<string>([
   'GatewayBackendClientCertificate',
   'GatewayFrontendClientCertificateValidation',
   'GatewayFrontendClientCertificateValidationInsecureFallback',
+  'GatewayHTTPSListenerDetectMisdirectedRequests',
 ]);
 
 /** A test runs when gwlab supports all its features (upstream: SupportedFeatures.HasAll). */

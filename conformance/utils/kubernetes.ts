@@ -422,26 +422,6 @@ export async function gatewayStatusMustHaveListeners(
   );
 }
 
-/** GatewayListenerMustHaveConditions: the named listener has every condition (an empty reason: any). */
-export async function gatewayListenerMustHaveConditions(
-  kube: Kube,
-  tc: TimeoutConfig,
-  gw: NN,
-  listener: string,
-  conditions: Cond[],
-): Promise<void> {
-  await poll(
-    `Gateway ${gw.namespace}/${gw.name} listener ${listener} to have ${JSON.stringify(conditions)}`,
-    tc,
-    tc.gatewayListenersMustHaveConditions,
-    async () => {
-      const l = ((await get(kube, 'Gateway', gw))?.status?.listeners ?? []).find((x: any) => x.name === listener);
-      if (!l) return { ok: false, seen: `listener ${listener} not found in the Gateway's status` };
-      return { ok: conditions.every((c) => findCondition(l.conditions, c.type, c.status, c.reason)), seen: l };
-    },
-  );
-}
-
 /** The *MustHaveLatestConditions waits: every condition carries the object's generation. */
 export async function mustHaveLatestConditions(
   kube: Kube,

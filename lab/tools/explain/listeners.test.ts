@@ -106,6 +106,34 @@ describe('explain: HTTPS listeners and their certificates', () => {
     expect(f.yaml).toBeUndefined();
   });
 
+  it('a client CA of spec.tls.frontend in another namespace (GEP-91): named as such, with the grant for its ConfigMap', () => {
+    const msg =
+      'spec.tls.frontend.default.validation.caCertificateRefs[0]: Gateway in namespace app may not refer to ConfigMap cas/client-ca: no ReferenceGrant in namespace cas allows it';
+    const w = world([
+      bad('Accepted', 'NoValidCACertificate', `no valid CA certificate: ${msg}`),
+      bad('ResolvedRefs', 'RefNotPermitted', msg),
+      bad('Programmed', 'Invalid'),
+    ]);
+    w.gateways[0]!.spec.tls = {
+      frontend: {
+        default: { validation: { caCertificateRefs: [{ kind: 'ConfigMap', name: 'client-ca', namespace: 'cas' }] } },
+      },
+    };
+    const r = explain(w, { kind: 'Gateway', namespace: 'app', name: 'gw' });
+    const f = r.findings.find((x) => x.message.includes('client CA certificates not resolved'))!;
+    expect(f.message).toBe(
+      `listener https (HTTPS port 443 site.example.com): client CA certificates not resolved: ResolvedRefs=False (RefNotPermitted): ${msg}`,
+    );
+    expect(f.details).toContain('kubectl -n cas get configmap client-ca');
+    const grant = parse(f.yaml!);
+    expect(grant.spec.to).toEqual([{ group: '', kind: 'ConfigMap', name: 'client-ca' }]);
+    const from = { group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: 'app' };
+    expect(referenceAllowed([grant], from, { group: '', kind: 'ConfigMap', namespace: 'cas', name: 'client-ca' })).toBe(
+      true,
+    );
+    expect(r.findings.some((x) => x.message.includes(': certificate not resolved'))).toBe(false);
+  });
+
   it('resolved: an ok line naming its Secrets; gateway/<name>/<listener> explains that listener only', () => {
     const w = world([ok('Accepted'), ok('ResolvedRefs'), ok('Programmed')]);
     const t = parseTarget('gateway/gw/https', 'app');

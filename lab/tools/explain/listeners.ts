@@ -3,9 +3,12 @@
 // certificate that does not resolve (ResolvedRefs=False: InvalidCertificateRef for a missing or malformed Secret,
 // RefNotPermitted for a Secret in another namespace no ReferenceGrant allows), a listener not Accepted or not
 // Programmed. For RefNotPermitted the finding carries the ReferenceGrant that allows the certificateRefs, as YAML
-// ready for `kubectl apply -f -` (the grant the control plane's own referenceAllowed() misses, as for rule 3).
+// ready for `kubectl apply -f -` (the grant the control plane's own referenceAllowed() misses, as for rule 3). The
+// client CA references of the Gateway's spec.tls.frontend (GEP-91; the control plane's validationFor() picks the
+// port's) are told apart: "client CA certificates not resolved", their ConfigMaps/Secrets and grant.
+import { validationFor } from '../../../system/controlplane/ir/frontend-tls.ts';
 import { referenceAllowed } from '../../../system/controlplane/ir/refgrant.ts';
-import type { ReferenceGrant } from '../../../system/controlplane/model.ts';
+import type { Gateway, ReferenceGrant } from '../../../system/controlplane/model.ts';
 import type { Condition, KObj } from '../../toolkit/kube.ts';
 import { referenceGrantYaml } from './refgrant-yaml.ts';
 import { cond, condText, type Finding, GW_GROUP, subjectOf } from './report.ts';
@@ -39,19 +42,30 @@ export function listenerFindings(
     const programmed = cond(st.conditions, 'Programmed');
     const tls = TLS_PROTOCOLS.has(l.protocol);
     if (resolved?.status === 'False') {
-      const cert = resolved.reason === 'InvalidCertificateRef' || resolved.reason === 'RefNotPermitted';
+      const ca = (resolved.message ?? '').startsWith('spec.tls.frontend');
+      const cert = !ca && (resolved.reason === 'InvalidCertificateRef' || resolved.reason === 'RefNotPermitted');
+      const refs = ca ? clientCaRefs(gw, l, g.namespace) : certificateRefs(l, g.namespace);
+      const what = ca
+        ? 'client CA certificates not resolved'
+        : cert
+          ? 'certificate not resolved'
+          : 'references not resolved';
       out.push({
         level: 'problem',
         subject,
-        message:
-          `${label}: ${cert ? 'certificate not resolved' : 'references not resolved'}: ${condText(resolved)}: ${resolved.message ?? ''}`.trim(),
+        message: `${label}: ${what}: ${condText(resolved)}: ${resolved.message ?? ''}`.trim(),
         details: cert
           ? [
               `the listener is not programmed: a TLS client of port ${l.port} asking for it gets no certificate (handshake fails)`,
-              ...certificateRefs(l, g.namespace).map((r) => `kubectl -n ${r.namespace} get secret ${r.name}`),
+              ...refs.map((r) => `kubectl -n ${r.namespace} get secret ${r.name}`),
             ]
-          : undefined,
-        ...(resolved.reason === 'RefNotPermitted' ? certificateGrantFix(world, l, g) : {}),
+          : ca
+            ? [
+                `with no CA resolved the listener is not accepted (NoValidCACertificate): port ${l.port} is not served`,
+                ...refs.map((r) => `kubectl -n ${r.namespace} get ${r.kind.toLowerCase()} ${r.name}`),
+              ]
+            : undefined,
+        ...(resolved.reason === 'RefNotPermitted' ? grantFix(world, refs, g) : {}),
       });
     }
     if (accepted?.status === 'False') {
@@ -93,12 +107,31 @@ function certificateRefs(l: any, ns: string): { namespace: string; name: string;
   }));
 }
 
-/** The ReferenceGrants that would allow a listener's cross-namespace certificateRefs, by the control plane's rule. */
-function certificateGrantFix(world: World, l: any, g: GatewayKey): Pick<Finding, 'yaml'> {
+/** The client CA references of the Gateway's spec.tls.frontend that apply to an HTTPS listener's port. */
+function clientCaRefs(
+  gw: KObj,
+  l: any,
+  ns: string,
+): { namespace: string; name: string; group: string; kind: string }[] {
+  if (l.protocol !== 'HTTPS') return [];
+  return (validationFor(gw as unknown as Gateway, l.port)?.v.caCertificateRefs ?? []).map((r) => ({
+    namespace: r.namespace ?? ns,
+    name: r.name,
+    group: r.group ?? '',
+    kind: r.kind ?? '',
+  }));
+}
+
+/** The ReferenceGrants that would allow a listener's cross-namespace references, by the control plane's rule. */
+function grantFix(
+  world: World,
+  refs: { namespace: string; name: string; group: string; kind: string }[],
+  g: GatewayKey,
+): Pick<Finding, 'yaml'> {
   const grants = world.grants as unknown as ReferenceGrant[];
   const from = { group: GW_GROUP, kind: 'Gateway', namespace: g.namespace };
   const docs: string[] = [];
-  for (const to of certificateRefs(l, g.namespace)) {
+  for (const to of refs) {
     if (to.namespace === g.namespace || referenceAllowed(grants, from, to)) continue;
     const yaml = referenceGrantYaml(from, to);
     if (!docs.includes(yaml)) docs.push(yaml);

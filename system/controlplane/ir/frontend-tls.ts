@@ -21,8 +21,8 @@ export interface FrontendRefs extends ListenerRefs {
   configMap: (namespace: string, name: string) => { data?: Record<string, string> } | undefined;
 }
 
-/** The validation that applies to HTTPS listeners on `port`, and the field it is written in. */
-function validationFor(gw: Gateway, port: number): { v: FrontendTlsValidation; field: string } | undefined {
+/** The validation that applies to HTTPS listeners on `port`, and the field it is written in (explain reads it too). */
+export function validationFor(gw: Gateway, port: number): { v: FrontendTlsValidation; field: string } | undefined {
   const f = gw.spec?.tls?.frontend;
   const i = (f?.perPort ?? []).findIndex((p) => p.port === port);
   if (i >= 0) {
