@@ -5,29 +5,16 @@
 // the upstream request; denied: status PERMISSION_DENIED with denied_response 403 (envoy.type.v3.StatusCode
 // Forbidden), the same header and the HTTP form's body (envoy/service/auth/v3/external_auth.proto).
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
-import { PROTO_INCLUDE_DIRS } from '../shared/envoy/protos.ts';
+import { envoyService } from '../shared/envoy/protos.ts';
 import type { Logger } from '../shared/log.ts';
 
 export const AUTHORIZATION_SERVICE = 'envoy.service.auth.v3.Authorization';
 
 export type Decider = (req: { headers: Record<string, string | undefined> }) => { allowed: boolean; reason: string };
 
-let service: grpc.ServiceDefinition | undefined;
 /** The service definition of Authorization (the sample serves it; tests serve their own answers with it). */
 export function authorizationService(): grpc.ServiceDefinition {
-  if (service) return service;
-  const def = protoLoader.loadSync('envoy/service/auth/v3/external_auth.proto', {
-    keepCase: true,
-    longs: String,
-    enums: String,
-    arrays: true,
-    oneofs: true,
-    includeDirs: [...PROTO_INCLUDE_DIRS],
-  });
-  const pkg = grpc.loadPackageDefinition(def) as any;
-  service = pkg.envoy.service.auth.v3.Authorization.service as grpc.ServiceDefinition;
-  return service;
+  return envoyService('envoy/service/auth/v3/external_auth.proto', 'envoy.service.auth.v3.Authorization');
 }
 
 export interface GrpcListening {

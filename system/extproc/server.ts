@@ -4,25 +4,16 @@
 // and removes `x-extproc-remove`; a request carrying `x-extproc-deny` gets an immediate_response instead (403, header
 // `x-extproc: denied`, a text body). To response headers (when the proxy sends them) it sets `x-extproc-response: true`.
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
-import { PROTO_INCLUDE_DIRS } from '../shared/envoy/protos.ts';
+import { envoyService } from '../shared/envoy/protos.ts';
 import { type Logger, LogRegistry } from '../shared/log.ts';
 
-let service: grpc.ServiceDefinition | undefined;
 /** The service definition of ExternalProcessor (the sample serves it; tests serve their own answers with it). */
 export function externalProcessorService(): grpc.ServiceDefinition {
-  if (service) return service;
-  const def = protoLoader.loadSync('envoy/service/ext_proc/v3/external_processor.proto', {
-    keepCase: true,
-    longs: Number,
-    enums: String,
-    arrays: true,
-    oneofs: true,
-    includeDirs: [...PROTO_INCLUDE_DIRS],
-  });
-  const pkg = grpc.loadPackageDefinition(def) as any;
-  service = pkg.envoy.service.ext_proc.v3.ExternalProcessor.service as grpc.ServiceDefinition;
-  return service;
+  return envoyService(
+    'envoy/service/ext_proc/v3/external_processor.proto',
+    'envoy.service.ext_proc.v3.ExternalProcessor',
+    { longs: Number },
+  );
 }
 
 export interface ExtProcOptions {

@@ -7,8 +7,7 @@
 // is). Descriptors no rule matches are OK and uncounted. The counters are readable over HTTP: GET /counters (JSON),
 // GET /rules.
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
-import { PROTO_INCLUDE_DIRS } from '../shared/envoy/protos.ts';
+import { envoyService } from '../shared/envoy/protos.ts';
 import { type Logger, LogRegistry } from '../shared/log.ts';
 import { type ListeningService, listenHttp } from '../shared/sample-service.ts';
 
@@ -63,21 +62,11 @@ export interface RateLimitOptions {
 
 export type RateLimitService = ListeningService & { grpcPort: number };
 
-let service: grpc.ServiceDefinition | undefined;
 /** The service definition of RateLimitService (the sample serves it; tests call it with it). */
 export function rateLimitService(): grpc.ServiceDefinition {
-  if (service) return service;
-  const def = protoLoader.loadSync('envoy/service/ratelimit/v3/rls.proto', {
-    keepCase: true,
+  return envoyService('envoy/service/ratelimit/v3/rls.proto', 'envoy.service.ratelimit.v3.RateLimitService', {
     longs: Number,
-    enums: String,
-    arrays: true,
-    oneofs: true,
-    includeDirs: [...PROTO_INCLUDE_DIRS],
   });
-  const pkg = grpc.loadPackageDefinition(def) as any;
-  service = pkg.envoy.service.ratelimit.v3.RateLimitService.service as grpc.ServiceDefinition;
-  return service;
 }
 
 const ruleText = (r: Rule) =>

@@ -161,28 +161,44 @@ export function lookupEnum(fullName: string): protobuf.Enum {
   return obj;
 }
 
-let ads: grpc.ServiceDefinition | undefined;
+const services = new Map<string, grpc.ServiceDefinition>();
 
 /**
- * The grpc-js service definition of envoy.service.discovery.v3.AggregatedDiscoveryService, for the control plane's
- * server and the proxy's client alike. Messages are plain objects: snake_case fields, 64-bit ints and enums as
- * strings, oneofs named, repeated fields always arrays, unset fields absent (no defaults: a default would set
- * every oneof member), resources as `Any {type_url, value: Buffer}`. fromGrpcObject() (protojson.ts) turns one of
- * these objects into canonical JSON, e.g. a request's node.
+ * The grpc-js service definition of the Envoy API service `name` (e.g. `envoy.service.auth.v3.Authorization`) in
+ * `protoFile`, loaded once. Messages are plain objects: snake_case fields, enums as strings, oneofs named, repeated
+ * fields always arrays, unset fields absent (no defaults: a default would set every oneof member); 64-bit ints as
+ * strings, or numbers with `longs: Number` (counters the samples compare).
  */
-export function adsService(): grpc.ServiceDefinition {
-  if (ads) return ads;
-  const def = protoLoader.loadSync('envoy/service/discovery/v3/ads.proto', {
+export function envoyService(
+  protoFile: string,
+  name: string,
+  o: { longs?: typeof String | typeof Number } = {},
+): grpc.ServiceDefinition {
+  const key = `${protoFile} ${name} ${o.longs === Number ? 'number' : 'string'}`;
+  const hit = services.get(key);
+  if (hit) return hit;
+  const def = protoLoader.loadSync(protoFile, {
     keepCase: true,
-    longs: String,
+    longs: o.longs ?? String,
     enums: String,
     arrays: true,
     oneofs: true,
     includeDirs: [...PROTO_INCLUDE_DIRS],
   });
-  const pkg = grpc.loadPackageDefinition(def) as any;
-  ads = pkg.envoy.service.discovery.v3.AggregatedDiscoveryService.service as grpc.ServiceDefinition;
-  return ads;
+  let node: any = grpc.loadPackageDefinition(def);
+  for (const part of name.split('.')) node = node?.[part];
+  if (!node?.service) throw new Error(`${protoFile} has no service ${name}`);
+  services.set(key, node.service as grpc.ServiceDefinition);
+  return node.service as grpc.ServiceDefinition;
+}
+
+/**
+ * The grpc-js service definition of envoy.service.discovery.v3.AggregatedDiscoveryService, for the control plane's
+ * server and the proxy's client alike (envoyService: resources as `Any {type_url, value: Buffer}`). fromGrpcObject()
+ * (protojson.ts) turns one of its messages into canonical JSON, e.g. a request's node.
+ */
+export function adsService(): grpc.ServiceDefinition {
+  return envoyService('envoy/service/discovery/v3/ads.proto', 'envoy.service.discovery.v3.AggregatedDiscoveryService');
 }
 
 export const ADS_METHOD = {
