@@ -5,7 +5,8 @@
 // (RefNotPermitted), lab:status flags it as an unresolved certificate naming the explain command, explain prints the
 // missing ReferenceGrant as YAML, the test applies exactly that YAML, and the listener becomes Programmed and serves
 // its certificate; lab:status stops flagging it. Last, lab:bundle holds the proxy's /certs with the three chains.
-// A WebSocket over TLS (wss) through the HTTPS listener is echoed too (issue 12 item 5 on a TLS listener).
+// A WebSocket over TLS (wss) through the HTTPS listener is echoed too (issue 12 item 5 on a TLS listener), and a request
+// whose Host names the other listener on a connection SNI gave to the first is answered 421 (issue 19, GEP-3567).
 // Certificates: conformance/utils/certificates.ts (the project's one generator, as upstream's certificate.go).
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
@@ -110,7 +111,7 @@ interface HttpsAnswer {
 }
 
 /** `curl --resolve <host>:<port>:<address> --cacert ca.crt https://<host>:<port>/`: SNI and Host, verified by the CA. */
-function getHttps(lb: { address: string; port: number }, host: string): Promise<HttpsAnswer> {
+function getHttps(lb: { address: string; port: number }, host: string, authority = host): Promise<HttpsAnswer> {
   return new Promise((resolve, reject) => {
     const req = https.request(
       {
@@ -118,7 +119,7 @@ function getHttps(lb: { address: string; port: number }, host: string): Promise<
         port: lb.port,
         path: '/s21',
         servername: host,
-        headers: { host: `${host}:${lb.port}` },
+        headers: { host: `${authority}:${lb.port}` },
         ca: caPem,
         agent: false,
         timeout: 10_000,
@@ -128,7 +129,10 @@ function getHttps(lb: { address: string; port: number }, host: string): Promise<
         let text = '';
         res.setEncoding('utf8');
         res.on('data', (c) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined, san }));
+        const json = (res.headers['content-type'] ?? '').includes('json');
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: text && json ? JSON.parse(text) : text || undefined, san }),
+        );
       },
     );
     req.on('timeout', () => req.destroy(new Error('timeout')));
@@ -180,6 +184,17 @@ describe('HTTPS listeners: certificates by SNI, a cross-namespace certificate fi
     expect(a.body).toMatchObject({ host: `${hostA}:${lb.port}`, path: '/s21' });
     const b = await httpsEventually(lb, hostB);
     expect(b.san).toBe(`DNS:${hostB}`);
+  });
+
+  it("a request for one listener's host on a connection the other listener's certificate answered: 421", async () => {
+    await httpsEventually(lb, hostA);
+    // SNI chose hostA's listener (and its certificate); the Host names hostB, another listener's: Misdirected Request,
+    // as upstream's HTTPRouteHTTPSListenerDetectMisdirectedRequests (GEP-3567) wants, not hostB's routes.
+    const r = await getHttps(lb, hostA, hostB);
+    expect(r.san).toBe(`DNS:${hostA}`);
+    expect(r.status).toBe(421);
+    // The same request with its own SNI is served.
+    expect((await getHttps(lb, hostB)).status).toBe(200);
   });
 
   it('a WebSocket over TLS (wss) through the HTTPS listener: the echo answers a frame', async () => {
