@@ -3,7 +3,9 @@
 // it: `without`, a route table where no route retries and no cors filter is in the chain; `with`, the same table where
 // every other route has a retry_policy (retriable-status-codes, retry_back_off) and a per-route CorsPolicy, and the
 // HCM runs envoy.filters.http.cors — what a Gateway serving HTTPRoute retry and CORS filters on its other routes
-// gets. Side by side in interleaved rounds (side-by-side.ts) → with/without throughput, the median of the rounds.
+// gets. Both loaded at once in each round (side-by-side.ts `concurrent`: the machine's swings weigh on both alike;
+// one after the other, rounds of one configuration differed by ±20% here) → with/without throughput, the median of
+// the rounds, and each proxy's CPU µs per request.
 import { progress } from '../shared/reports.ts';
 import { proxyBootstrap } from './route-table.ts';
 import { listenerPort, type Servers, startProxyProcess } from './servers.ts';
@@ -11,7 +13,7 @@ import { CONNECTIONS, DURATION, type J } from './settings.ts';
 import { medianRatio, type SideBySide, sideBySide } from './side-by-side.ts';
 
 const step = progress('proxy');
-const ROUNDS = Number(process.env.BENCH_FEATURE_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_FEATURE_ROUNDS ?? 4);
 /** "Cost nothing", within what a closed loop on this machine can tell apart. */
 export const FEATURE_COST_MIN_RATIO = 0.95;
 const TARGET = 'www-target';
@@ -71,7 +73,7 @@ function withBootstrap(appPort: number): { bootstrap: J; featured: number } {
 
 export async function featureCostPhase(servers: Servers, dir: string): Promise<FeatureCost> {
   step(
-    `retries and CORS on the other routes vs none, a route without either: ${ROUNDS} interleaved rounds of ${DURATION} s, ${CONNECTIONS} connections`,
+    `retries and CORS on the other routes vs none, a route without either: ${ROUNDS} rounds of ${DURATION} s, both loaded at once (${CONNECTIONS} connections each)`,
   );
   const w = withBootstrap(servers.appPort);
   const without = await startProxyProcess(withoutBootstrap(servers.appPort), dir, 'feature-without');
@@ -79,10 +81,17 @@ export async function featureCostPhase(servers: Servers, dir: string): Promise<F
   try {
     const s = await sideBySide(
       { without: await listenerPort(without.admin), with: await listenerPort(withFeatures.admin) },
-      { rounds: ROUNDS, seconds: DURATION },
+      {
+        rounds: ROUNDS,
+        seconds: DURATION,
+        pids: { without: without.child.pid!, with: withFeatures.child.pid! },
+        concurrent: true,
+      },
     );
     const out = { ...s, rounds: ROUNDS, ratio: medianRatio(s, 'with', 'without'), featuredRoutes: w.featured };
-    step(`  with/without ${out.ratio} (${s.median.with.rps} against ${s.median.without.rps} req/s)`);
+    step(
+      `  with/without ${out.ratio} (${s.median.with.rps} against ${s.median.without.rps} req/s); CPU µs/request ${s.median.without.cpuUs} → ${s.median.with.cpuUs}`,
+    );
     return out;
   } finally {
     without.child.kill('SIGKILL');
@@ -95,24 +104,24 @@ export function featureCostChecks(f: FeatureCost): [string, boolean, string][] {
     [
       'retries and CORS on other routes cost a route without them nothing (≥ 95% of the throughput without)',
       f.ratio >= FEATURE_COST_MIN_RATIO,
-      `with/without ${f.ratio} (${f.median.with.rps} against ${f.median.without.rps} req/s; rounds ${f.perRound.map((r) => (r.without.rps ? (r.with.rps / r.without.rps).toFixed(2) : '-')).join(', ')})`,
+      `with/without ${f.ratio} (${f.median.with.rps} against ${f.median.without.rps} req/s; rounds ${f.perRound.map((r) => (r.without.rps ? (r.with.rps / r.without.rps).toFixed(2) : '-')).join(', ')}); the proxy's CPU µs/request ${f.median.without.cpuUs} without, ${f.median.with.cpuUs} with`,
     ],
   ];
 }
 
 export function featureCostSection(f: FeatureCost): string[] {
   return [
-    `## Retries and CORS on other routes: ${f.rounds} interleaved rounds of ${DURATION} s (${CONNECTIONS} connections)`,
+    `## Retries and CORS on other routes: ${f.rounds} rounds of ${DURATION} s, both proxies loaded at once (${CONNECTIONS} connections each)`,
     '',
     `The measured route has neither; \`with\`: the other ${f.featuredRoutes} routes retry (retriable-status-codes, back-off) and carry a CORS policy, and the cors filter runs on every request; \`without\`: no route retries and no cors filter. Medians over the rounds.`,
     '',
-    '| round | without req/s | with req/s | with/without |',
-    '|---|---|---|---|',
+    '| round | without req/s | with req/s | with/without | without CPU µs/req | with CPU µs/req |',
+    '|---|---|---|---|---|---|',
     ...f.perRound.map(
       (r, i) =>
-        `| ${i + 1} | ${r.without.rps} | ${r.with.rps} | ${r.without.rps ? (r.with.rps / r.without.rps).toFixed(2) : '-'} |`,
+        `| ${i + 1} | ${r.without.rps} | ${r.with.rps} | ${r.without.rps ? (r.with.rps / r.without.rps).toFixed(2) : '-'} | ${r.without.cpuUs} | ${r.with.cpuUs} |`,
     ),
-    `| median | ${f.median.without.rps} | ${f.median.with.rps} | ${f.ratio} |`,
+    `| median | ${f.median.without.rps} | ${f.median.with.rps} | ${f.ratio} | ${f.median.without.cpuUs} | ${f.median.with.cpuUs} |`,
     '',
   ];
 }

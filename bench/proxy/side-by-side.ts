@@ -4,7 +4,10 @@
 // connections), the order rotated each round so that no variant always runs first → each round's throughput per
 // variant, and per variant the medians over the rounds (req/s, p50, p99; errors and non-2xx summed). Given the
 // variants' process ids, also each one's CPU µs per request over its windows (/proc, window.ts): on a shared, loaded
-// machine throughput swings with the neighbours, CPU per request much less.
+// machine throughput swings with the neighbours, CPU per request much less. With `concurrent`, a round loads every
+// variant at once (CONNECTIONS connections each) instead of one after the other: they share the machine in the same
+// window, so what it does meanwhile weighs on all of them alike and their throughput ratio is their cost ratio (an A/A
+// run of one configuration twice reads 1.00-1.06 here, interleaved rounds ±20%).
 import { progress } from '../shared/reports.ts';
 import { median, round2 } from '../shared/stats.ts';
 import { autocannonRun, type Throughput } from './closed-loop.ts';
@@ -42,22 +45,37 @@ export function medianRatio<K extends string>(s: SideBySide<K>, a: K, b: K): num
 
 export async function sideBySide<K extends string>(
   ports: Record<K, number>,
-  o: { rounds: number; seconds: number; headers?: Record<string, string>; path?: string; pids?: Record<K, number> },
+  o: {
+    rounds: number;
+    seconds: number;
+    headers?: Record<string, string>;
+    path?: string;
+    pids?: Record<K, number>;
+    concurrent?: boolean;
+  },
 ): Promise<SideBySide<K>> {
   const names = Object.keys(ports) as K[];
   const path = o.path ?? PROXY_PATH;
   for (const k of names) await autocannonRun(ports[k], path, 2, o.headers);
+  const measure = async (k: K): Promise<RoundThroughput> => {
+    const pid = o.pids?.[k];
+    const sampler = pid ? windowSampler({ proxy: pid }) : undefined;
+    sampler?.start();
+    const t: RoundThroughput = await autocannonRun(ports[k], path, o.seconds, o.headers);
+    if (sampler) t.cpuUs = sampler.end(t.rps * o.seconds).cpuUsPerRequest.proxy!;
+    return t;
+  };
   const perRound: Record<K, RoundThroughput>[] = [];
   for (let i = 0; i < o.rounds; i++) {
     const order = names.map((_, j) => names[(i + j) % names.length]!);
     const r = {} as Record<K, RoundThroughput>;
-    for (const k of order) {
-      const pid = o.pids?.[k];
-      const sampler = pid ? windowSampler({ proxy: pid }) : undefined;
-      sampler?.start();
-      const t: RoundThroughput = await autocannonRun(ports[k], path, o.seconds, o.headers);
-      if (sampler) t.cpuUs = sampler.end(t.rps * o.seconds).cpuUsPerRequest.proxy!;
-      r[k] = t;
+    if (o.concurrent) {
+      const all = await Promise.all(order.map(measure));
+      order.forEach((k, j) => {
+        r[k] = all[j]!;
+      });
+    } else {
+      for (const k of order) r[k] = await measure(k);
     }
     perRound.push(r);
     const cpu = (t: RoundThroughput) => (t.cpuUs === undefined ? '' : `, ${t.cpuUs} CPU µs/req`);
