@@ -198,14 +198,13 @@ export const extAuthzFactory: FilterFactory = {
   },
   create(name, config, ctx) {
     const cfg = compile(config);
-    const p = `${ctx.statPrefix}ext_authz.`;
-    const stats = {
-      ok: ctx.stats.counter(p + 'ok'),
-      denied: ctx.stats.counter(p + 'denied'),
-      error: ctx.stats.counter(p + 'error'),
-      failure_mode_allowed: ctx.stats.counter(p + 'failure_mode_allowed'),
-      disabled: ctx.stats.counter(p + 'disabled'),
-    };
+    const stats = ctx.stats.group(`${ctx.statPrefix}ext_authz.`, [
+      'ok',
+      'denied',
+      'error',
+      'failure_mode_allowed',
+      'disabled',
+    ] as const);
     const log = ctx.logs.logger('ext_authz');
     return {
       name,

@@ -155,14 +155,13 @@ export const extProcFactory: FilterFactory = {
   },
   create(name, config, ctx) {
     const cfg = compile(config);
-    const p = `${ctx.statPrefix}ext_proc.`;
-    const stats = {
-      streams_started: ctx.stats.counter(p + 'streams_started'),
-      streams_failed: ctx.stats.counter(p + 'streams_failed'),
-      message_timeouts: ctx.stats.counter(p + 'message_timeouts'),
-      failure_mode_allowed: ctx.stats.counter(p + 'failure_mode_allowed'),
-      immediate_responses: ctx.stats.counter(p + 'immediate_responses'),
-    };
+    const stats = ctx.stats.group(`${ctx.statPrefix}ext_proc.`, [
+      'streams_started',
+      'streams_failed',
+      'message_timeouts',
+      'failure_mode_allowed',
+      'immediate_responses',
+    ] as const);
     const log = ctx.logs.logger('ext_proc');
     return {
       name,
