@@ -13,9 +13,9 @@ import type { Dispatcher } from 'undici';
 import type { Http2Options } from '../config/http2-options.ts';
 import type { Logger } from '../log.ts';
 import type { Host } from './host.ts';
+import { PendingStreams } from './pending-streams.ts';
 import {
   describeErrno,
-  nextPendingId,
   type PendingStream,
   type PoolCallbacks,
   type PoolCluster,
@@ -43,7 +43,7 @@ export class Http2Pool implements UpstreamPool {
   private session: Session | undefined;
   private ready = false;
   private active = 0;
-  private readonly pending: PendingStream[] = [];
+  private readonly pending: PendingStreams<PoolCallbacks>;
   private readonly log: Logger;
   private readonly connLog: Logger;
   private closed = false;
@@ -54,6 +54,7 @@ export class Http2Pool implements UpstreamPool {
     this.options = options;
     this.log = cluster.logs.logger('pool');
     this.connLog = cluster.logs.logger('connection');
+    this.pending = new PendingStreams(cluster);
   }
 
   newStream(callbacks: PoolCallbacks, tags: Record<string, string | number>): PendingStream | undefined {
@@ -62,30 +63,17 @@ export class Http2Pool implements UpstreamPool {
       this.attach(s, callbacks);
       return undefined;
     }
-    const c = this.cluster;
-    if (!c.resources.canQueue()) {
-      c.stats.upstream_rq_pending_overflow.inc();
+    const p = this.pending.enqueue(callbacks, tags);
+    if (!p) {
       callbacks.onFailure('overflow', 'overflow');
       return undefined;
     }
-    const p: PendingStream = { callbacks, cancelled: false, tags: { ...tags, PendingId: nextPendingId() } };
-    this.pending.push(p);
-    c.resources.pendingRequests++;
-    c.stats.upstream_rq_pending_total.inc();
-    c.stats.upstream_rq_pending_active.add(1);
     if (!s || s.closed || s.destroyed) this.connect();
     return p;
   }
 
   cancel(p: PendingStream): void {
-    if (p.cancelled) return;
-    p.cancelled = true;
-    const i = this.pending.indexOf(p);
-    if (i >= 0) {
-      this.pending.splice(i, 1);
-      this.leavePending();
-      this.cluster.stats.upstream_rq_cancelled.inc();
-    }
+    this.pending.cancel(p);
   }
 
   retryPending(): void {
@@ -94,21 +82,13 @@ export class Http2Pool implements UpstreamPool {
 
   close(): void {
     this.closed = true;
-    for (const p of this.pending.splice(0)) {
-      this.leavePending();
-      p.callbacks.onFailure('connection failure', 'cluster removed');
-    }
+    for (const p of this.pending.drain()) p.callbacks.onFailure('connection failure', 'cluster removed');
     // Streams in flight finish; the session closes after them (GOAWAY).
     this.session?.close();
   }
 
   private peerMaxStreams(s: Session): number {
     return s.remoteSettings?.maxConcurrentStreams ?? 100;
-  }
-
-  private leavePending(): void {
-    this.cluster.resources.pendingRequests--;
-    this.cluster.stats.upstream_rq_pending_active.sub(1);
   }
 
   private attach(s: Session, callbacks: PoolCallbacks): void {
@@ -127,7 +107,6 @@ export class Http2Pool implements UpstreamPool {
     const s = this.session;
     while (this.pending.length > 0 && s && this.ready && this.active < this.peerMaxStreams(s)) {
       const p = this.pending.shift()!;
-      this.leavePending();
       if (p.cancelled) continue;
       this.attach(s, p.callbacks);
     }
@@ -211,8 +190,7 @@ export class Http2Pool implements UpstreamPool {
         const why = failure ? describeErrno(failure) : 'connection closed';
         const detail = timeout ? 'connection timeout' : `delayed connect error: ${why}`;
         this.connLog.debug(`delayed connection error: ${why}`, tags);
-        const failed = this.pending.splice(0);
-        for (let i = 0; i < failed.length; i++) this.leavePending();
+        const failed = this.pending.drain();
         c.onConnectionClosed();
         for (const p of failed) {
           if (!p.cancelled) p.callbacks.onFailure(timeout ? 'connection timeout' : 'connection failure', detail);

@@ -12,6 +12,7 @@ import { strerror } from '../strerror.ts';
 import type { Resources } from './circuit-breakers.ts';
 import type { ClusterStats } from './cluster-stats.ts';
 import type { Host } from './host.ts';
+import { type Pending, PendingStreams } from './pending-streams.ts';
 import { connectTls, type UpstreamSslStats, type UpstreamTls } from './tls-transport.ts';
 
 /** 'transport failure': the TLS handshake or its verification failed (Envoy: "connection failure, transport ..."). */
@@ -22,11 +23,7 @@ export interface PoolCallbacks {
   onFailure(reason: PoolFailure, detail: string): void;
 }
 
-export interface PendingStream {
-  readonly callbacks: PoolCallbacks;
-  cancelled: boolean;
-  readonly tags: Record<string, string | number>;
-}
+export type PendingStream = Pending<PoolCallbacks>;
 
 /** What a pool needs from its cluster (cluster.ts's Cluster is one). */
 export interface PoolCluster {
@@ -64,12 +61,6 @@ export interface UpstreamPool {
   close(): void;
 }
 
-let pendingId = 0;
-
-export function nextPendingId(): number {
-  return ++pendingId;
-}
-
 export class PoolConnection implements PoolStream {
   readonly id: number;
   readonly pool: ConnPool;
@@ -104,7 +95,7 @@ export class ConnPool implements UpstreamPool {
   private readonly ready: PoolConnection[] = [];
   private readonly busy = new Set<PoolConnection>();
   private readonly connecting = new Set<PoolConnection>();
-  private readonly pending: PendingStream[] = [];
+  private readonly pending: PendingStreams<PoolCallbacks>;
   private readonly log: Logger;
   private readonly clientLog: Logger;
   private readonly connLog: Logger;
@@ -116,6 +107,7 @@ export class ConnPool implements UpstreamPool {
     this.log = cluster.logs.logger('pool');
     this.clientLog = cluster.logs.logger('client');
     this.connLog = cluster.logs.logger('connection');
+    this.pending = new PendingStreams(cluster);
   }
 
   get activeConnections(): number {
@@ -128,7 +120,6 @@ export class ConnPool implements UpstreamPool {
 
   /** Asks for a connection for one stream: immediate when one is ready, else queued (Envoy's newStream). */
   newStream(callbacks: PoolCallbacks, tags: Record<string, string | number>): PendingStream | undefined {
-    const c = this.cluster;
     while (this.ready.length > 0) {
       const conn = this.ready.pop()!;
       if (conn.state !== 'ready' || conn.socket.destroyed) continue;
@@ -136,9 +127,9 @@ export class ConnPool implements UpstreamPool {
       this.attach(conn, callbacks);
       return undefined;
     }
-    if (!c.resources.canQueue()) {
+    const p = this.pending.enqueue(callbacks, tags);
+    if (!p) {
       this.log.debug('max pending streams overflow', tags);
-      c.stats.upstream_rq_pending_overflow.inc();
       callbacks.onFailure('overflow', 'overflow');
       return undefined;
     }
@@ -148,30 +139,13 @@ export class ConnPool implements UpstreamPool {
         tags,
       );
     }
-    const p: PendingStream = { callbacks, cancelled: false, tags: { ...tags, PendingId: nextPendingId() } };
-    this.pending.push(p);
-    c.resources.pendingRequests++;
-    c.stats.upstream_rq_pending_total.inc();
-    c.stats.upstream_rq_pending_active.add(1);
     this.tryCreateConnections();
     return p;
   }
 
   /** The downstream went away while waiting for a connection. */
   cancel(p: PendingStream): void {
-    if (p.cancelled) return;
-    p.cancelled = true;
-    const i = this.pending.indexOf(p);
-    if (i >= 0) {
-      this.pending.splice(i, 1);
-      this.leavePending();
-      this.cluster.stats.upstream_rq_cancelled.inc();
-    }
-  }
-
-  private leavePending(): void {
-    this.cluster.resources.pendingRequests--;
-    this.cluster.stats.upstream_rq_pending_active.sub(1);
+    this.pending.cancel(p);
   }
 
   private tryCreateConnections(): void {
@@ -238,8 +212,7 @@ export class ConnPool implements UpstreamPool {
       this.log.debug(`client disconnected, failure reason: ${detail}`, tags);
       // Envoy purges the pending streams when a connection fails and nothing else is in progress (before the
       // freed slot could start another attempt for them).
-      const failed = this.connecting.size === 0 ? this.pending.splice(0) : [];
-      for (let i = 0; i < failed.length; i++) this.leavePending();
+      const failed = this.connecting.size === 0 ? this.pending.drain() : [];
       this.closeConnection(conn, 'remote');
       const reason = timeout ? 'connection timeout' : tlsFailure ? 'transport failure' : 'connection failure';
       for (const p of failed) p.callbacks.onFailure(reason, detail);
@@ -291,7 +264,6 @@ export class ConnPool implements UpstreamPool {
     // A freshly connected (or released) connection takes the oldest pending stream.
     while (this.pending.length > 0) {
       const p = this.pending.shift()!;
-      this.leavePending();
       if (p.cancelled) continue;
       if (this.log.on('debug')) this.log.debug('attaching to next stream', { ConnectionId: conn.id });
       this.attach(conn, p.callbacks);
@@ -364,10 +336,7 @@ export class ConnPool implements UpstreamPool {
   /** Closes every connection; fails pending streams. */
   close(): void {
     this.closed = true;
-    for (const p of this.pending.splice(0)) {
-      this.leavePending();
-      p.callbacks.onFailure('connection failure', 'cluster removed');
-    }
+    for (const p of this.pending.drain()) p.callbacks.onFailure('connection failure', 'cluster removed');
     for (const conn of [...this.ready, ...this.connecting]) this.closeConnection(conn, 'local');
     // Busy connections close when their stream ends (release sees `closed`).
   }
