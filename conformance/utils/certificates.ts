@@ -9,13 +9,18 @@ import type { KObj, Kube } from '../../lab/toolkit/kube.ts';
 export interface Ca {
   cert: forge.pki.Certificate;
   key: forge.pki.rsa.PrivateKey;
+  /** The key as PEM (Node's encoding, see rsaKey). */
+  keyPem: string;
 }
 
-function rsaKey(): { pub: forge.pki.rsa.PublicKey; priv: forge.pki.rsa.PrivateKey } {
-  // Node's key generation (forge's own is pure JavaScript and slow); forge reads the PEM.
+function rsaKey(): { pub: forge.pki.rsa.PublicKey; priv: forge.pki.rsa.PrivateKey; pem: string } {
+  // Node's key generation (forge's own is pure JavaScript and slow); forge reads the PEM to sign with it. The PEM
+  // handed out is Node's own: forge's re-encoding of the key (privateKeyToPem) now and then wrote an INTEGER that
+  // OpenSSL refuses ("asn1 encoding routines::illegal padding"), a flaky failure of whatever test drew that key.
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const priv = forge.pki.privateKeyFromPem(privateKey.export({ type: 'pkcs1', format: 'pem' }) as string);
-  return { priv, pub: forge.pki.rsa.setPublicKey(priv.n, priv.e) };
+  const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }) as string;
+  const priv = forge.pki.privateKeyFromPem(pem);
+  return { priv, pub: forge.pki.rsa.setPublicKey(priv.n, priv.e), pem };
 }
 
 const serial = () => `00${randomBytes(16).toString('hex')}`;
@@ -28,7 +33,7 @@ function sanOf(h: string): Record<string, unknown> {
 
 /** generateRSACert: a server (or client) certificate for `hosts`, self-signed unless a CA is given. PEMs. */
 export function rsaCert(hosts: string[], usage: 'server' | 'client', ca?: Ca): { cert: string; key: string } {
-  const { pub, priv } = rsaKey();
+  const { pub, priv, pem } = rsaKey();
   const c = forge.pki.createCertificate();
   c.publicKey = pub;
   c.serialNumber = serial();
@@ -48,12 +53,12 @@ export function rsaCert(hosts: string[], usage: 'server' | 'client', ca?: Ca): {
   if (hosts.length) ext.push({ name: 'subjectAltName', altNames: hosts.map(sanOf) });
   c.setExtensions(ext);
   c.sign(ca?.key ?? priv, forge.md.sha256.create());
-  return { cert: forge.pki.certificateToPem(c), key: forge.pki.privateKeyToPem(priv) };
+  return { cert: forge.pki.certificateToPem(c), key: pem };
 }
 
 /** generateCACert: the CA (O=Kubernetes Gateway API, CN=gatewayapi), valid a year. */
 export function caCert(): Ca {
-  const { pub, priv } = rsaKey();
+  const { pub, priv, pem } = rsaKey();
   const c = forge.pki.createCertificate();
   c.publicKey = pub;
   c.serialNumber = (2024).toString(16).padStart(4, '0');
@@ -71,7 +76,7 @@ export function caCert(): Ca {
     { name: 'extKeyUsage', serverAuth: true, clientAuth: true },
   ]);
   c.sign(priv, forge.md.sha256.create());
-  return { cert: c, key: priv };
+  return { cert: c, key: priv, keyPem: pem };
 }
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
@@ -93,7 +98,7 @@ export function caConfigMap(namespace: string, name: string, ca: Ca): KObj {
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: { namespace, name },
-    data: { 'ca.crt': forge.pki.certificateToPem(ca.cert), 'key.crt': forge.pki.privateKeyToPem(ca.key) },
+    data: { 'ca.crt': forge.pki.certificateToPem(ca.cert), 'key.crt': ca.keyPem },
   };
 }
 
