@@ -93,7 +93,9 @@ afterAll(async () => {
   await fx?.close();
   tlsServer?.closeAllConnections();
   plainServer?.closeAllConnections();
-  await Promise.all([new Promise((r) => tlsServer?.close(r)), new Promise((r) => plainServer?.close(r))]);
+  // A server a failed beforeAll never made has nothing to close (a `?.close(r)` would never resolve).
+  const close = (s: http.Server | undefined) => (s ? new Promise((r) => s.close(r)) : undefined);
+  await Promise.all([close(tlsServer), close(plainServer)]);
 });
 
 async function applyClusters(clusters: Record<string, J | undefined>, upstream: Record<string, 'tls' | 'plain'> = {}) {

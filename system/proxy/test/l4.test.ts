@@ -151,7 +151,7 @@ afterAll(async () => {
   for (const c of clients) c.close();
   await proxy?.close();
   await xds?.close();
-  for (const s of [a, b]) await new Promise((r) => s?.close(r));
+  for (const s of [a, b]) if (s) await new Promise((r) => s.close(r));
   udp?.close();
 });
 

@@ -60,7 +60,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await fx?.close();
   upstream?.closeAllConnections();
-  await new Promise((r) => upstream?.close(r));
+  if (upstream) await new Promise((r) => upstream.close(r));
 });
 
 async function apply(hcm: J) {

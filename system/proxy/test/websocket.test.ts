@@ -106,7 +106,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await fx?.close();
   for (const c of wss?.clients ?? []) c.terminate();
-  await new Promise((r) => wss?.close(r));
+  if (wss) await new Promise((r) => wss.close(r));
 });
 
 describe('WebSocket upgrades (upgrade_configs)', () => {
