@@ -5,6 +5,7 @@
 // own process, measured closed-loop side by side in interleaved rounds (side-by-side.ts) → req/s, p50, p99 per path,
 // medians over the rounds, and the ratio of the ext_authz path's throughput to the plain one (median of the rounds').
 import type { ChildProcess } from 'node:child_process';
+import { H2_CLUSTER } from '../../system/proxy/testing/harness.ts';
 import { systemMain } from '../shared/paths.ts';
 import { startNode } from '../shared/processes.ts';
 import { progress } from '../shared/reports.ts';
@@ -30,8 +31,6 @@ export interface ExtAuthzGrpc {
   checks: number;
 }
 
-const HTTP_OPTIONS = 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions';
-
 /** The bench's proxy bootstrap with ext_authz over gRPC first in the chain and the ext-auth sample's cluster. */
 function extAuthzBootstrap(appPort: number, grpcPort: number): J {
   const b = proxyBootstrap(appPort);
@@ -47,12 +46,7 @@ function extAuthzBootstrap(appPort: number, grpcPort: number): J {
         },
       ],
     },
-    typed_extension_protocol_options: {
-      [HTTP_OPTIONS]: {
-        '@type': `type.googleapis.com/${HTTP_OPTIONS}`,
-        explicit_http_config: { http2_protocol_options: {} },
-      },
-    },
+    ...H2_CLUSTER,
   });
   const hcm = b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config;
   hcm.http_filters.unshift({

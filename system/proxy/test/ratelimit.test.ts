@@ -9,6 +9,7 @@ import { type SampleApp, startSampleApp } from '../../sampleapp/main.ts';
 import {
   cla,
   edsCluster,
+  H2_CLUSTER,
   httpRequest,
   listener,
   route,
@@ -23,15 +24,7 @@ type J = Record<string, any>;
 
 const APP = 'kube_sampleapp_sampleapp_8000';
 const L = 'listener~8080';
-const HTTP_OPTIONS = 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions';
-const h2 = {
-  typed_extension_protocol_options: {
-    [HTTP_OPTIONS]: {
-      '@type': `type.googleapis.com/${HTTP_OPTIONS}`,
-      explicit_http_config: { http2_protocol_options: {} },
-    },
-  },
-};
+const h2 = H2_CLUSTER;
 
 let app: SampleApp;
 let rls: RateLimitService;

@@ -21,6 +21,16 @@ export const STDOUT_ACCESS_LOG = {
 };
 
 /** A bootstrap like the deployer writes: node, admin, xds_cluster, ADS for LDS and CDS. */
+/** A cluster's fields for HTTP/2 to its hosts (HttpProtocolOptions explicit_http_config): xDS and gRPC services. */
+export const H2_CLUSTER: J = {
+  typed_extension_protocol_options: {
+    'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': {
+      '@type': 'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
+      explicit_http_config: { http2_protocol_options: {} },
+    },
+  },
+};
+
 export function bootstrapJson(opts: {
   xdsPort?: number;
   adminPort?: number;
@@ -57,12 +67,7 @@ export function bootstrapJson(opts: {
           },
         ],
       },
-      typed_extension_protocol_options: {
-        'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': {
-          '@type': 'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
-          explicit_http_config: { http2_protocol_options: {} },
-        },
-      },
+      ...H2_CLUSTER,
     });
     const src = {
       ads: {},
