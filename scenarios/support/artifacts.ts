@@ -23,11 +23,10 @@ export const SYSTEM_NAMESPACES = ['gwvendor-system', 'sampleapp', 'extauth', 'ra
 interface State {
   namespaces: Set<string>;
   collected: Set<string>;
-  hooked: boolean;
 }
-// On globalThis: the setupFile and a scenario's own import must share one registry and register the hook once.
+// On globalThis: the setupFile and a scenario's own import must share one registry (they may be two module instances).
 const shared = globalThis as typeof globalThis & { __gwlabArtifacts?: State };
-shared.__gwlabArtifacts ??= { namespaces: new Set<string>(), collected: new Set<string>(), hooked: false };
+shared.__gwlabArtifacts ??= { namespaces: new Set<string>(), collected: new Set<string>() };
 const state: State = shared.__gwlabArtifacts;
 
 /** Restricts collection to these namespaces (plus SYSTEM_NAMESPACES); without a call, every namespace is collected. */
@@ -210,10 +209,15 @@ async function collectOnce(
   });
 }
 
-/** Registers the per-test hook (once per worker); called by this module as the project's setupFile. */
+/**
+ * Registers the per-test hook for the file about to run, whose registry starts empty: vitest evaluates a setupFile
+ * before every test file, also when the files of a worker share one process (isolate: false, vitest.config.ts),
+ * where the registry on globalThis outlives the file. A second registration in one file (the scenario's own import
+ * evaluating this module again) is harmless: collectOnce collects a failure once.
+ */
 export function installFailureArtifacts(): void {
-  if (state.hooked) return;
-  state.hooked = true;
+  state.namespaces.clear();
+  state.collected.clear();
   // afterEach sees the test already marked failed, and runs before the suite's afterAll cleanup.
   afterEach(async ({ task: t }) => {
     const task = t as unknown as TaskLike;

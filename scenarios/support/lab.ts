@@ -31,14 +31,15 @@ export function workerLab(): ProvidedLab {
 }
 
 export function useLab(): ScenarioLab {
-  if (lab) return lab;
   const provided = workerLab();
-  const { kubeconfig, context } = provided;
-  // Which lab ran this file, for the run's summary (lab/report/files-reporter.ts).
+  // Which lab ran this file, for the run's summary (lab/report/files-reporter.ts): registered for every file, since
+  // the files of a worker share this module (isolate: false) and so the lab below.
   // biome-ignore lint/correctness/noEmptyPattern: vitest passes the suite second; the first argument must be a pattern.
   beforeAll(({}, suite) => {
     suite.file.meta.lab = provided.name;
   });
+  if (lab) return lab;
+  const { kubeconfig, context } = provided;
   const kube = Kube.fromFile(kubeconfig, context || undefined);
   const kubectl: ScenarioLab['kubectl'] = (args, opts = {}) =>
     new Promise((resolve) => {
