@@ -3,6 +3,7 @@
 // they are read, so a golden input without them means the same thing.
 import type { KObject, ObjectMeta } from '../shared/kobject.ts';
 import { type LabelSelector, matchesLabelSelector } from '../shared/selectors.ts';
+import type { CircuitBreakerSettings, OutlierDetectionSettings } from './model-backend-config-fields.ts';
 import type { PolicyFieldsSpec } from './model-policy-fields.ts';
 
 export const CONTROLLER_NAME = 'gateway.gwvendor.dev/gwvendor';
@@ -539,19 +540,8 @@ export interface BackendConfigPolicySpec {
     unhealthyThreshold: number;
     healthyThreshold: number;
   };
-  outlierDetection?: {
-    consecutive5xx?: number;
-    interval?: string;
-    baseEjectionTime?: string;
-    maxEjectionPercent?: number;
-  };
-  circuitBreakers?: {
-    maxConnections?: number;
-    maxPendingRequests?: number;
-    maxRequests?: number;
-    maxRetries?: number;
-    trackRemaining?: boolean;
-  };
+  outlierDetection?: OutlierDetectionSettings;
+  circuitBreakers?: CircuitBreakerSettings;
 }
 
 export type BackendConfigPolicy = KObject<

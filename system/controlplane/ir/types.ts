@@ -3,6 +3,7 @@
 // Outcome and the string order the IR sorts by.
 
 import type { PolicyField } from '../model.ts';
+import type { CircuitBreakerSettings, OutlierDetectionSettings } from '../model-backend-config-fields.ts';
 import type { MergeType } from './policy-merge.ts';
 
 export type ValidationMode = 'strict' | 'off';
@@ -438,19 +439,8 @@ export interface BackendConfigIR {
     unhealthyThreshold: number;
     healthyThreshold: number;
   };
-  outlierDetection?: {
-    consecutive5xx?: number;
-    interval?: string;
-    baseEjectionTime?: string;
-    maxEjectionPercent?: number;
-  };
-  circuitBreakers?: {
-    maxConnections?: number;
-    maxPendingRequests?: number;
-    maxRequests?: number;
-    maxRetries?: number;
-    trackRemaining?: boolean;
-  };
+  outlierDetection?: OutlierDetectionSettings;
+  circuitBreakers?: CircuitBreakerSettings;
 }
 
 /** What a BackendTLSPolicy makes a cluster speak: Envoy's UpstreamTlsContext (xds/translator/cluster.ts). */
