@@ -111,3 +111,16 @@ describe('extProc', () => {
     expect(gone.extProc).toBeUndefined();
   });
 });
+
+describe('the timeouts Envoy defaults when the extension sets none', () => {
+  // The defaults were once written in proto form ('0.020s', '0.200s'), which the GEP-2257 reader refuses: an
+  // extension without a timeout was Accepted=False "invalid duration undefined".
+  it('rateLimit: 20ms (rate_limit.proto), extProc: 200ms (ext_proc.proto message_timeout)', () => {
+    const rl = buildExtensionInfo(ext({ rateLimit: { grpcService: { backendRef }, domain: 'd' } }), world);
+    expect(rl.accepted).toMatchObject({ ok: true, reason: 'Accepted' });
+    expect(rl.rateLimit?.timeout).toBe('0.020s');
+    const ep = buildExtensionInfo(ext({ extProc: { grpcService: { backendRef } } }), world);
+    expect(ep.accepted).toMatchObject({ ok: true, reason: 'Accepted' });
+    expect(ep.extProc?.messageTimeout).toBe('0.200s');
+  });
+});

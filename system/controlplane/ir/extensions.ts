@@ -18,10 +18,10 @@ export interface ExtensionInfo {
 }
 
 export const DEFAULT_EXT_AUTH_TIMEOUT = '1s';
-/** Envoy's ratelimit filter's default timeout (rate_limit.proto: 20ms). */
-export const DEFAULT_RATE_LIMIT_TIMEOUT = '0.020s';
-/** Envoy's ext_proc message_timeout default (ext_proc.proto: 200ms). */
-export const DEFAULT_EXT_PROC_MESSAGE_TIMEOUT = '0.200s';
+/** Envoy's ratelimit filter's default timeout (rate_limit.proto: 20ms); GEP-2257 text, as a user writes it. */
+export const DEFAULT_RATE_LIMIT_TIMEOUT = '20ms';
+/** Envoy's ext_proc message_timeout default (ext_proc.proto: 200ms); GEP-2257 text, as a user writes it. */
+export const DEFAULT_EXT_PROC_MESSAGE_TIMEOUT = '200ms';
 
 type Base = Pick<ExtensionInfo, 'ref' | 'generation'>;
 
