@@ -9,7 +9,7 @@
 import { ConfigError } from '../../proxy/config/errors.ts';
 import { compileFormat, compileJsonFormat } from '../../proxy/config/formatter.ts';
 import { GATEWAY_GROUP, type ListenerPolicy, type ListenerPolicySpec } from '../model.ts';
-import { toProtoDuration } from './duration.ts';
+import { fieldReader, validationOutcome } from './field-reader.ts';
 import type { PolicyAncestorReport } from './policy-reports.ts';
 import {
   type AccessLogIR,
@@ -91,8 +91,8 @@ export function buildListenerPolicyInfo(p: ListenerPolicy, mode: ValidationMode)
   const ns = p.metadata.namespace ?? 'default';
   const ref: ObjRef = { kind: 'ListenerPolicy', namespace: ns, name: p.metadata.name };
   const spec = p.spec ?? {};
-  const problems: { field: string; message: string }[] = [];
-  const problem = (field: string, message: string) => problems.push({ field, message });
+  const { reader, problems } = fieldReader();
+  const problem = reader.problem;
   const targetRefs: ListenerPolicyInfo['targetRefs'] = [];
   (spec.targetRefs ?? []).forEach((t, i) => {
     if (t.group !== GATEWAY_GROUP || t.kind !== 'Gateway') {
@@ -103,11 +103,8 @@ export function buildListenerPolicyInfo(p: ListenerPolicy, mode: ValidationMode)
   });
   const settings: ListenerPolicyInfo['settings'] = {};
   if (spec.accessLog?.length) settings.accessLog = accessLogs(spec.accessLog, problem);
-  if (spec.idleTimeout !== undefined) {
-    const d = toProtoDuration(spec.idleTimeout);
-    if (d) settings.idleTimeout = d;
-    else problem('spec.idleTimeout', `invalid duration ${JSON.stringify(spec.idleTimeout)}`);
-  }
+  const idleTimeout = reader.duration('spec.idleTimeout', spec.idleTimeout);
+  if (idleTimeout) settings.idleTimeout = idleTimeout;
   if (spec.xffNumTrustedHops !== undefined) settings.xffNumTrustedHops = spec.xffNumTrustedHops;
   if (spec.useRemoteAddress !== undefined) settings.useRemoteAddress = spec.useRemoteAddress;
   if (spec.maxRequestHeadersKb !== undefined) {
@@ -121,7 +118,7 @@ export function buildListenerPolicyInfo(p: ListenerPolicy, mode: ValidationMode)
     else problem('spec.serverHeaderTransformation', 'must be one of Overwrite, AppendIfAbsent, PassThrough');
   }
   if (spec.preserveHttp1HeaderCase !== undefined) settings.preserveHttp1HeaderCase = spec.preserveHttp1HeaderCase;
-  const invalid = problems.length > 0;
+  const outcome = validationOutcome(ref, mode, problems, settings);
   return {
     ref,
     key: `${ns}/${p.metadata.name}`,
@@ -129,12 +126,9 @@ export function buildListenerPolicyInfo(p: ListenerPolicy, mode: ValidationMode)
     creationTimestamp: p.metadata.creationTimestamp ?? '',
     targetRefs,
     selectors: [],
-    // Strict validation applies nothing of an invalid policy; with validation off it is sent as written.
-    settings: invalid && mode === 'strict' ? {} : settings,
-    accepted: invalid
-      ? bad('Invalid', problems.map((x) => `${x.field}: ${x.message}`).join('; '))
-      : ok('Valid', 'the policy is valid'),
-    findings: problems.map((pr) => ({ resource: ref, ...pr })),
+    settings: outcome.settings,
+    accepted: outcome.accepted,
+    findings: outcome.findings,
   };
 }
 

@@ -11,7 +11,7 @@ import {
 } from '../model.ts';
 import { toProtoDuration } from './duration.ts';
 import type { ExtensionInfo } from './extensions.ts';
-import type { FieldReader } from './field-reader.ts';
+import { type FieldReader, fieldReader, validationOutcome } from './field-reader.ts';
 import { corsSettings, headerOps } from './http-settings.ts';
 import { bufferSettings, compressionSettings } from './policy-body.ts';
 import { type ExtensionRefs, resolvePolicyExtension } from './policy-extension.ts';
@@ -229,16 +229,7 @@ export function buildPolicyInfo(p: TrafficPolicy, world: PolicyWorld, mode: Vali
   const ns = p.metadata.namespace ?? 'default';
   const ref: ObjRef = { kind: 'TrafficPolicy', namespace: ns, name: p.metadata.name };
   const spec = p.spec ?? {};
-  const problems: { field: string; message: string }[] = [];
-  const reader: FieldReader = {
-    problem: (field, message) => problems.push({ field, message }),
-    duration: (field, v) => {
-      if (v === undefined) return undefined;
-      const d = toProtoDuration(v);
-      if (!d) problems.push({ field, message: `invalid duration ${JSON.stringify(v)}` });
-      return d;
-    },
-  };
+  const { reader, problems } = fieldReader();
   const { targetRefs, selectors } = policyTargets(spec, reader);
   const settings: PolicySettings = {};
   for (const [field, read] of Object.entries(FIELD_SETTINGS) as [keyof typeof FIELD_SETTINGS, SettingsOf<any>][]) {
@@ -257,11 +248,7 @@ export function buildPolicyInfo(p: TrafficPolicy, world: PolicyWorld, mode: Vali
     spec.jwt && jwtSettings(spec.jwt, reader, { namespace: ns, policy: p.metadata.name, world: routeWorldOf(world) });
   if (jwt) settings.jwt = jwt;
 
-  const invalid = problems.length > 0;
-  const applied = invalid && mode === 'strict' ? {} : settings;
-  const accepted: Outcome = invalid
-    ? { ok: false, reason: 'Invalid', message: problems.map((x) => `${x.field}: ${x.message}`).join('; ') }
-    : { ok: true, reason: 'Valid', message: 'the policy is valid' };
+  const { settings: applied, accepted, findings } = validationOutcome(ref, mode, problems, settings);
   return {
     ref,
     key: `${ns}/${p.metadata.name}`,
@@ -270,12 +257,11 @@ export function buildPolicyInfo(p: TrafficPolicy, world: PolicyWorld, mode: Vali
     targetRefs,
     selectors,
     fields: POLICY_FIELDS.filter((f) => spec[f] !== undefined),
-    // Strict validation applies nothing of an invalid policy; with validation off, what it says is sent as written.
     settings: applied,
     spec: Object.fromEntries(Object.keys(applied).map((f) => [f, spec[f as PolicyField]])),
     ...(spec.mergeType ? { mergeType: spec.mergeType } : {}),
     accepted,
     ...(extensionRefs ? { extensionRefs } : {}),
-    findings: problems.map((pr) => ({ resource: ref, ...pr })),
+    findings,
   };
 }
