@@ -3,7 +3,12 @@
 // Outcome and the string order the IR sorts by.
 
 import type { PolicyField } from '../model.ts';
-import type { CircuitBreakerSettings, OutlierDetectionSettings } from '../model-backend-config-fields.ts';
+import type {
+  CircuitBreakerSettings,
+  HealthCheckTiming,
+  HttpHealthCheckRequest,
+  OutlierDetectionSettings,
+} from '../model-backend-config-fields.ts';
 import type { MergeType } from './policy-merge.ts';
 
 export type ValidationMode = 'strict' | 'off';
@@ -429,16 +434,7 @@ export interface BackendConfigIR {
     hashPolicies?: HashPolicyIR[];
     healthyPanicThreshold?: number;
   };
-  healthCheck?: {
-    path: string;
-    host?: string;
-    method?: string;
-    expectedStatuses?: number[];
-    interval: string;
-    timeout: string;
-    unhealthyThreshold: number;
-    healthyThreshold: number;
-  };
+  healthCheck?: HttpHealthCheckRequest & HealthCheckTiming;
   outlierDetection?: OutlierDetectionSettings;
   circuitBreakers?: CircuitBreakerSettings;
 }
