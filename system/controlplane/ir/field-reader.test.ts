@@ -1,8 +1,8 @@
-// field-reader.ts, the one reading of a policy's problems that TrafficPolicy and ListenerPolicy share: durations read
+// field-reader.ts, the one reading of a policy that TrafficPolicy and ListenerPolicy share: its identity; durations read
 // as GEP-2257 (an invalid one a problem naming the field), then Valid, or Invalid naming every problem, with nothing
 // applied under strict validation and the settings as written with validation off; each problem a finding.
 import { describe, expect, it } from 'vitest';
-import { fieldReader, validationOutcome } from './field-reader.ts';
+import { fieldReader, policyIdentity, validationOutcome } from './field-reader.ts';
 
 const ref = { kind: 'ListenerPolicy', namespace: 'app', name: 'p' };
 
@@ -30,5 +30,24 @@ describe('a policy read field by field', () => {
       { resource: ref, field: 'spec.maxRequestHeadersKb', message: 'must be between 1 and 8192' },
     ]);
     expect(validationOutcome(ref, 'off', problems, settings).settings).toBe(settings);
+  });
+});
+
+describe('a policy identity', () => {
+  it('reference, key, generation and creationTimestamp, with the defaults of a bare object', () => {
+    expect(
+      policyIdentity('TrafficPolicy', { name: 'p', namespace: 'app', generation: 4, creationTimestamp: 't' }),
+    ).toEqual({
+      ref: { kind: 'TrafficPolicy', namespace: 'app', name: 'p' },
+      key: 'app/p',
+      generation: 4,
+      creationTimestamp: 't',
+    });
+    expect(policyIdentity('ListenerPolicy', { name: 'p' })).toEqual({
+      ref: { kind: 'ListenerPolicy', namespace: 'default', name: 'p' },
+      key: 'default/p',
+      generation: 1,
+      creationTimestamp: '',
+    });
   });
 });

@@ -1,11 +1,30 @@
-// How a policy's fields are read and what its validation comes to, one rule for TrafficPolicy (policies.ts, and the
-// per-field readers of policy-<field>.ts it hands the reader to) and ListenerPolicy (listener-policy.ts): problems are
-// collected per field path, durations converted (an invalid one is a problem); then the policy is Valid or Invalid
-// naming every problem, its settings applied — nothing of an invalid policy under strict validation, what it says as
-// written with validation off — and each problem a finding.
-
+// How a policy is read, one rule for TrafficPolicy (policies.ts, and the per-field readers of policy-<field>.ts it
+// hands the reader to) and ListenerPolicy (listener-policy.ts): its identity (reference, key, generation, age: what
+// precedence and the shared status builder read); its fields, problems collected per field path, durations converted
+// (an invalid one is a problem); then the policy Valid or Invalid naming every problem, its settings applied —
+// nothing of an invalid policy under strict validation, what it says as written with validation off — and each
+// problem a finding.
+import type { ObjectMeta } from '../model.ts';
 import { toProtoDuration } from './duration.ts';
 import { bad, type Finding, type ObjRef, type Outcome, ok, type ValidationMode } from './types.ts';
+
+/** Who a policy is: its reference, `<ns>/<name>`, generation and creationTimestamp (the older wins a tie). */
+export interface PolicyIdentity {
+  ref: ObjRef;
+  key: string;
+  generation: number;
+  creationTimestamp: string;
+}
+
+export function policyIdentity(kind: string, metadata: ObjectMeta): PolicyIdentity {
+  const namespace = metadata.namespace ?? 'default';
+  return {
+    ref: { kind, namespace, name: metadata.name },
+    key: `${namespace}/${metadata.name}`,
+    generation: metadata.generation ?? 1,
+    creationTimestamp: metadata.creationTimestamp ?? '',
+  };
+}
 
 export interface FieldReader {
   problem(field: string, message: string): void;

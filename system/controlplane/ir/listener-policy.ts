@@ -9,7 +9,7 @@
 import { ConfigError } from '../../proxy/config/errors.ts';
 import { compileFormat, compileJsonFormat } from '../../proxy/config/formatter.ts';
 import { GATEWAY_GROUP, type ListenerPolicy, type ListenerPolicySpec } from '../model.ts';
-import { fieldReader, validationOutcome } from './field-reader.ts';
+import { fieldReader, type PolicyIdentity, policyIdentity, validationOutcome } from './field-reader.ts';
 import type { PolicyAncestorReport } from './policy-reports.ts';
 import {
   type AccessLogIR,
@@ -24,11 +24,7 @@ import {
   type ValidationMode,
 } from './types.ts';
 
-export interface ListenerPolicyInfo {
-  ref: ObjRef;
-  key: string;
-  generation: number;
-  creationTimestamp: string;
+export interface ListenerPolicyInfo extends PolicyIdentity {
   targetRefs: { kind: 'Gateway'; name: string; sectionName?: string }[];
   /** ListenerPolicies have no selectors (kept for the shared status builder). */
   selectors: never[];
@@ -88,8 +84,7 @@ function accessLogs(list: NonNullable<ListenerPolicySpec['accessLog']>, problem:
 }
 
 export function buildListenerPolicyInfo(p: ListenerPolicy, mode: ValidationMode): ListenerPolicyInfo {
-  const ns = p.metadata.namespace ?? 'default';
-  const ref: ObjRef = { kind: 'ListenerPolicy', namespace: ns, name: p.metadata.name };
+  const id = policyIdentity('ListenerPolicy', p.metadata);
   const spec = p.spec ?? {};
   const { reader, problems } = fieldReader();
   const problem = reader.problem;
@@ -118,12 +113,9 @@ export function buildListenerPolicyInfo(p: ListenerPolicy, mode: ValidationMode)
     else problem('spec.serverHeaderTransformation', 'must be one of Overwrite, AppendIfAbsent, PassThrough');
   }
   if (spec.preserveHttp1HeaderCase !== undefined) settings.preserveHttp1HeaderCase = spec.preserveHttp1HeaderCase;
-  const outcome = validationOutcome(ref, mode, problems, settings);
+  const outcome = validationOutcome(id.ref, mode, problems, settings);
   return {
-    ref,
-    key: `${ns}/${p.metadata.name}`,
-    generation: p.metadata.generation ?? 1,
-    creationTimestamp: p.metadata.creationTimestamp ?? '',
+    ...id,
     targetRefs,
     selectors: [],
     settings: outcome.settings,

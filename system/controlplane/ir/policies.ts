@@ -11,7 +11,13 @@ import {
 } from '../model.ts';
 import { toProtoDuration } from './duration.ts';
 import type { ExtensionInfo } from './extensions.ts';
-import { type FieldReader, fieldReader, validationOutcome } from './field-reader.ts';
+import {
+  type FieldReader,
+  fieldReader,
+  type PolicyIdentity,
+  policyIdentity,
+  validationOutcome,
+} from './field-reader.ts';
 import { corsSettings, headerOps } from './http-settings.ts';
 import { bufferSettings, compressionSettings } from './policy-body.ts';
 import { type ExtensionRefs, resolvePolicyExtension } from './policy-extension.ts';
@@ -21,13 +27,9 @@ import { rateLimitMergeSettings, rateLimitSettings } from './policy-ratelimit.ts
 import { rbacSettings } from './policy-rbac.ts';
 import { transformationSettings } from './policy-transformation.ts';
 import type { RouteWorld } from './routes.ts';
-import type { Finding, ObjRef, Outcome, PolicySettings, ValidationMode } from './types.ts';
+import type { Finding, Outcome, PolicySettings, ValidationMode } from './types.ts';
 
-export interface PolicyInfo {
-  ref: ObjRef;
-  key: string;
-  generation: number;
-  creationTimestamp: string;
+export interface PolicyInfo extends PolicyIdentity {
   targetRefs: { kind: 'Gateway' | 'HTTPRoute'; name: string; sectionName?: string }[];
   selectors: { kind: 'Gateway' | 'HTTPRoute'; matchLabels: Record<string, string> }[];
   /** Fields the spec sets. */
@@ -226,8 +228,8 @@ function policyTargets(spec: TrafficPolicySpec, r: FieldReader): Pick<PolicyInfo
 }
 
 export function buildPolicyInfo(p: TrafficPolicy, world: PolicyWorld, mode: ValidationMode): PolicyInfo {
-  const ns = p.metadata.namespace ?? 'default';
-  const ref: ObjRef = { kind: 'TrafficPolicy', namespace: ns, name: p.metadata.name };
+  const id = policyIdentity('TrafficPolicy', p.metadata);
+  const ns = id.ref.namespace;
   const spec = p.spec ?? {};
   const { reader, problems } = fieldReader();
   const { targetRefs, selectors } = policyTargets(spec, reader);
@@ -248,12 +250,9 @@ export function buildPolicyInfo(p: TrafficPolicy, world: PolicyWorld, mode: Vali
     spec.jwt && jwtSettings(spec.jwt, reader, { namespace: ns, policy: p.metadata.name, world: routeWorldOf(world) });
   if (jwt) settings.jwt = jwt;
 
-  const { settings: applied, accepted, findings } = validationOutcome(ref, mode, problems, settings);
+  const { settings: applied, accepted, findings } = validationOutcome(id.ref, mode, problems, settings);
   return {
-    ref,
-    key: `${ns}/${p.metadata.name}`,
-    generation: p.metadata.generation ?? 1,
-    creationTimestamp: p.metadata.creationTimestamp ?? '',
+    ...id,
     targetRefs,
     selectors,
     fields: POLICY_FIELDS.filter((f) => spec[f] !== undefined),
