@@ -1,7 +1,8 @@
 // The import rules of ARCHITECTURE.md, the layering of the control plane and the proxy (issue 11) and the size limits,
 // checked on the tree as it is; the one place these rules live. system/ never imports lab/ (system/ is what goes into
 // the image; its tests included); the IR does not import xDS; the pure xDS translator does not import the serving side
-// (snapshot cache, ADS server); the proxy's filters see the connection manager only through filters/filter-api.ts;
+// (snapshot cache, ADS server); the control plane's pure stages (krt/ → ir/ → xds/translator/) import no stage after
+// them nor what runs them (informers, serving, statuses, deployer, admin, the pipeline); the proxy's filters see the connection manager only through filters/filter-api.ts;
 // the pod runtime hook imports node builtins and its own folder only; no import cycle anywhere (system/, lab/,
 // scripts/, bench/, scenarios/, conformance/, tests/); no production file over 600 lines or function over 120. Imports are read
 // with TypeScript's own parser (source-facts.ts). A broken fixture shows that each rule catches what it is meant to.
@@ -22,7 +23,7 @@ const CP = 'system/controlplane/';
 const PROXY = 'system/proxy/';
 const HOOK = 'lab/embedded/node/runtime-hook/';
 
-const RULES: ImportRule[] = [
+const NAMED_RULES: ImportRule[] = [
   { from: 'system/', to: 'lab/', why: 'system/ is the image; lab/ is the clusters it runs in' },
   {
     from: `${CP}ir/`,
@@ -39,6 +40,33 @@ const RULES: ImportRule[] = [
     to: `${PROXY}http/`,
     why: 'filters see the connection manager only through filters/filter-api.ts, the stream handle ActiveStream implements',
   },
+];
+/**
+ * The control plane's pure stages in data-flow order (collections → IR → xDS translator), and what runs them or
+ * takes what they make (the informers, the serving side, statuses, the deployer, the admin server, the pipeline that
+ * wires them): a pure stage imports no stage after it and nothing of those, so an HTTPRoute's walk from informer to
+ * ADS response passes through the folders in one direction.
+ */
+const PURE_STAGES = [`${CP}krt/`, `${CP}ir/`, `${CP}xds/translator/`];
+const RUNS_THE_STAGES = ['kube/', 'serve/', 'status/', 'deployer/', 'admin/', 'pipeline.ts', 'controlplane.ts'].map(
+  (p) => `${CP}${p}`,
+);
+const STAGE_RULES: ImportRule[] = PURE_STAGES.flatMap((from, i) => [
+  ...PURE_STAGES.slice(i + 1).map((to) => ({
+    from,
+    to,
+    why: 'a pure stage imports the stages before it, never one after it',
+  })),
+  ...RUNS_THE_STAGES.map((to) => ({
+    from,
+    to,
+    why: 'a pure stage knows nothing of what runs it or serves what it makes',
+  })),
+]);
+/** The named rules, then the stage rules a named one does not already cover. */
+const RULES: ImportRule[] = [
+  ...NAMED_RULES,
+  ...STAGE_RULES.filter((r) => !NAMED_RULES.some((n) => n.from === r.from && r.to.startsWith(n.to))),
 ];
 const CONFINED: ConfinedFolder[] = [
   {
@@ -105,7 +133,7 @@ describe('the tree keeps the import rules', () => {
     expect(Object.keys(facts.lines).filter((f) => f.startsWith(PROXY)).length).toBeGreaterThan(40);
   });
 
-  it('system/ ↛ lab/, ir/ ↛ xds/, xds/translator/ ↛ serve/, proxy filters/ ↛ http/, the runtime hook only node: and its own folder', () => {
+  it('system/ ↛ lab/, ir/ ↛ xds/, xds/translator/ ↛ serve/, pure stages in one direction, proxy filters/ ↛ http/, the runtime hook only node: and its own folder', () => {
     expect(violations(facts).imports).toEqual([]);
   });
 
@@ -128,6 +156,10 @@ describe('each rule catches a broken fixture', () => {
     [`${CP}ir/a.ts`]: "import { b } from '../xds/translator/b.ts';\nexport const a = b;\n",
     // translator → serve
     [`${CP}xds/translator/b.ts`]: "import type { C } from '../../serve/c.ts';\nexport const b: C = 1;\n",
+    // a collection reaching into the IR (a stage after it), the IR into statuses (what takes what it makes)
+    [`${CP}krt/k.ts`]: "import type { A } from '../ir/k-ir.ts';\nexport type K = A;\n",
+    [`${CP}ir/k-ir.ts`]: "import type { S } from '../status/s.ts';\nexport type A = S;\n",
+    [`${CP}status/s.ts`]: 'export type S = 1;\n',
     // serve → ir is allowed; a dynamic import of lab/ is not
     [`${CP}serve/c.ts`]:
       "import { a } from '../ir/a.ts';\nexport type C = number;\nexport const c = () => import('../../../lab/d.ts');\n" +
@@ -168,6 +200,8 @@ describe('each rule catches a broken fixture', () => {
       `${CP}ir/a.ts:1 imports ${CP}xds/translator/b.ts (${RULES[1].why})`,
       `${CP}xds/translator/b.ts:1 imports ${CP}serve/c.ts (${RULES[2].why})`,
       `${PROXY}filters/f.ts:1 imports ${PROXY}http/s.ts (${RULES[3].why})`,
+      `${CP}krt/k.ts:1 imports ${CP}ir/k-ir.ts (${STAGE_RULES[0].why})`,
+      `${CP}ir/k-ir.ts:1 imports ${CP}status/s.ts (${STAGE_RULES.at(-1)!.why})`,
       `${HOOK}h.ts:3 imports yaml (${hook})`,
       `${HOOK}h.ts:4 imports path (${hook})`,
       `${HOOK}h.ts:5 imports lab/embedded/q.ts (${hook})`,
