@@ -2,10 +2,12 @@
 // checked on the tree as it is; the one place these rules live. system/ never imports lab/ (system/ is what goes into
 // the image; its tests included); the IR does not import xDS; the pure xDS translator does not import the serving side
 // (snapshot cache, ADS server); the control plane's pure stages (krt/ → ir/ → xds/translator/) import no stage after
-// them nor what runs them (informers, serving, statuses, deployer, admin, the pipeline); the proxy's filters see the connection manager only through filters/filter-api.ts;
-// the pod runtime hook imports node builtins and its own folder only; no import cycle anywhere (system/, lab/,
-// scripts/, bench/, scenarios/, conformance/, tests/); no production file over 600 lines or function over 120. Imports are read
-// with TypeScript's own parser (source-facts.ts). A broken fixture shows that each rule catches what it is meant to.
+// them nor what runs them (informers, serving, statuses, deployer, admin, the pipeline); the proxy's filters see the
+// connection manager only through filters/filter-api.ts; the pod runtime hook imports node builtins and its own folder
+// only; no import cycle anywhere (system/, lab/, scripts/, bench/, scenarios/, conformance/, tests/); no production
+// file over 600 lines or function over 120; test helpers in a testing/ folder, by no other name (testing.ts,
+// testbed.ts...). Imports are read with TypeScript's own parser (source-facts.ts). A broken fixture shows that each
+// rule catches what it is meant to.
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -15,6 +17,7 @@ import {
   importCycles,
   importsOutside,
   oversized,
+  strayTestHelpers,
 } from './rules.ts';
 import { readSourceFacts, readTree, type SourceFacts } from './source-facts.ts';
 
@@ -105,6 +108,7 @@ function violations(facts: SourceFacts) {
       ),
     ],
     cycles: importCycles(facts.imports, ''),
+    helpers: strayTestHelpers(Object.keys(facts.lines)),
     sizes: SIZED.map((under) => oversized(facts, under, LIMITS, GENERATED_TABLES)).reduce((a, b) => ({
       files: [...a.files, ...b.files],
       functions: [...a.functions, ...b.functions],
@@ -144,6 +148,10 @@ describe('the tree keeps the import rules', () => {
   it('no production file over 600 lines, no function over 120 (generated tables excepted: none)', () => {
     expect(violations(facts).sizes).toEqual({ files: [], functions: [] });
   });
+
+  it('test helpers go by one name: a testing/ folder beside the code they serve', () => {
+    expect(violations(facts).helpers).toEqual([]);
+  });
 });
 
 describe('each rule catches a broken fixture', () => {
@@ -173,6 +181,12 @@ describe('each rule catches a broken fixture', () => {
     [`${PROXY}filters/filter-api.ts`]: 'export type Api = 1;\n',
     [`${PROXY}http/s.ts`]: "import type { F } from '../filters/f.ts';\nexport type S = F | 2;\n",
     'lab/d.ts': 'export const d = 1;\n',
+    // test helpers by other names than testing/: one of each, and a helper in its testing/ folder
+    [`${CP}testing.ts`]: 'export const t = 1;\n',
+    'lab/embedded/cluster-testing.ts': 'export const t = 1;\n',
+    'lab/testbed.ts': 'export const t = 1;\n',
+    [`${PROXY}testing/harness.ts`]: 'export const t = 1;\n',
+    'lab/embedded/node/testing/testbed.ts': 'export const t = 1;\n',
     'lab/tools/explain/x.ts': "import type { Y } from './y.ts';\nexport type X = Y;\n",
     'lab/tools/explain/y.ts': "import type { X } from './x.ts';\nexport type Y = X | 1;\n",
     'lab/embedded/node/p.ts': "import { q } from '../q.ts';\nexport const p = q;\n",
@@ -225,6 +239,10 @@ describe('each rule catches a broken fixture', () => {
       'lab/embedded/q.ts:4 longToo 121',
       'bench/b.ts:4 benchLong 121',
     ]);
+  });
+
+  it('finds test helpers outside a testing/ folder', () => {
+    expect(v.helpers).toEqual(['lab/embedded/cluster-testing.ts', 'lab/testbed.ts', `${CP}testing.ts`]);
   });
 
   it('lets a generated table named in the exception list pass the size limits', () => {
