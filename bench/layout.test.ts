@@ -1,5 +1,6 @@
 // Where benchmarks live (ARCHITECTURE.md: "bench/ — benchmarks behind `npm run bench:*`", issue 11): every bench:*
-// npm script runs a file under bench/, and no benchmark is left among the code it measures. (The size rule for
+// npm script runs a file under bench/, README.md's table lists it, and no benchmark is left among the code it
+// measures. (The size rule for
 // bench/'s files, as for all production code, is tests/architecture's.)
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -26,6 +27,14 @@ describe('benchmarks live in bench/', () => {
       expect(file, `${name}: ${command}`).toBeDefined();
       expect(statSync(join(root, file!)).isFile(), `${name}: ${file}`).toBe(true);
     }
+  });
+
+  it("every bench:* npm script has its row in bench/README.md's table", () => {
+    const scripts: Record<string, string> = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts;
+    const readme = readFileSync(join(root, 'bench', 'README.md'), 'utf8');
+    const rows = new Set([...readme.matchAll(/^\| `npm run (bench:[\w-]+)` \|/gm)].map((m) => m[1]));
+    const benches = Object.keys(scripts).filter((name) => name.startsWith('bench:'));
+    expect(benches.filter((name) => !rows.has(name))).toEqual([]);
   });
 
   it('no benchmark file lies outside bench/', () => {

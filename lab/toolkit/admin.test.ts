@@ -4,7 +4,15 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestCluster, type TestCluster } from '../embedded/testing/test-cluster.ts';
-import { adminSession, type ConfigDump, domainMatches, dynamicErrors, findRoutes, setLogLevel } from './admin.ts';
+import {
+  adminSession,
+  type ConfigDump,
+  domainMatches,
+  dynamicErrors,
+  findRoutes,
+  selectorString,
+  setLogLevel,
+} from './admin.ts';
 import { Kube } from './kube.ts';
 import { portForward } from './portforward.ts';
 
@@ -78,6 +86,15 @@ describe('admin readers', () => {
     expect(domainMatches('*.a.com', '.a.com')).toBe(false);
     expect(domainMatches('a.*', 'a.com')).toBe(true);
     expect(domainMatches('A.com', 'a.COM:80')).toBe(true);
+  });
+
+  it("writes a workload's selector as a labelSelector, matchExpressions included (the shared selector module)", () => {
+    expect(
+      selectorString({
+        matchLabels: { app: 'gwvendor' },
+        matchExpressions: [{ key: 'track', operator: 'NotIn', values: ['canary'] }],
+      }),
+    ).toBe('app=gwvendor,track notin (canary)');
   });
 
   it('lists rejected resources from error_state', () => {

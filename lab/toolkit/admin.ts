@@ -1,5 +1,6 @@
 // Clients for the two admin servers a user reaches by port-forward: the control plane's (9095) and each proxy's
 // Envoy-compatible admin (19000), plus readers for what they serve (config_dump, error_state, route provenance).
+import { formatLabelSelector, type LabelSelector, labelSelectorRequirements } from '../../system/shared/selectors.ts';
 import type { Kube } from './kube.ts';
 import { type PortForward, portForward } from './portforward.ts';
 
@@ -63,13 +64,12 @@ export async function controlPlaneSelector(kube: Kube): Promise<string> {
       `deployment ${CONTROL_PLANE.deployment} not found in ${CONTROL_PLANE.namespace}: is the system installed? (npm run lab:up)`,
     );
   }
-  return selectorString(d.spec?.selector?.matchLabels ?? {});
+  return selectorString(d.spec?.selector);
 }
 
-export function selectorString(labels: Record<string, string>): string {
-  return Object.entries(labels)
-    .map(([k, v]) => `${k}=${v}`)
-    .join(',');
+/** A workload's metav1.LabelSelector (matchLabels and matchExpressions) as a list's `labelSelector` text. */
+export function selectorString(selector: LabelSelector | undefined): string {
+  return formatLabelSelector(labelSelectorRequirements(selector) ?? []);
 }
 
 export async function openControlPlaneAdmin(kube: Kube): Promise<AdminSession> {

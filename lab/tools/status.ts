@@ -199,9 +199,7 @@ async function controlPlaneSection(kube: Kube): Promise<StatusReport['controlPla
   const dep = d.value;
   const c = dep.spec?.template?.spec?.containers?.[0];
   const env = (c?.env ?? []).find((e: any) => e.name === 'GWVENDOR_XDS_VALIDATION');
-  const pods = await settle(
-    kube.list('v1', 'Pod', CONTROL_PLANE.namespace, selectorString(dep.spec?.selector?.matchLabels ?? {})),
-  );
+  const pods = await settle(kube.list('v1', 'Pod', CONTROL_PLANE.namespace, selectorString(dep.spec?.selector)));
   return {
     ...out,
     found: true,

@@ -5,9 +5,9 @@
 import {
   type BackendConfigInfo,
   type BackendConfigReport,
-  backendConfigTargetKeys,
   buildBackendConfigInfo,
 } from './ir/backend-config-policy.ts';
+import { serviceTargetKeys } from './ir/service-targets.ts';
 import type { Collection, Ctx, Index, InputCollection, Runtime } from './krt/collection.ts';
 import { derive } from './krt/collection.ts';
 import { type BackendConfigPolicy, keyOf } from './model.ts';
@@ -16,7 +16,7 @@ import { type GatewayReportOf, policyStatus, type Rejection, type StatusUpdate }
 /** BackendConfigPolicy → BackendConfigInfo, and the Gateways' lookup of the policies targeting a Service. */
 export function deriveBackendConfigInfos(rt: Runtime, policies: InputCollection<BackendConfigPolicy>) {
   const infos = derive(rt, 'BackendConfigPolicyInfos', policies, (_ctx, p) => buildBackendConfigInfo(p));
-  const byService = policies.index('service', backendConfigTargetKeys);
+  const byService = policies.index('service', serviceTargetKeys);
   const lookup = (ctx: Ctx) => (ns: string, svc: string) =>
     ctx
       .fetchIndex(byService, `${ns}/${svc}`)

@@ -3,7 +3,8 @@
 // and its status from what every Gateway reported about it.
 
 import type { BackendTlsReport } from './ir/backend-tls.ts';
-import { type BackendTlsInfo, backendTlsTargetKeys, buildBackendTlsInfo } from './ir/backend-tls.ts';
+import { type BackendTlsInfo, buildBackendTlsInfo } from './ir/backend-tls.ts';
+import { serviceTargetKeys } from './ir/service-targets.ts';
 import type { Ctx, Index, InputCollection, Runtime } from './krt/collection.ts';
 import { derive } from './krt/collection.ts';
 import { type BackendTLSPolicy, type ConfigMap, keyOf } from './model.ts';
@@ -18,7 +19,7 @@ export function deriveBackendTlsInfos(
   const infos = derive(rt, 'BackendTLSPolicyInfos', policies, (ctx, bp) =>
     buildBackendTlsInfo(bp, { configMap: (ns, name) => ctx.fetch(configMaps, `${ns}/${name}`) }),
   );
-  const byService = policies.index('service', backendTlsTargetKeys);
+  const byService = policies.index('service', serviceTargetKeys);
   const lookup = (ctx: Ctx) => (ns: string, svc: string) =>
     ctx
       .fetchIndex(byService, `${ns}/${svc}`)

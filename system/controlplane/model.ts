@@ -3,6 +3,12 @@
 // they are read, so a golden input without them means the same thing.
 import type { KObject, ObjectMeta } from '../shared/kobject.ts';
 import { type LabelSelector, matchesLabelSelector } from '../shared/selectors.ts';
+import type {
+  CircuitBreakerSettings,
+  HealthCheckTiming,
+  HttpHealthCheckRequest,
+  OutlierDetectionSettings,
+} from './model-backend-config-fields.ts';
 import type { PolicyFieldsSpec } from './model-policy-fields.ts';
 
 export const CONTROLLER_NAME = 'gateway.gwvendor.dev/gwvendor';
@@ -532,26 +538,9 @@ export interface BackendConfigPolicySpec {
     ringHash?: { minimumRingSize?: number; maximumRingSize?: number; hashPolicies?: HashPolicySpec[] };
     maglev?: { hashPolicies?: HashPolicySpec[] };
   };
-  healthCheck?: {
-    http?: { path: string; host?: string; method?: string; expectedStatuses?: number[] };
-    interval: string;
-    timeout: string;
-    unhealthyThreshold: number;
-    healthyThreshold: number;
-  };
-  outlierDetection?: {
-    consecutive5xx?: number;
-    interval?: string;
-    baseEjectionTime?: string;
-    maxEjectionPercent?: number;
-  };
-  circuitBreakers?: {
-    maxConnections?: number;
-    maxPendingRequests?: number;
-    maxRequests?: number;
-    maxRetries?: number;
-    trackRemaining?: boolean;
-  };
+  healthCheck?: HealthCheckTiming & { http?: HttpHealthCheckRequest };
+  outlierDetection?: OutlierDetectionSettings;
+  circuitBreakers?: CircuitBreakerSettings;
 }
 
 export type BackendConfigPolicy = KObject<

@@ -12,6 +12,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import { bindGrpc, shutdownGrpc } from '../shared/grpc-listen.ts';
 import type { EchoContext } from './response.ts';
 
 export const GRPC_ECHO_SERVICE = 'gateway_api_conformance.echo_basic.grpcecho.GrpcEcho';
@@ -98,12 +99,6 @@ function implementation(
   return { Echo: echo('Echo'), EchoTwo: echo('EchoTwo') };
 }
 
-function bind(server: grpc.Server, host: string, port: number, creds: grpc.ServerCredentials): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.bindAsync(`${host}:${port}`, creds, (err, bound) => (err ? reject(err) : resolve(bound)));
-  });
-}
-
 export interface GrpcEchoOptions {
   host?: string;
   port?: number;
@@ -129,19 +124,10 @@ export async function startGrpcEcho(o: GrpcEchoOptions): Promise<GrpcEcho> {
   const plain = new grpc.Server();
   plain.addService(service, implementation(o.context, false, log));
   servers.push(plain);
-  const close = () =>
-    Promise.all(
-      servers.map(
-        (s) =>
-          new Promise<void>((resolve) => {
-            s.tryShutdown(() => resolve());
-            // Calls still open after a second are cut, so a stopping pod does not wait on a client.
-            setTimeout(() => s.forceShutdown(), 1000).unref();
-          }),
-      ),
-    ).then(() => {});
+  // Calls still open after a second are cut, so a stopping pod does not wait on a client.
+  const close = () => Promise.all(servers.map((s) => shutdownGrpc(s, 1000))).then(() => {});
   try {
-    const port = await bind(plain, host, o.port ?? 3000, grpc.ServerCredentials.createInsecure());
+    const port = await bindGrpc(plain, host, o.port ?? 3000);
     log(`plaintext server listening at ${host}:${port}`);
     if (!o.tlsCert || !o.tlsKey) return { port, close };
     const secure = new grpc.Server();
@@ -150,7 +136,7 @@ export async function startGrpcEcho(o: GrpcEchoOptions): Promise<GrpcEcho> {
     const creds = grpc.ServerCredentials.createSsl(null, [
       { cert_chain: readFileSync(o.tlsCert), private_key: readFileSync(o.tlsKey) },
     ]);
-    const https = await bind(secure, host, o.httpsPort ?? 8443, creds);
+    const https = await bindGrpc(secure, host, o.httpsPort ?? 8443, creds);
     log(`secure server listening at ${host}:${https}`);
     return { port, https, close };
   } catch (err) {

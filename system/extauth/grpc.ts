@@ -6,6 +6,7 @@
 // Forbidden), the same header and the HTTP form's body (envoy/service/auth/v3/external_auth.proto).
 import * as grpc from '@grpc/grpc-js';
 import { envoyService } from '../shared/envoy/protos.ts';
+import { bindGrpc, shutdownGrpc } from '../shared/grpc-listen.ts';
 import type { Logger } from '../shared/log.ts';
 
 export const AUTHORIZATION_SERVICE = 'envoy.service.auth.v3.Authorization';
@@ -63,21 +64,7 @@ export async function listenGrpcAuthz(
       });
     },
   });
-  const bound = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) =>
-      err ? reject(err) : resolve(p),
-    ),
-  );
+  const bound = await bindGrpc(server, host, port);
   log.info('listening (gRPC)', { host, port: bound });
-  return {
-    port: bound,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.tryShutdown(() => resolve());
-        setTimeout(() => {
-          server.forceShutdown();
-          resolve();
-        }, 2000).unref();
-      }),
-  };
+  return { port: bound, close: () => shutdownGrpc(server) };
 }

@@ -5,6 +5,7 @@
 // `x-extproc: denied`, a text body). To response headers (when the proxy sends them) it sets `x-extproc-response: true`.
 import * as grpc from '@grpc/grpc-js';
 import { envoyService } from '../shared/envoy/protos.ts';
+import { bindGrpc, shutdownGrpc } from '../shared/grpc-listen.ts';
 import { type Logger, LogRegistry } from '../shared/log.ts';
 
 /** The service definition of ExternalProcessor (the sample serves it; tests serve their own answers with it). */
@@ -103,21 +104,7 @@ export async function startExtProc(opts: ExtProcOptions = {}): Promise<ExtProc> 
       call.on('error', () => {});
     },
   });
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(`${host}:${opts.port ?? 0}`, grpc.ServerCredentials.createInsecure(), (e, p) =>
-      e ? reject(e) : resolve(p),
-    ),
-  );
+  const port = await bindGrpc(server, host, opts.port ?? 0);
   log.info('listening', { host, port });
-  return {
-    port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.tryShutdown(() => resolve());
-        setTimeout(() => {
-          server.forceShutdown();
-          resolve();
-        }, 2000).unref();
-      }),
-  };
+  return { port, close: () => shutdownGrpc(server) };
 }

@@ -8,6 +8,7 @@
 // GET /rules.
 import * as grpc from '@grpc/grpc-js';
 import { envoyService } from '../shared/envoy/protos.ts';
+import { bindGrpc, shutdownGrpc } from '../shared/grpc-listen.ts';
 import { type Logger, LogRegistry } from '../shared/log.ts';
 import { type ListeningService, listenHttp } from '../shared/sample-service.ts';
 
@@ -148,11 +149,7 @@ export async function startRateLimit(opts: RateLimitOptions): Promise<RateLimitS
   );
   const server = new grpc.Server();
   server.addService(rateLimitService(), { ShouldRateLimit: shouldRateLimit(limiter, log) });
-  const grpcPort = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(`${host}:${opts.grpcPort ?? 0}`, grpc.ServerCredentials.createInsecure(), (e, p) =>
-      e ? reject(e) : resolve(p),
-    ),
-  ).catch(async (e) => {
+  const grpcPort = await bindGrpc(server, host, opts.grpcPort ?? 0).catch(async (e) => {
     await http.close();
     throw e;
   });
@@ -161,16 +158,7 @@ export async function startRateLimit(opts: RateLimitOptions): Promise<RateLimitS
     ...http,
     grpcPort,
     close: async () => {
-      await Promise.all([
-        http.close(),
-        new Promise<void>((resolve) => {
-          server.tryShutdown(() => resolve());
-          setTimeout(() => {
-            server.forceShutdown();
-            resolve();
-          }, 2000).unref();
-        }),
-      ]);
+      await Promise.all([http.close(), shutdownGrpc(server)]);
     },
   };
 }

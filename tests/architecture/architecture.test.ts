@@ -1,10 +1,13 @@
 // The import rules of ARCHITECTURE.md, the layering of the control plane and the proxy (issue 11) and the size limits,
 // checked on the tree as it is; the one place these rules live. system/ never imports lab/ (system/ is what goes into
 // the image; its tests included); the IR does not import xDS; the pure xDS translator does not import the serving side
-// (snapshot cache, ADS server); the proxy's filters see the connection manager only through filters/filter-api.ts;
-// the pod runtime hook imports node builtins and its own folder only; no import cycle anywhere (system/, lab/,
-// scripts/, bench/, scenarios/, conformance/, tests/); no production file over 600 lines or function over 120. Imports are read
-// with TypeScript's own parser (source-facts.ts). A broken fixture shows that each rule catches what it is meant to.
+// (snapshot cache, ADS server); the control plane's pure stages (krt/ → ir/ → xds/translator/) import no stage after
+// them nor what runs them (informers, serving, statuses, deployer, admin, the pipeline); the proxy's filters see the
+// connection manager only through filters/filter-api.ts; the pod runtime hook imports node builtins and its own folder
+// only; no import cycle anywhere (system/, lab/, scripts/, bench/, scenarios/, conformance/, tests/); no production
+// file over 600 lines or function over 120; test helpers in a testing/ folder, by no other name (testing.ts,
+// testbed.ts...). Imports are read with TypeScript's own parser (source-facts.ts). A broken fixture shows that each
+// rule catches what it is meant to.
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -14,6 +17,7 @@ import {
   importCycles,
   importsOutside,
   oversized,
+  strayTestHelpers,
 } from './rules.ts';
 import { readSourceFacts, readTree, type SourceFacts } from './source-facts.ts';
 
@@ -22,7 +26,7 @@ const CP = 'system/controlplane/';
 const PROXY = 'system/proxy/';
 const HOOK = 'lab/embedded/node/runtime-hook/';
 
-const RULES: ImportRule[] = [
+const NAMED_RULES: ImportRule[] = [
   { from: 'system/', to: 'lab/', why: 'system/ is the image; lab/ is the clusters it runs in' },
   {
     from: `${CP}ir/`,
@@ -39,6 +43,33 @@ const RULES: ImportRule[] = [
     to: `${PROXY}http/`,
     why: 'filters see the connection manager only through filters/filter-api.ts, the stream handle ActiveStream implements',
   },
+];
+/**
+ * The control plane's pure stages in data-flow order (collections → IR → xDS translator), and what runs them or
+ * takes what they make (the informers, the serving side, statuses, the deployer, the admin server, the pipeline that
+ * wires them): a pure stage imports no stage after it and nothing of those, so an HTTPRoute's walk from informer to
+ * ADS response passes through the folders in one direction.
+ */
+const PURE_STAGES = [`${CP}krt/`, `${CP}ir/`, `${CP}xds/translator/`];
+const RUNS_THE_STAGES = ['kube/', 'serve/', 'status/', 'deployer/', 'admin/', 'pipeline.ts', 'controlplane.ts'].map(
+  (p) => `${CP}${p}`,
+);
+const STAGE_RULES: ImportRule[] = PURE_STAGES.flatMap((from, i) => [
+  ...PURE_STAGES.slice(i + 1).map((to) => ({
+    from,
+    to,
+    why: 'a pure stage imports the stages before it, never one after it',
+  })),
+  ...RUNS_THE_STAGES.map((to) => ({
+    from,
+    to,
+    why: 'a pure stage knows nothing of what runs it or serves what it makes',
+  })),
+]);
+/** The named rules, then the stage rules a named one does not already cover. */
+const RULES: ImportRule[] = [
+  ...NAMED_RULES,
+  ...STAGE_RULES.filter((r) => !NAMED_RULES.some((n) => n.from === r.from && r.to.startsWith(n.to))),
 ];
 const CONFINED: ConfinedFolder[] = [
   {
@@ -77,6 +108,7 @@ function violations(facts: SourceFacts) {
       ),
     ],
     cycles: importCycles(facts.imports, ''),
+    helpers: strayTestHelpers(Object.keys(facts.lines)),
     sizes: SIZED.map((under) => oversized(facts, under, LIMITS, GENERATED_TABLES)).reduce((a, b) => ({
       files: [...a.files, ...b.files],
       functions: [...a.functions, ...b.functions],
@@ -105,7 +137,7 @@ describe('the tree keeps the import rules', () => {
     expect(Object.keys(facts.lines).filter((f) => f.startsWith(PROXY)).length).toBeGreaterThan(40);
   });
 
-  it('system/ ↛ lab/, ir/ ↛ xds/, xds/translator/ ↛ serve/, proxy filters/ ↛ http/, the runtime hook only node: and its own folder', () => {
+  it('system/ ↛ lab/, ir/ ↛ xds/, xds/translator/ ↛ serve/, pure stages in one direction, proxy filters/ ↛ http/, the runtime hook only node: and its own folder', () => {
     expect(violations(facts).imports).toEqual([]);
   });
 
@@ -115,6 +147,10 @@ describe('the tree keeps the import rules', () => {
 
   it('no production file over 600 lines, no function over 120 (generated tables excepted: none)', () => {
     expect(violations(facts).sizes).toEqual({ files: [], functions: [] });
+  });
+
+  it('test helpers go by one name: a testing/ folder beside the code they serve', () => {
+    expect(violations(facts).helpers).toEqual([]);
   });
 });
 
@@ -128,6 +164,10 @@ describe('each rule catches a broken fixture', () => {
     [`${CP}ir/a.ts`]: "import { b } from '../xds/translator/b.ts';\nexport const a = b;\n",
     // translator → serve
     [`${CP}xds/translator/b.ts`]: "import type { C } from '../../serve/c.ts';\nexport const b: C = 1;\n",
+    // a collection reaching into the IR (a stage after it), the IR into statuses (what takes what it makes)
+    [`${CP}krt/k.ts`]: "import type { A } from '../ir/k-ir.ts';\nexport type K = A;\n",
+    [`${CP}ir/k-ir.ts`]: "import type { S } from '../status/s.ts';\nexport type A = S;\n",
+    [`${CP}status/s.ts`]: 'export type S = 1;\n',
     // serve → ir is allowed; a dynamic import of lab/ is not
     [`${CP}serve/c.ts`]:
       "import { a } from '../ir/a.ts';\nexport type C = number;\nexport const c = () => import('../../../lab/d.ts');\n" +
@@ -141,6 +181,12 @@ describe('each rule catches a broken fixture', () => {
     [`${PROXY}filters/filter-api.ts`]: 'export type Api = 1;\n',
     [`${PROXY}http/s.ts`]: "import type { F } from '../filters/f.ts';\nexport type S = F | 2;\n",
     'lab/d.ts': 'export const d = 1;\n',
+    // test helpers by other names than testing/: one of each, and a helper in its testing/ folder
+    [`${CP}testing.ts`]: 'export const t = 1;\n',
+    'lab/embedded/cluster-testing.ts': 'export const t = 1;\n',
+    'lab/testbed.ts': 'export const t = 1;\n',
+    [`${PROXY}testing/harness.ts`]: 'export const t = 1;\n',
+    'lab/embedded/node/testing/testbed.ts': 'export const t = 1;\n',
     'lab/tools/explain/x.ts': "import type { Y } from './y.ts';\nexport type X = Y;\n",
     'lab/tools/explain/y.ts': "import type { X } from './x.ts';\nexport type Y = X | 1;\n",
     'lab/embedded/node/p.ts': "import { q } from '../q.ts';\nexport const p = q;\n",
@@ -168,6 +214,8 @@ describe('each rule catches a broken fixture', () => {
       `${CP}ir/a.ts:1 imports ${CP}xds/translator/b.ts (${RULES[1].why})`,
       `${CP}xds/translator/b.ts:1 imports ${CP}serve/c.ts (${RULES[2].why})`,
       `${PROXY}filters/f.ts:1 imports ${PROXY}http/s.ts (${RULES[3].why})`,
+      `${CP}krt/k.ts:1 imports ${CP}ir/k-ir.ts (${STAGE_RULES[0].why})`,
+      `${CP}ir/k-ir.ts:1 imports ${CP}status/s.ts (${STAGE_RULES.at(-1)!.why})`,
       `${HOOK}h.ts:3 imports yaml (${hook})`,
       `${HOOK}h.ts:4 imports path (${hook})`,
       `${HOOK}h.ts:5 imports lab/embedded/q.ts (${hook})`,
@@ -191,6 +239,10 @@ describe('each rule catches a broken fixture', () => {
       'lab/embedded/q.ts:4 longToo 121',
       'bench/b.ts:4 benchLong 121',
     ]);
+  });
+
+  it('finds test helpers outside a testing/ folder', () => {
+    expect(v.helpers).toEqual(['lab/embedded/cluster-testing.ts', 'lab/testbed.ts', `${CP}testing.ts`]);
   });
 
   it('lets a generated table named in the exception list pass the size limits', () => {

@@ -73,6 +73,17 @@ export function importCycles(edges: ImportEdge[], under: string): string[][] {
   return out;
 }
 
+/**
+ * Test helpers outside a `testing/` folder: a file named as a helper (`testing.ts`, `testbed.ts`, `<x>-testing.ts`,
+ * `test-helpers.ts`, `test-utils.ts`) where the convention wants `testing/<what it gives>.ts` beside the code served.
+ */
+export function strayTestHelpers(files: string[]): string[] {
+  return files
+    .filter((f) => !/(^|\/)testing\//.test(f))
+    .filter((f) => /(^|\/)(testing|testbed|test-?helpers?|test-?utils?|[\w-]+-testing)\.ts$/.test(f))
+    .sort();
+}
+
 export interface SizeLimits {
   fileLines: number;
   functionLines: number;

@@ -18,7 +18,7 @@ import {
   type ProxyProcess,
   spawnProxy,
   until,
-} from '../../system/controlplane/testing.ts';
+} from '../../system/controlplane/testing/control-plane.ts';
 import { type ExtAuth, startExtAuth } from '../../system/extauth/server.ts';
 import { type SampleApp, startSampleApp } from '../../system/sampleapp/server.ts';
 import { LogRegistry } from '../../system/shared/log.ts';

@@ -11,7 +11,7 @@ import { type InformerSet, startInformers } from '../../system/controlplane/kube
 import { WATCHED } from '../../system/controlplane/kube/watched.ts';
 import { Metrics } from '../../system/controlplane/metrics.ts';
 import { Pipeline } from '../../system/controlplane/pipeline.ts';
-import { until } from '../../system/controlplane/testing.ts';
+import { until } from '../../system/controlplane/testing/control-plane.ts';
 import { LogRegistry } from '../../system/shared/log.ts';
 
 let lab: TestLab;

@@ -10,7 +10,7 @@ import { parse } from 'yaml';
 import { startTestLab, type TestLab } from '../../lab/embedded/apiserver/testing/test-lab.ts';
 import { PROJECT_CRD_COUNT, projectCrdsJson } from '../../lab/testing/crds.ts';
 import { ControlPlane } from '../../system/controlplane/controlplane.ts';
-import { testLogs, until } from '../../system/controlplane/testing.ts';
+import { testLogs, until } from '../../system/controlplane/testing/control-plane.ts';
 
 const MANIFESTS = new URL('../../system/manifests/', import.meta.url).pathname;
 
@@ -347,7 +347,7 @@ describe('control plane with the embedded API server', () => {
 describe('the controlplane command', () => {
   it('runs as `system/main.ts controlplane`, gets ready, serves the admin server on localhost and /metrics alone on --metrics-port, stops on SIGTERM', async () => {
     const { spawn } = await import('node:child_process');
-    const { freePort } = await import('../../system/controlplane/testing.ts');
+    const { freePort } = await import('../../system/controlplane/testing/control-plane.ts');
     const [xds, adminPort, health, metrics] = [await freePort(), await freePort(), await freePort(), await freePort()];
     // The running control plane above owns the statuses; this one runs with its own xDS port against the same API.
     const child = spawn(

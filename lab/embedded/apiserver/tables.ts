@@ -1,6 +1,11 @@
 // Server-side printing (`Accept: application/json;as=Table;v=v1;g=meta.k8s.io`): the columns kubectl shows for each
 // built-in kind, computed as Kubernetes' printers do (pkg/printers/internalversion), and CRD printer columns.
-import { formatLabelSelector, labelSelectorRequirements } from '../../../system/shared/selectors.ts';
+import {
+  formatLabelSelector,
+  type LabelSelector,
+  labelSelectorRequirements,
+  SelectorError,
+} from '../../../system/shared/selectors.ts';
 import type { K8sObject } from './store.ts';
 
 export interface Column {
@@ -66,22 +71,23 @@ export function age(ts: string | undefined, now: number): string {
   return humanDuration(now - Date.parse(ts));
 }
 
-function selectorString(sel: any): string {
-  if (!sel) return '<none>';
-  const parts: string[] = [];
-  for (const [k, v] of Object.entries(sel.matchLabels ?? {})) parts.push(`${k}=${v}`);
-  for (const e of sel.matchExpressions ?? []) {
-    if (e.operator === 'In') parts.push(`${e.key} in (${(e.values ?? []).join(',')})`);
-    else if (e.operator === 'NotIn') parts.push(`${e.key} notin (${(e.values ?? []).join(',')})`);
-    else if (e.operator === 'Exists') parts.push(e.key);
-    else if (e.operator === 'DoesNotExist') parts.push(`!${e.key}`);
+/**
+ * metav1.FormatLabelSelector (the Selector column of Deployments and ReplicaSets): the selector's text as
+ * apimachinery's Selector.String() writes it (requirements sorted by key), `<none>` when it has none, `<error>` when
+ * it does not convert (an unknown operator).
+ */
+function selectorString(sel: LabelSelector | undefined): string {
+  try {
+    return formatLabelSelector(labelSelectorRequirements(sel) ?? []) || '<none>';
+  } catch (e) {
+    if (e instanceof SelectorError) return '<error>';
+    throw e;
   }
-  return parts.length ? parts.join(',') : '<none>';
 }
 
+/** labels.FormatLabels (a Service's Selector column): its `spec.selector` map as `k=v`, sorted by key; or `<none>`. */
 function mapSelector(m: Record<string, string> | undefined): string {
-  const e = Object.entries(m ?? {});
-  return e.length ? e.map(([k, v]) => `${k}=${v}`).join(',') : '<none>';
+  return formatLabelSelector(Object.entries(m ?? {}).map(([key, value]) => ({ key, op: '=', value }))) || '<none>';
 }
 
 /** The columns a workload (Deployment, ReplicaSet) ends with, wide ones last, as Kubernetes' printers lay them out. */

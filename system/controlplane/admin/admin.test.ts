@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adsService, TYPE_URL } from '../../shared/envoy/protos.ts';
 import { checkExposition } from '../../shared/testing/exposition.ts';
 import type { ControlPlane } from '../controlplane.ts';
-import { startOfflineControlPlane } from '../testing.ts';
+import { startOfflineControlPlane } from '../testing/control-plane.ts';
 
 const INPUT = readFileSync(new URL('../testdata/basic/input.yaml', import.meta.url), 'utf8');
 const ROLE = 'gwvendor-kube-gateway-api~gwvendor-system~debug';

@@ -5,7 +5,7 @@ import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type HeadlessBrowser, launchHeadlessChromium } from '../../shared/testing/chromium.ts';
 import type { ControlPlane } from '../controlplane.ts';
-import { startOfflineControlPlane } from '../testing.ts';
+import { startOfflineControlPlane } from '../testing/control-plane.ts';
 
 const INPUT = readFileSync(new URL('../testdata/basic/input.yaml', import.meta.url), 'utf8');
 

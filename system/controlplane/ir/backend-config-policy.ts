@@ -9,6 +9,7 @@
 // whose routes send to a Service it targets.
 import { type BackendConfigPolicy, type HashPolicySpec, olderFirst, type Service } from '../model.ts';
 import { parseDurationMs, toProtoDuration } from './duration.ts';
+import { clusterPortName, type ServiceTarget, serviceTargetRefs, serviceTargets } from './service-targets.ts';
 import {
   type BackendConfigIR,
   bad,
@@ -27,22 +28,10 @@ export interface BackendConfigInfo {
   /** As the TrafficPolicy's (status/build.ts describes targets from them). */
   targetRefs: { kind: 'Service'; name: string; sectionName?: string }[];
   selectors: never[];
-  targets: { namespace: string; service: string; sectionName?: string }[];
+  targets: ServiceTarget[];
   accepted: Outcome;
   /** The settings (absent when the policy is invalid: then nothing of it is applied). */
   settings?: BackendConfigIR;
-}
-
-/** Index keys of a policy's targets: `<ns>/<service>`. */
-export function backendConfigTargetKeys(p: BackendConfigPolicy): string[] {
-  const ns = p.metadata.namespace ?? 'default';
-  return [
-    ...new Set(
-      (p.spec?.targetRefs ?? [])
-        .filter((t) => (t.group ?? '') === '' && t.kind === 'Service')
-        .map((t) => `${ns}/${t.name}`),
-    ),
-  ];
 }
 
 /** A positive duration in proto form, or the problem naming the field. */
@@ -105,7 +94,7 @@ export function buildBackendConfigInfo(p: BackendConfigPolicy): BackendConfigInf
   const ns = p.metadata.namespace ?? 'default';
   const ref: ObjRef = { kind: 'BackendConfigPolicy', namespace: ns, name: p.metadata.name };
   const spec = p.spec ?? {};
-  const refs = (spec.targetRefs ?? []).filter((t) => (t.group ?? '') === '' && t.kind === 'Service');
+  const refs = serviceTargetRefs(p);
   const base = {
     ref,
     generation: p.metadata.generation ?? 1,
@@ -116,11 +105,7 @@ export function buildBackendConfigInfo(p: BackendConfigPolicy): BackendConfigInf
       ...(t.sectionName ? { sectionName: t.sectionName } : {}),
     })),
     selectors: [] as never[],
-    targets: refs.map((t) => ({
-      namespace: ns,
-      service: t.name,
-      ...(t.sectionName ? { sectionName: t.sectionName } : {}),
-    })),
+    targets: serviceTargets(p),
   };
   const problems: string[] = [];
   const dropped: string[] = [];
@@ -201,7 +186,7 @@ export function applyBackendConfig(
   const note = (m: Map<string, string[]>, k: string, v: string) => m.set(k, [...(m.get(k) ?? []), v]);
   const out = clusters.map((c) => {
     if (c.members) return c;
-    const portName = service(c.namespace, c.service)?.spec?.ports?.find((p) => p.port === c.port)?.name;
+    const portName = clusterPortName(c, service);
     // Valid policies that name this cluster's Service (and its port, when they name one), most specific first.
     const candidates = policiesFor(c.namespace, c.service)
       .map((p) => {

@@ -10,6 +10,7 @@
 // ancestors are the Gateways whose routes send to a Service it targets.
 import { X509Certificate } from 'node:crypto';
 import { type BackendTLSPolicy, type ConfigMap, olderFirst, type Service } from '../model.ts';
+import { clusterPortName, type ServiceTarget, serviceTargets } from './service-targets.ts';
 import {
   bad,
   type CertificateIR,
@@ -29,7 +30,7 @@ export interface BackendTlsInfo {
   generation: number;
   /** For the oldest-wins rule. */
   metadata: BackendTLSPolicy['metadata'];
-  targets: { namespace: string; service: string; sectionName?: string }[];
+  targets: ServiceTarget[];
   accepted: Outcome;
   resolvedRefs: Outcome;
   /** What a cluster it applies to speaks (absent when not accepted: the cluster then has no endpoints). */
@@ -38,18 +39,6 @@ export interface BackendTlsInfo {
 
 export interface BackendTlsWorld {
   configMap(namespace: string, name: string): ConfigMap | undefined;
-}
-
-/** Index keys of a policy's targets: `<ns>/<service>` (the Service, whatever the section). */
-export function backendTlsTargetKeys(p: BackendTLSPolicy): string[] {
-  const ns = p.metadata.namespace ?? 'default';
-  return [
-    ...new Set(
-      (p.spec?.targetRefs ?? [])
-        .filter((t) => (t.group ?? '') === '' && t.kind === 'Service')
-        .map((t) => `${ns}/${t.name}`),
-    ),
-  ];
 }
 
 /** The certificates of a PEM bundle, or why it has none. */
@@ -71,9 +60,7 @@ export function buildBackendTlsInfo(p: BackendTLSPolicy, world: BackendTlsWorld)
   const ns = p.metadata.namespace ?? 'default';
   const ref: ObjRef = { kind: 'BackendTLSPolicy', namespace: ns, name: p.metadata.name };
   const v = p.spec?.validation;
-  const targets = (p.spec?.targetRefs ?? [])
-    .filter((t) => (t.group ?? '') === '' && t.kind === 'Service')
-    .map((t) => ({ namespace: ns, service: t.name, ...(t.sectionName ? { sectionName: t.sectionName } : {}) }));
+  const targets = serviceTargets(p);
   const base = { ref, generation: p.metadata.generation ?? 1, metadata: p.metadata, targets };
   const resolvedOk = ok('ResolvedRefs', 'all references resolved');
   if (!v?.hostname) {
@@ -151,7 +138,7 @@ export function applyBackendTls(
     if (c.members) return c;
     const policies = policiesFor(c.namespace, c.service);
     if (!policies.length) return c;
-    const portName = service(c.namespace, c.service)?.spec?.ports?.find((p) => p.port === c.port)?.name;
+    const portName = clusterPortName(c, service);
     const bySection = new Map<string, BackendTlsInfo[]>();
     for (const p of policies) {
       for (const t of p.targets) {

@@ -2,7 +2,7 @@
 // another namespace) and the filter settings every route using it shares. The service is an HTTP one (Envoy's
 // ext_authz http_service) or a gRPC one (grpc_service.envoy_grpc: its cluster speaks HTTP/2, as Envoy's gRPC client
 // needs, whatever the Service port's appProtocol says).
-import { type ExtensionServiceRef, type GatewayExtension, VENDOR_GROUP } from '../model.ts';
+import { type ExtensionGrpcService, type ExtensionServiceRef, type GatewayExtension, VENDOR_GROUP } from '../model.ts';
 import { toProtoDuration } from './duration.ts';
 import { type RouteWorld, resolveServiceRef } from './routes.ts';
 import type { ClusterIR, ExtAuthIR, ExtProcIR, ObjRef, Outcome, RateLimitExtIR } from './types.ts';
@@ -18,10 +18,10 @@ export interface ExtensionInfo {
 }
 
 export const DEFAULT_EXT_AUTH_TIMEOUT = '1s';
-/** Envoy's ratelimit filter's default timeout (rate_limit.proto: 20ms). */
-export const DEFAULT_RATE_LIMIT_TIMEOUT = '0.020s';
-/** Envoy's ext_proc message_timeout default (ext_proc.proto: 200ms). */
-export const DEFAULT_EXT_PROC_MESSAGE_TIMEOUT = '0.200s';
+/** Envoy's ratelimit filter's default timeout (rate_limit.proto: 20ms); GEP-2257 text, as a user writes it. */
+export const DEFAULT_RATE_LIMIT_TIMEOUT = '20ms';
+/** Envoy's ext_proc message_timeout default (ext_proc.proto: 200ms); GEP-2257 text, as a user writes it. */
+export const DEFAULT_EXT_PROC_MESSAGE_TIMEOUT = '200ms';
 
 type Base = Pick<ExtensionInfo, 'ref' | 'generation'>;
 
@@ -107,63 +107,63 @@ export function buildExtensionInfo(ext: GatewayExtension, world: RouteWorld): Ex
 /** `rateLimit`: the rate-limit service (HTTP/2 cluster), its domain, timeout and failure mode. */
 function rateLimitExtension(ext: GatewayExtension, world: RouteWorld, base: Base): ExtensionInfo {
   const rl = ext.spec!.rateLimit!;
-  const ns = base.ref.namespace;
-  if (!rl.grpcService?.backendRef) return invalid(base, 'spec.rateLimit.grpcService.backendRef is required');
-  if (!rl.domain) return invalid(base, 'spec.rateLimit.domain is required');
-  const timeout = toProtoDuration(rl.timeout ?? DEFAULT_RATE_LIMIT_TIMEOUT);
-  if (!timeout) return invalid(base, `spec.rateLimit.timeout: invalid duration ${JSON.stringify(rl.timeout)}`);
-  const r = resolveExtensionService(
-    world,
-    ns,
-    rl.grpcService.backendRef,
-    'spec.rateLimit.grpcService.backendRef',
-    true,
-  );
-  if (!('cluster' in r)) return { ...base, accepted: ACCEPTED, resolvedRefs: r.resolved };
-  return {
-    ...base,
-    accepted: ACCEPTED,
-    resolvedRefs: r.resolved,
-    rateLimit: {
-      filterName: `envoy.filters.http.ratelimit/${ns}/${base.ref.name}`,
-      extension: base.ref,
-      cluster: r.cluster,
-      ...(rl.grpcService.authority ? { authority: rl.grpcService.authority } : {}),
-      domain: rl.domain,
-      timeout,
-      failOpen: rl.failOpen ?? true,
-    },
-  };
+  return grpcServiceExtension(world, base, 'rateLimit', 'envoy.filters.http.ratelimit', rl.grpcService, () => {
+    if (!rl.domain) return 'spec.rateLimit.domain is required';
+    const timeout = toProtoDuration(rl.timeout ?? DEFAULT_RATE_LIMIT_TIMEOUT);
+    if (!timeout) return `spec.rateLimit.timeout: invalid duration ${JSON.stringify(rl.timeout)}`;
+    return { domain: rl.domain, timeout, failOpen: rl.failOpen ?? true };
+  });
 }
 
 /** `extProc`: the external processor (HTTP/2 cluster), which request phases it sees, its message timeout, failOpen. */
 function extProcExtension(ext: GatewayExtension, world: RouteWorld, base: Base): ExtensionInfo {
   const ep = ext.spec!.extProc!;
-  if (!ep.grpcService?.backendRef) return invalid(base, 'spec.extProc.grpcService.backendRef is required');
-  const messageTimeout = toProtoDuration(ep.messageTimeout ?? DEFAULT_EXT_PROC_MESSAGE_TIMEOUT);
-  if (!messageTimeout) {
-    return invalid(base, `spec.extProc.messageTimeout: invalid duration ${JSON.stringify(ep.messageTimeout)}`);
-  }
-  const r = resolveExtensionService(
-    world,
-    base.ref.namespace,
-    ep.grpcService.backendRef,
-    'spec.extProc.grpcService.backendRef',
-    true,
-  );
+  return grpcServiceExtension(world, base, 'extProc', 'envoy.filters.http.ext_proc', ep.grpcService, () => {
+    const messageTimeout = toProtoDuration(ep.messageTimeout ?? DEFAULT_EXT_PROC_MESSAGE_TIMEOUT);
+    if (!messageTimeout) return `spec.extProc.messageTimeout: invalid duration ${JSON.stringify(ep.messageTimeout)}`;
+    return {
+      requestHeaders: (ep.processingMode?.requestHeaders ?? 'Send') === 'Send',
+      messageTimeout,
+      failOpen: ep.failOpen ?? false,
+    };
+  });
+}
+
+/** What a gRPC-service extension's filter carries besides its name, the extension, the cluster and the authority. */
+type GrpcFilterSettings<K extends 'rateLimit' | 'extProc'> = Omit<
+  NonNullable<ExtensionInfo[K]>,
+  'filterName' | 'extension' | 'cluster' | 'authority'
+>;
+
+/**
+ * The one reader of an extension that is a gRPC service (rateLimit, extProc): its backendRef is required, then its own
+ * settings are read (a string: the problem that makes the extension invalid), then the Service port is resolved to an
+ * HTTP/2 cluster (Envoy's gRPC client needs one); the filter is `<filter>/<ns>/<name>`, one per extension.
+ */
+function grpcServiceExtension<K extends 'rateLimit' | 'extProc'>(
+  world: RouteWorld,
+  base: Base,
+  kind: K,
+  filter: string,
+  grpcService: ExtensionGrpcService | undefined,
+  readSettings: () => GrpcFilterSettings<K> | string,
+): ExtensionInfo {
+  const field = `spec.${kind}.grpcService.backendRef`;
+  if (!grpcService?.backendRef) return invalid(base, `${field} is required`);
+  const settings = readSettings();
+  if (typeof settings === 'string') return invalid(base, settings);
+  const r = resolveExtensionService(world, base.ref.namespace, grpcService.backendRef, field, true);
   if (!('cluster' in r)) return { ...base, accepted: ACCEPTED, resolvedRefs: r.resolved };
   return {
     ...base,
     accepted: ACCEPTED,
     resolvedRefs: r.resolved,
-    extProc: {
-      filterName: `envoy.filters.http.ext_proc/${base.ref.namespace}/${base.ref.name}`,
+    [kind]: {
+      filterName: `${filter}/${base.ref.namespace}/${base.ref.name}`,
       extension: base.ref,
       cluster: r.cluster,
-      ...(ep.grpcService.authority ? { authority: ep.grpcService.authority } : {}),
-      requestHeaders: (ep.processingMode?.requestHeaders ?? 'Send') === 'Send',
-      messageTimeout,
-      failOpen: ep.failOpen ?? false,
+      ...(grpcService.authority ? { authority: grpcService.authority } : {}),
+      ...settings,
     },
   };
 }

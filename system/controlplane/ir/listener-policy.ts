@@ -9,7 +9,7 @@
 import { ConfigError } from '../../proxy/config/errors.ts';
 import { compileFormat, compileJsonFormat } from '../../proxy/config/formatter.ts';
 import { GATEWAY_GROUP, type ListenerPolicy, type ListenerPolicySpec } from '../model.ts';
-import { toProtoDuration } from './duration.ts';
+import { fieldReader, type PolicyIdentity, policyIdentity, validationOutcome } from './field-reader.ts';
 import type { PolicyAncestorReport } from './policy-reports.ts';
 import {
   type AccessLogIR,
@@ -24,11 +24,7 @@ import {
   type ValidationMode,
 } from './types.ts';
 
-export interface ListenerPolicyInfo {
-  ref: ObjRef;
-  key: string;
-  generation: number;
-  creationTimestamp: string;
+export interface ListenerPolicyInfo extends PolicyIdentity {
   targetRefs: { kind: 'Gateway'; name: string; sectionName?: string }[];
   /** ListenerPolicies have no selectors (kept for the shared status builder). */
   selectors: never[];
@@ -88,11 +84,10 @@ function accessLogs(list: NonNullable<ListenerPolicySpec['accessLog']>, problem:
 }
 
 export function buildListenerPolicyInfo(p: ListenerPolicy, mode: ValidationMode): ListenerPolicyInfo {
-  const ns = p.metadata.namespace ?? 'default';
-  const ref: ObjRef = { kind: 'ListenerPolicy', namespace: ns, name: p.metadata.name };
+  const id = policyIdentity('ListenerPolicy', p.metadata);
   const spec = p.spec ?? {};
-  const problems: { field: string; message: string }[] = [];
-  const problem = (field: string, message: string) => problems.push({ field, message });
+  const { reader, problems } = fieldReader();
+  const problem = reader.problem;
   const targetRefs: ListenerPolicyInfo['targetRefs'] = [];
   (spec.targetRefs ?? []).forEach((t, i) => {
     if (t.group !== GATEWAY_GROUP || t.kind !== 'Gateway') {
@@ -103,11 +98,8 @@ export function buildListenerPolicyInfo(p: ListenerPolicy, mode: ValidationMode)
   });
   const settings: ListenerPolicyInfo['settings'] = {};
   if (spec.accessLog?.length) settings.accessLog = accessLogs(spec.accessLog, problem);
-  if (spec.idleTimeout !== undefined) {
-    const d = toProtoDuration(spec.idleTimeout);
-    if (d) settings.idleTimeout = d;
-    else problem('spec.idleTimeout', `invalid duration ${JSON.stringify(spec.idleTimeout)}`);
-  }
+  const idleTimeout = reader.duration('spec.idleTimeout', spec.idleTimeout);
+  if (idleTimeout) settings.idleTimeout = idleTimeout;
   if (spec.xffNumTrustedHops !== undefined) settings.xffNumTrustedHops = spec.xffNumTrustedHops;
   if (spec.useRemoteAddress !== undefined) settings.useRemoteAddress = spec.useRemoteAddress;
   if (spec.maxRequestHeadersKb !== undefined) {
@@ -121,20 +113,14 @@ export function buildListenerPolicyInfo(p: ListenerPolicy, mode: ValidationMode)
     else problem('spec.serverHeaderTransformation', 'must be one of Overwrite, AppendIfAbsent, PassThrough');
   }
   if (spec.preserveHttp1HeaderCase !== undefined) settings.preserveHttp1HeaderCase = spec.preserveHttp1HeaderCase;
-  const invalid = problems.length > 0;
+  const outcome = validationOutcome(id.ref, mode, problems, settings);
   return {
-    ref,
-    key: `${ns}/${p.metadata.name}`,
-    generation: p.metadata.generation ?? 1,
-    creationTimestamp: p.metadata.creationTimestamp ?? '',
+    ...id,
     targetRefs,
     selectors: [],
-    // Strict validation applies nothing of an invalid policy; with validation off it is sent as written.
-    settings: invalid && mode === 'strict' ? {} : settings,
-    accepted: invalid
-      ? bad('Invalid', problems.map((x) => `${x.field}: ${x.message}`).join('; '))
-      : ok('Valid', 'the policy is valid'),
-    findings: problems.map((pr) => ({ resource: ref, ...pr })),
+    settings: outcome.settings,
+    accepted: outcome.accepted,
+    findings: outcome.findings,
   };
 }
 

@@ -11,7 +11,13 @@ import {
 } from '../model.ts';
 import { toProtoDuration } from './duration.ts';
 import type { ExtensionInfo } from './extensions.ts';
-import type { FieldReader } from './field-reader.ts';
+import {
+  type FieldReader,
+  fieldReader,
+  type PolicyIdentity,
+  policyIdentity,
+  validationOutcome,
+} from './field-reader.ts';
 import { corsSettings, headerOps } from './http-settings.ts';
 import { bufferSettings, compressionSettings } from './policy-body.ts';
 import { type ExtensionRefs, resolvePolicyExtension } from './policy-extension.ts';
@@ -21,13 +27,9 @@ import { rateLimitMergeSettings, rateLimitSettings } from './policy-ratelimit.ts
 import { rbacSettings } from './policy-rbac.ts';
 import { transformationSettings } from './policy-transformation.ts';
 import type { RouteWorld } from './routes.ts';
-import type { Finding, ObjRef, Outcome, PolicySettings, ValidationMode } from './types.ts';
+import type { Finding, Outcome, PolicySettings, ValidationMode } from './types.ts';
 
-export interface PolicyInfo {
-  ref: ObjRef;
-  key: string;
-  generation: number;
-  creationTimestamp: string;
+export interface PolicyInfo extends PolicyIdentity {
   targetRefs: { kind: 'Gateway' | 'HTTPRoute'; name: string; sectionName?: string }[];
   selectors: { kind: 'Gateway' | 'HTTPRoute'; matchLabels: Record<string, string> }[];
   /** Fields the spec sets. */
@@ -226,19 +228,10 @@ function policyTargets(spec: TrafficPolicySpec, r: FieldReader): Pick<PolicyInfo
 }
 
 export function buildPolicyInfo(p: TrafficPolicy, world: PolicyWorld, mode: ValidationMode): PolicyInfo {
-  const ns = p.metadata.namespace ?? 'default';
-  const ref: ObjRef = { kind: 'TrafficPolicy', namespace: ns, name: p.metadata.name };
+  const id = policyIdentity('TrafficPolicy', p.metadata);
+  const ns = id.ref.namespace;
   const spec = p.spec ?? {};
-  const problems: { field: string; message: string }[] = [];
-  const reader: FieldReader = {
-    problem: (field, message) => problems.push({ field, message }),
-    duration: (field, v) => {
-      if (v === undefined) return undefined;
-      const d = toProtoDuration(v);
-      if (!d) problems.push({ field, message: `invalid duration ${JSON.stringify(v)}` });
-      return d;
-    },
-  };
+  const { reader, problems } = fieldReader();
   const { targetRefs, selectors } = policyTargets(spec, reader);
   const settings: PolicySettings = {};
   for (const [field, read] of Object.entries(FIELD_SETTINGS) as [keyof typeof FIELD_SETTINGS, SettingsOf<any>][]) {
@@ -257,25 +250,17 @@ export function buildPolicyInfo(p: TrafficPolicy, world: PolicyWorld, mode: Vali
     spec.jwt && jwtSettings(spec.jwt, reader, { namespace: ns, policy: p.metadata.name, world: routeWorldOf(world) });
   if (jwt) settings.jwt = jwt;
 
-  const invalid = problems.length > 0;
-  const applied = invalid && mode === 'strict' ? {} : settings;
-  const accepted: Outcome = invalid
-    ? { ok: false, reason: 'Invalid', message: problems.map((x) => `${x.field}: ${x.message}`).join('; ') }
-    : { ok: true, reason: 'Valid', message: 'the policy is valid' };
+  const { settings: applied, accepted, findings } = validationOutcome(id.ref, mode, problems, settings);
   return {
-    ref,
-    key: `${ns}/${p.metadata.name}`,
-    generation: p.metadata.generation ?? 1,
-    creationTimestamp: p.metadata.creationTimestamp ?? '',
+    ...id,
     targetRefs,
     selectors,
     fields: POLICY_FIELDS.filter((f) => spec[f] !== undefined),
-    // Strict validation applies nothing of an invalid policy; with validation off, what it says is sent as written.
     settings: applied,
     spec: Object.fromEntries(Object.keys(applied).map((f) => [f, spec[f as PolicyField]])),
     ...(spec.mergeType ? { mergeType: spec.mergeType } : {}),
     accepted,
     ...(extensionRefs ? { extensionRefs } : {}),
-    findings: problems.map((pr) => ({ resource: ref, ...pr })),
+    findings,
   };
 }

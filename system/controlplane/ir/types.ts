@@ -3,6 +3,12 @@
 // Outcome and the string order the IR sorts by.
 
 import type { PolicyField } from '../model.ts';
+import type {
+  CircuitBreakerSettings,
+  HealthCheckTiming,
+  HttpHealthCheckRequest,
+  OutlierDetectionSettings,
+} from '../model-backend-config-fields.ts';
 import type { MergeType } from './policy-merge.ts';
 
 export type ValidationMode = 'strict' | 'off';
@@ -428,29 +434,9 @@ export interface BackendConfigIR {
     hashPolicies?: HashPolicyIR[];
     healthyPanicThreshold?: number;
   };
-  healthCheck?: {
-    path: string;
-    host?: string;
-    method?: string;
-    expectedStatuses?: number[];
-    interval: string;
-    timeout: string;
-    unhealthyThreshold: number;
-    healthyThreshold: number;
-  };
-  outlierDetection?: {
-    consecutive5xx?: number;
-    interval?: string;
-    baseEjectionTime?: string;
-    maxEjectionPercent?: number;
-  };
-  circuitBreakers?: {
-    maxConnections?: number;
-    maxPendingRequests?: number;
-    maxRequests?: number;
-    maxRetries?: number;
-    trackRemaining?: boolean;
-  };
+  healthCheck?: HttpHealthCheckRequest & HealthCheckTiming;
+  outlierDetection?: OutlierDetectionSettings;
+  circuitBreakers?: CircuitBreakerSettings;
 }
 
 /** What a BackendTLSPolicy makes a cluster speak: Envoy's UpstreamTlsContext (xds/translator/cluster.ts). */

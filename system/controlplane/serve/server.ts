@@ -4,6 +4,7 @@
 // version is never resent: the next one is. Snapshot changes are pushed in the order CDS, EDS, LDS, RDS.
 import * as grpc from '@grpc/grpc-js';
 import { adsService, TYPE_URL } from '../../shared/envoy/protos.ts';
+import { bindGrpc, shutdownGrpc } from '../../shared/grpc-listen.ts';
 import type { Logger } from '../../shared/log.ts';
 import { PUSH_ORDER, type Snapshot, type SnapshotCache, TYPE_SHORT, type TypeUrl } from './cache.ts';
 
@@ -112,27 +113,14 @@ export class AdsServer {
   }
 
   async listen(port: number, host = '0.0.0.0'): Promise<number> {
-    this.port = await new Promise<number>((resolve, reject) => {
-      this.server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) =>
-        err ? reject(err) : resolve(p),
-      );
-    });
+    this.port = await bindGrpc(this.server, host, port);
     this.log.info('xDS server listening', { address: `${host}:${this.port}` });
     return this.port;
   }
 
   async close(): Promise<void> {
     for (const { call } of this.streams.values()) call.end();
-    await new Promise<void>((resolve) => {
-      const t = setTimeout(() => {
-        this.server.forceShutdown();
-        resolve();
-      }, 2000);
-      this.server.tryShutdown(() => {
-        clearTimeout(t);
-        resolve();
-      });
-    });
+    await shutdownGrpc(this.server);
   }
 
   /** Connected proxies (one entry per stream). */

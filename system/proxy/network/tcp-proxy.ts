@@ -15,6 +15,7 @@ import type { Logger, LogRegistry } from '../log.ts';
 import type { Counter, Gauge, StatsStore } from '../stats.ts';
 import type { Cluster } from '../upstream/cluster.ts';
 import type { ClusterManagerView } from '../upstream/cluster-manager-view.ts';
+import { armConnectTimeout, countConnectionClosed, countConnectionOpened } from '../upstream/connection-stats.ts';
 import type { Host } from '../upstream/host.ts';
 
 type J = Record<string, any>;
@@ -152,15 +153,8 @@ class Session {
     this.down = down;
     this.up = up;
     const c = cluster.stats;
-    c.upstream_cx_total.inc();
-    c.upstream_cx_active.add(1);
-    host.stats.cx_total++;
-    host.stats.cx_active++;
-    const timer = setTimeout(() => {
-      c.upstream_cx_connect_timeout.inc();
-      up.destroy(Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT_CONNECT' }));
-    }, cluster.connectTimeoutMs);
-    timer.unref();
+    countConnectionOpened(c, host);
+    const timer = armConnectTimeout(c, cluster.connectTimeoutMs, up);
     up.once('connect', () => {
       clearTimeout(timer);
       this.connected = true;
@@ -238,11 +232,7 @@ class Session {
   private upstreamClosed(): void {
     if (this.idle) clearTimeout(this.idle);
     this.proxy.forget(this.up);
-    const c = this.cluster.stats;
-    c.upstream_cx_active.sub(1);
-    c.upstream_cx_destroy.inc();
-    c.upstream_cx_length_ms.record(performance.now() - this.opened);
-    this.host.stats.cx_active--;
+    countConnectionClosed(this.cluster.stats, this.host, this.opened);
     if (!this.down.destroyed) this.down.end();
   }
 }

@@ -12,6 +12,12 @@ import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { Http2Options } from '../config/http2-options.ts';
 import type { Logger } from '../log.ts';
+import {
+  armConnectTimeout,
+  CONNECT_TIMEOUT,
+  countConnectionClosed,
+  countConnectionOpened,
+} from './connection-stats.ts';
 import type { Host } from './host.ts';
 import { PendingStreams } from './pending-streams.ts';
 import {
@@ -139,18 +145,11 @@ export class Http2Pool implements UpstreamPool {
     this.session = session;
     this.ready = false;
     c.resources.connections++;
-    c.stats.upstream_cx_total.inc();
-    c.stats.upstream_cx_http2_total.inc();
-    c.stats.upstream_cx_active.add(1);
-    this.host.stats.cx_total++;
-    this.host.stats.cx_active++;
+    countConnectionOpened(c.stats, this.host, 'http2');
     let connected = false;
-    const timer = setTimeout(() => {
-      this.connLog.debug('connect timeout', tags);
-      c.stats.upstream_cx_connect_timeout.inc();
-      socket.destroy(Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT_CONNECT' }));
-    }, c.connectTimeoutMs);
-    timer.unref();
+    const timer = armConnectTimeout(c.stats, c.connectTimeoutMs, socket, () =>
+      this.connLog.debug('connect timeout', tags),
+    );
     socket.once('connect', () => {
       clearTimeout(timer);
       connected = true;
@@ -178,15 +177,12 @@ export class Http2Pool implements UpstreamPool {
       clearTimeout(timer);
       if (this.session === session) this.session = undefined;
       c.resources.connections--;
-      c.stats.upstream_cx_active.sub(1);
-      c.stats.upstream_cx_destroy.inc();
+      countConnectionClosed(c.stats, this.host, session.gwlabOpenedAt!);
       (failure || !this.closed ? c.stats.upstream_cx_destroy_remote : c.stats.upstream_cx_destroy_local).inc();
-      c.stats.upstream_cx_length_ms.record(performance.now() - session.gwlabOpenedAt!);
-      this.host.stats.cx_active--;
       if (!connected) {
         c.stats.upstream_cx_connect_fail.inc();
         this.host.stats.cx_connect_fail++;
-        const timeout = failure?.code === 'ETIMEDOUT_CONNECT';
+        const timeout = failure?.code === CONNECT_TIMEOUT;
         const why = failure ? describeErrno(failure) : 'connection closed';
         const detail = timeout ? 'connection timeout' : `delayed connect error: ${why}`;
         this.connLog.debug(`delayed connection error: ${why}`, tags);

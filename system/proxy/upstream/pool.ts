@@ -11,6 +11,12 @@ import type { Logger, LogRegistry } from '../log.ts';
 import { strerror } from '../strerror.ts';
 import type { Resources } from './circuit-breakers.ts';
 import type { ClusterStats } from './cluster-stats.ts';
+import {
+  armConnectTimeout,
+  CONNECT_TIMEOUT,
+  countConnectionClosed,
+  countConnectionOpened,
+} from './connection-stats.ts';
 import type { Host } from './host.ts';
 import { type Pending, PendingStreams } from './pending-streams.ts';
 import { connectTls, type UpstreamSslStats, type UpstreamTls } from './tls-transport.ts';
@@ -173,17 +179,10 @@ export class ConnPool implements UpstreamPool {
     const conn = new PoolConnection(this, id, socket);
     this.connecting.add(conn);
     c.resources.connections++;
-    c.stats.upstream_cx_total.inc();
-    c.stats.upstream_cx_http1_total.inc();
-    c.stats.upstream_cx_active.add(1);
-    this.host.stats.cx_total++;
-    this.host.stats.cx_active++;
-    const timer = setTimeout(() => {
-      this.connLog.debug('connect timeout', tags);
-      c.stats.upstream_cx_connect_timeout.inc();
-      socket.destroy(Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT_CONNECT' }));
-    }, c.connectTimeoutMs);
-    timer.unref();
+    countConnectionOpened(c.stats, this.host, 'http1');
+    const timer = armConnectTimeout(c.stats, c.connectTimeoutMs, socket, () =>
+      this.connLog.debug('connect timeout', tags),
+    );
     socket.once(c.tls ? 'secureConnect' : 'connect', () => {
       if (socket.destroyed) return; // the TLS verification failed: the error handler below deals with it
       clearTimeout(timer);
@@ -203,7 +202,7 @@ export class ConnPool implements UpstreamPool {
       clearTimeout(timer);
       this.connecting.delete(conn);
       conn.state = 'closed';
-      const timeout = err.code === 'ETIMEDOUT_CONNECT';
+      const timeout = err.code === CONNECT_TIMEOUT;
       c.stats.upstream_cx_connect_fail.inc();
       this.host.stats.cx_connect_fail++;
       const tlsFailure = !timeout ? err.transportFailure : undefined;
@@ -318,11 +317,8 @@ export class ConnPool implements UpstreamPool {
     this.finished.add(conn);
     const c = this.cluster;
     c.resources.connections--;
-    c.stats.upstream_cx_active.sub(1);
-    c.stats.upstream_cx_destroy.inc();
+    countConnectionClosed(c.stats, this.host, conn.openedAt);
     (by === 'local' ? c.stats.upstream_cx_destroy_local : c.stats.upstream_cx_destroy_remote).inc();
-    c.stats.upstream_cx_length_ms.record(performance.now() - conn.openedAt);
-    this.host.stats.cx_active--;
     this.clientLog.debug(`disconnect. resetting 0 pending requests`, { ConnectionId: conn.id });
     // Another pool of the cluster may be waiting for a connection slot.
     c.onConnectionClosed();

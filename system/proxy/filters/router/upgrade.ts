@@ -17,6 +17,12 @@ import type { Counter, Gauge, StatsStore } from '../../stats.ts';
 import type { HeaderMap } from '../../stream-info.ts';
 import { strerror } from '../../strerror.ts';
 import type { Cluster } from '../../upstream/cluster.ts';
+import {
+  armConnectTimeout,
+  CONNECT_TIMEOUT,
+  countConnectionClosed,
+  countConnectionOpened,
+} from '../../upstream/connection-stats.ts';
 import type { Host } from '../../upstream/host.ts';
 import type { DownstreamUpgrade, FilterStream } from '../filter-api.ts';
 import { rewriteUpstream } from './rewrites.ts';
@@ -73,23 +79,14 @@ function upstreamHeaders(
 function countConnection(cluster: Cluster, host: Host, req: http.ClientRequest, onConnect: () => void): void {
   const c = cluster.stats;
   const opened = performance.now();
-  c.upstream_cx_total.inc();
-  c.upstream_cx_http1_total.inc();
-  c.upstream_cx_active.add(1);
-  host.stats.cx_total++;
-  host.stats.cx_active++;
+  countConnectionOpened(c, host, 'http1');
   req.on('socket', (sock: net.Socket) => {
     sock.setNoDelay(true);
     sock.once('connect', () => {
       c.upstream_cx_connect_ms.record(performance.now() - opened);
       onConnect();
     });
-    sock.once('close', () => {
-      c.upstream_cx_active.sub(1);
-      c.upstream_cx_destroy.inc();
-      c.upstream_cx_length_ms.record(performance.now() - opened);
-      host.stats.cx_active--;
-    });
+    sock.once('close', () => countConnectionClosed(c, host, opened));
   });
 }
 
@@ -128,10 +125,7 @@ export function forwardUpgrade(
     agent: false,
     setHost: false,
   });
-  const connectTimer = setTimeout(() => {
-    c.upstream_cx_connect_timeout.inc();
-    req.destroy(Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT_CONNECT' }));
-  }, cluster.connectTimeoutMs);
+  const connectTimer = armConnectTimeout(c, cluster.connectTimeoutMs, req);
   countConnection(cluster, host, req, () => {
     clearTimeout(connectTimer);
     connected = true;
@@ -159,10 +153,10 @@ export function forwardUpgrade(
       c.upstream_cx_connect_fail.inc();
       host.stats.cx_connect_fail++;
       const detail =
-        err.code === 'ETIMEDOUT_CONNECT' ? 'connection timeout' : `delayed connect error: ${strerror(err) ?? err.code}`;
+        err.code === CONNECT_TIMEOUT ? 'connection timeout' : `delayed connect error: ${strerror(err) ?? err.code}`;
       s.info.upstreamTransportFailureReason = detail;
       const why =
-        err.code === 'ETIMEDOUT_CONNECT' ? detail : `remote connection failure, transport failure reason: ${detail}`;
+        err.code === CONNECT_TIMEOUT ? detail : `remote connection failure, transport failure reason: ${detail}`;
       resetReply(s, cluster, 'UF', why);
       return;
     }

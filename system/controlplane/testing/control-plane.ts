@@ -1,8 +1,8 @@
 // Test helpers: a control plane without a cluster (inputs loaded from YAML), on free ports, logging to stderr only
 // when GWVENDOR_TEST_LOG is set.
-import { LogRegistry } from '../shared/log.ts';
-import { ControlPlane, type ControlPlaneOptions } from './controlplane.ts';
-import { loadObjects, parseYamlObjects } from './offline.ts';
+import { LogRegistry } from '../../shared/log.ts';
+import { ControlPlane, type ControlPlaneOptions } from '../controlplane.ts';
+import { loadObjects, parseYamlObjects } from '../offline.ts';
 
 export function testLogs(): LogRegistry {
   const level = process.env.GWVENDOR_TEST_LOG ? 'debug' : 'off';
