@@ -3,8 +3,9 @@
 // an `alg`, JSON payload), the issuer, the time constraints (nbf, exp, with the provider's clock skew, 60 s by
 // default), the audiences, then the JWKS (inline, or fetched from a cluster and cached) and the signature. The JWS
 // verification and the JWK choice by kid/alg are the `jose` library's (compactVerify over createLocalJWKSet). Order
-// and statuses checked against authenticator.cc (startVerify, verifyKey, handleGoodJwt).
-import { compactVerify, createLocalJWKSet, errors } from 'jose';
+// and statuses checked against authenticator.cc (startVerify, verifyKey, handleGoodJwt). jose (46 modules) is loaded
+// on the first verification, not with the proxy: most proxies never run a jwt_authn filter.
+import type { createLocalJWKSet } from 'jose';
 import { type JwksDoc, parseJwks } from '../../shared/jwks.ts';
 import { ConfigError, durationMs } from '../config/errors.ts';
 import type { Tags } from '../log.ts';
@@ -78,10 +79,10 @@ export function parseJwt(token: string): { header: J; payload: J } | JwtStatusTe
 
 /** jose's key set of a JWKS document, made once per document (it imports each key once, on first use). */
 const keySets = new WeakMap<JwksDoc, ReturnType<typeof createLocalJWKSet>>();
-function keySet(jwks: JwksDoc): ReturnType<typeof createLocalJWKSet> {
+function keySet(jose: typeof import('jose'), jwks: JwksDoc): ReturnType<typeof createLocalJWKSet> {
   let set = keySets.get(jwks);
   if (!set) {
-    set = createLocalJWKSet(jwks as Parameters<typeof createLocalJWKSet>[0]);
+    set = jose.createLocalJWKSet(jwks as Parameters<typeof createLocalJWKSet>[0]);
     keySets.set(jwks, set);
   }
   return set;
@@ -106,11 +107,12 @@ export async function verifyJwt(
   }
   const jwks = await p.jwks(tags);
   if (!jwks) return { status: JwtStatus.FetchFailed };
+  const jose = await import('jose');
   try {
-    await compactVerify(token, keySet(jwks));
+    await jose.compactVerify(token, keySet(jose, jwks));
     return { status: JwtStatus.Ok, payload };
   } catch (err) {
-    if (err instanceof errors.JWKSNoMatchingKey) return { status: JwtStatus.KidAlgMismatch };
+    if (err instanceof jose.errors.JWKSNoMatchingKey) return { status: JwtStatus.KidAlgMismatch };
     return { status: JwtStatus.VerificationFail };
   }
 }
