@@ -1,13 +1,28 @@
 // Where benchmarks live (ARCHITECTURE.md: "bench/ — benchmarks behind `npm run bench:*`", issue 11): every bench:*
-// npm script runs a file under bench/, README.md's table lists it, and no benchmark is left among the code it
-// measures. (The size rule for
-// bench/'s files, as for all production code, is tests/architecture's.)
+// npm script runs a file under bench/, README.md's table lists it, no benchmark is left among the code it measures,
+// and bench/'s root holds only the entry files (README.md's Layout: a bench's other parts go in its folder, what
+// every bench shares in shared/). (The size rule for bench/'s files, as for all production code, is
+// tests/architecture's.)
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** The entry files: what a bench:* script runs, and what README.md's table runs with `node bench/<file>`. */
+function entryFiles(scripts: Record<string, string>, readme: string): Set<string> {
+  const run = Object.entries(scripts)
+    .filter(([name]) => name.startsWith('bench:'))
+    .map(([, command]) => /^node bench\/(\S+\.ts)\b/.exec(command)?.[1]);
+  const table = [...readme.matchAll(/^\| `node bench\/(\S+\.ts)\b/gm)].map((m) => m[1]);
+  return new Set([...run, ...table].filter((f) => f !== undefined));
+}
+
+/** The TypeScript files at bench/'s root that are neither an entry nor a test: a bench's part left outside its folder. */
+function strayAtRoot(rootFiles: string[], entries: Set<string>): string[] {
+  return rootFiles.filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !entries.has(f)).sort();
+}
 
 function files(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -35,6 +50,18 @@ describe('benchmarks live in bench/', () => {
     const rows = new Set([...readme.matchAll(/^\| `npm run (bench:[\w-]+)` \|/gm)].map((m) => m[1]));
     const benches = Object.keys(scripts).filter((name) => name.startsWith('bench:'));
     expect(benches.filter((name) => !rows.has(name))).toEqual([]);
+  });
+
+  it("bench/'s root holds only entry files (a bench's parts live in its folder)", () => {
+    const scripts: Record<string, string> = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts;
+    const entries = entryFiles(scripts, readFileSync(join(root, 'bench', 'README.md'), 'utf8'));
+    expect([...entries].sort()).toEqual(expect.arrayContaining(['proxy.ts', 'relay.ts', 'soak.ts']));
+    expect(strayAtRoot(readdirSync(join(root, 'bench')), entries)).toEqual([]);
+    // The rule itself, on a made-up root: a helper beside its entry is caught, tests and entries are not.
+    const made = entryFiles({ 'bench:soak': 'node bench/soak.ts' }, '| `node bench/relay.ts --mb 1` | `relay.ts` |');
+    expect(strayAtRoot(['soak.ts', 'soak-report.ts', 'soak.test.ts', 'relay.ts', 'README.md', 'soak'], made)).toEqual([
+      'soak-report.ts',
+    ]);
   });
 
   it('no benchmark file lies outside bench/', () => {

@@ -6,7 +6,7 @@
 // (Accepted / Attached written at the new generation) and change → effect (first response showing it), and each
 // component's RSS and open file descriptors over time (the lab process by its pid; the control plane, proxy and sample
 // app pods by their GWLAB_POD tags in /proc). With --sa-token-max-expiration the kubelet renews pod tokens every few
-// seconds during the soak. Writes reports/bench/soak.json and soak.html (soak-report.ts), prints the acceptance
+// seconds during the soak. Writes reports/bench/soak.json and soak.html (soak/report.ts), prints the acceptance
 // checks, exits 1 when one fails. The lab is removed at the end, on an error, and on SIGINT/SIGTERM.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -33,7 +33,7 @@ import {
   type Sample,
   type SoakResult,
   summaryText,
-} from './soak-report.ts';
+} from './soak/report.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const log = (s: string) => process.stderr.write(`[bench:soak] ${new Date().toISOString().slice(11, 19)} ${s}\n`);

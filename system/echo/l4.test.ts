@@ -6,7 +6,7 @@ import { connect, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { selfSigned } from '../proxy/testing/certs.ts';
+import { selfSigned } from '../shared/testing/certs.ts';
 import { type L4Echo, startTcpEcho, startUdpEcho, WELCOME_MESSAGE } from './l4.ts';
 
 const context = { namespace: 'gateway-conformance-infra', ingress: '', service: 'tcp-backend', pod: 'tcp-backend-1-x' };

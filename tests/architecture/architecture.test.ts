@@ -1,6 +1,7 @@
 // The import rules of ARCHITECTURE.md, the layering of the control plane and the proxy (issue 11) and the size limits,
 // checked on the tree as it is; the one place these rules live. system/ never imports lab/ (system/ is what goes into
-// the image; its tests included); the IR does not import xDS; the pure xDS translator does not import the serving side
+// the image; its tests included); the control plane and the proxy do not import each other (what both need, such as
+// Envoy's format parser, lives in system/shared/; tests included); the IR does not import xDS; the pure xDS translator does not import the serving side
 // (snapshot cache, ADS server); the control plane's pure stages (krt/ → ir/ → xds/translator/) import no stage after
 // them nor what runs them (informers, serving, statuses, deployer, admin, the pipeline); the proxy's filters see the
 // connection manager only through filters/filter-api.ts; the pod runtime hook imports node builtins and its own folder
@@ -28,6 +29,16 @@ const HOOK = 'lab/embedded/node/runtime-hook/';
 
 const NAMED_RULES: ImportRule[] = [
   { from: 'system/', to: 'lab/', why: 'system/ is the image; lab/ is the clusters it runs in' },
+  {
+    from: CP,
+    to: PROXY,
+    why: 'the control plane and the proxy are separate components: what both need lives in system/shared/',
+  },
+  {
+    from: PROXY,
+    to: CP,
+    why: 'the control plane and the proxy are separate components: what both need lives in system/shared/',
+  },
   {
     from: `${CP}ir/`,
     to: `${CP}xds/`,
@@ -137,7 +148,7 @@ describe('the tree keeps the import rules', () => {
     expect(Object.keys(facts.lines).filter((f) => f.startsWith(PROXY)).length).toBeGreaterThan(40);
   });
 
-  it('system/ ↛ lab/, ir/ ↛ xds/, xds/translator/ ↛ serve/, pure stages in one direction, proxy filters/ ↛ http/, the runtime hook only node: and its own folder', () => {
+  it('system/ ↛ lab/, controlplane/ ↛ proxy/ and back, ir/ ↛ xds/, xds/translator/ ↛ serve/, pure stages in one direction, proxy filters/ ↛ http/, the runtime hook only node: and its own folder', () => {
     expect(violations(facts).imports).toEqual([]);
   });
 
@@ -181,6 +192,10 @@ describe('each rule catches a broken fixture', () => {
     [`${PROXY}filters/filter-api.ts`]: 'export type Api = 1;\n',
     [`${PROXY}http/s.ts`]: "import type { F } from '../filters/f.ts';\nexport type S = F | 2;\n",
     'lab/d.ts': 'export const d = 1;\n',
+    // the control plane reaching into the proxy (a test too), and the proxy into the control plane
+    [`${CP}ir/p.ts`]: "import { f } from '../../proxy/config/fmt.ts';\nexport const p = f;\n",
+    [`${CP}ir/p.test.ts`]: "import type { F } from '../../proxy/testing/t.ts';\nexport type P = F;\n",
+    [`${PROXY}config/fmt.ts`]: "import type { M } from '../../controlplane/model.ts';\nexport const f = 1 as M;\n",
     // test helpers by other names than testing/: one of each, and a helper in its testing/ folder
     [`${CP}testing.ts`]: 'export const t = 1;\n',
     'lab/embedded/cluster-testing.ts': 'export const t = 1;\n',
@@ -211,9 +226,12 @@ describe('each rule catches a broken fixture', () => {
     expect(v.imports).toEqual([
       `${CP}serve/c.ts:3 imports lab/d.ts (${RULES[0].why})`,
       `${PROXY}e.test.ts:1 imports lab/d.ts (${RULES[0].why})`,
-      `${CP}ir/a.ts:1 imports ${CP}xds/translator/b.ts (${RULES[1].why})`,
-      `${CP}xds/translator/b.ts:1 imports ${CP}serve/c.ts (${RULES[2].why})`,
-      `${PROXY}filters/f.ts:1 imports ${PROXY}http/s.ts (${RULES[3].why})`,
+      `${CP}ir/p.test.ts:1 imports ${PROXY}testing/t.ts (${RULES[1].why})`,
+      `${CP}ir/p.ts:1 imports ${PROXY}config/fmt.ts (${RULES[1].why})`,
+      `${PROXY}config/fmt.ts:1 imports ${CP}model.ts (${RULES[2].why})`,
+      `${CP}ir/a.ts:1 imports ${CP}xds/translator/b.ts (${RULES[3].why})`,
+      `${CP}xds/translator/b.ts:1 imports ${CP}serve/c.ts (${RULES[4].why})`,
+      `${PROXY}filters/f.ts:1 imports ${PROXY}http/s.ts (${RULES[5].why})`,
       `${CP}krt/k.ts:1 imports ${CP}ir/k-ir.ts (${STAGE_RULES[0].why})`,
       `${CP}ir/k-ir.ts:1 imports ${CP}status/s.ts (${STAGE_RULES.at(-1)!.why})`,
       `${HOOK}h.ts:3 imports yaml (${hook})`,

@@ -4,10 +4,10 @@
 // beats one naming the whole Gateway, then the older one (creationTimestamp), then namespace/name — TrafficPolicy's
 // order (interfaces page, "Policies"), applied to the whole policy as kgateway's HTTPListenerPolicy does. The others
 // read Attached=False/Overridden naming the winner. With no policy giving an access log, the GatewayParameters'
-// defaultAccessLog adds a stdout one. Formats are checked with the proxy's own formatter (one rule in one place), so
-// an unknown %OPERATOR% is refused here with the message the proxy's NACK would carry.
-import { ConfigError } from '../../proxy/config/errors.ts';
-import { compileFormat, compileJsonFormat } from '../../proxy/config/formatter.ts';
+// defaultAccessLog adds a stdout one. Formats are checked with the parser the proxy's formatter uses
+// (system/shared/envoy/substitution-format.ts: one rule in one place), so an unknown %OPERATOR% is refused here with
+// the message the proxy's NACK would carry.
+import { FormatError, parseFormat, parseJsonFormat } from '../../shared/envoy/substitution-format.ts';
 import { GATEWAY_GROUP, type ListenerPolicy, type ListenerPolicySpec } from '../model.ts';
 import { fieldReader, type PolicyIdentity, policyIdentity, validationOutcome } from './field-reader.ts';
 import type { PolicyAncestorReport } from './policy-reports.ts';
@@ -51,7 +51,7 @@ function formatProblem(f: () => unknown): string | undefined {
     f();
     return undefined;
   } catch (err) {
-    if (err instanceof ConfigError) return err.message;
+    if (err instanceof FormatError) return err.message;
     throw err;
   }
 }
@@ -65,11 +65,11 @@ function accessLogs(list: NonNullable<ListenerPolicySpec['accessLog']>, problem:
       problem(`${at}.fileSink`, 'set at most one of stringFormat and jsonFormat');
     }
     if (sink.stringFormat !== undefined) {
-      const m = formatProblem(() => compileFormat(sink.stringFormat!));
+      const m = formatProblem(() => parseFormat(sink.stringFormat!));
       if (m) problem(`${at}.fileSink.stringFormat`, m);
     }
     if (sink.jsonFormat !== undefined) {
-      const m = formatProblem(() => compileJsonFormat(sink.jsonFormat!));
+      const m = formatProblem(() => parseJsonFormat(sink.jsonFormat!));
       if (m) problem(`${at}.fileSink.jsonFormat`, m);
     }
     const f = a.filter;

@@ -6,7 +6,7 @@
 // tls.crt are well-formed: Envoy loads and serves them and the client's verification fails
 // (system/proxy/test/tls-passthrough.test.ts), so ResolvedRefs stays True.
 import { describe, expect, it } from 'vitest';
-import { selfSigned } from '../../proxy/testing/certs.ts';
+import { selfSigned } from '../../shared/testing/certs.ts';
 import type { Gateway, Secret } from '../model.ts';
 import { certificateProblem, validateListeners } from './listeners.ts';
 

@@ -1,10 +1,9 @@
 // TrafficPolicy `transformation` → request/response header templates (set, add, remove), each value a template of
 // Envoy's command operators (`%REQ(x-user)%`, `%DOWNSTREAM_REMOTE_ADDRESS%`, `%START_TIME%`...). A template is checked
-// by the proxy's own formatter (system/proxy/config/formatter.ts, the one implementation of the operators): an
-// unknown operator is a Finding naming the field, not a NACK. `host` and pseudo headers cannot be changed (Envoy's
-// header mutation rule).
-import { ConfigError } from '../../proxy/config/errors.ts';
-import { compileFormat } from '../../proxy/config/formatter.ts';
+// by the parser the proxy's formatter uses (system/shared/envoy/substitution-format.ts, the one list of the
+// operators): an unknown operator is a Finding naming the field, not a NACK. `host` and pseudo headers cannot be
+// changed (Envoy's header mutation rule).
+import { FormatError, parseFormat } from '../../shared/envoy/substitution-format.ts';
 import type { HeaderTemplatesSpec, TransformationSpec } from '../model-policy-fields.ts';
 import type { FieldReader } from './field-reader.ts';
 import { headerOps } from './http-settings.ts';
@@ -22,9 +21,9 @@ function templates(t: HeaderTemplatesSpec | undefined, field: string, r: FieldRe
     (t?.[kind] ?? []).forEach((h, i) => {
       name(h.name, `${field}.${kind}[${i}].name`);
       try {
-        compileFormat(h.value, { missing: '' });
+        parseFormat(h.value);
       } catch (err) {
-        if (!(err instanceof ConfigError)) throw err;
+        if (!(err instanceof FormatError)) throw err;
         r.problem(`${field}.${kind}[${i}].value`, err.message);
         ok = false;
       }

@@ -1,6 +1,8 @@
 // Unit tests of the substitution formatter (access log formats, header values) and header mutations using it.
 import { describe, expect, it } from 'vitest';
+import { FORMAT_COMMANDS, parseFormat } from '../../shared/envoy/substitution-format.ts';
 import { StreamInfo } from '../stream-info.ts';
+import { ConfigError } from './errors.ts';
 import { compileFormat, compileJsonFormat, DEFAULT_ACCESS_LOG_FORMAT } from './formatter.ts';
 import { applyMutations, compileHeaderMutation } from './headers.ts';
 
@@ -52,6 +54,25 @@ describe('access log formatter', () => {
     expect(compileFormat('%START_TIME(%Y)%')(info())).toMatch(/^\d{4}$/);
     expect(() => compileFormat('%NOPE%')).toThrow('Not supported field in StreamInfo: NOPE');
     expect(() => compileFormat('%REQ(')).toThrow(/Couldn't find valid command/);
+  });
+
+  it('evaluates every operator the shared parser accepts, and refuses what it refuses with its message', () => {
+    for (const command of FORMAT_COMMANDS) {
+      const format = ['REQ', 'RESP', 'TRAILER'].includes(command) ? `%${command}(x-a)%` : `%${command}%`;
+      expect(typeof compileFormat(format)(info()), format).toBe('string');
+    }
+    for (const bad of ['%NOPE%', '%REQ%', 'a %REQ(', '%BYTES_SENT:x%']) {
+      const parsed = (() => {
+        try {
+          parseFormat(bad);
+        } catch (err) {
+          return (err as Error).message;
+        }
+      })();
+      expect(parsed, bad).toBeDefined();
+      expect(() => compileFormat(bad), bad).toThrow(new ConfigError(parsed!));
+      expect(() => compileJsonFormat({ a: bad }), bad).toThrow(new ConfigError(parsed!));
+    }
   });
 
   it('JSON format keeps types and nulls', () => {

@@ -1,6 +1,16 @@
 // Envoy's substitution formatter: `%COMMAND(arg):maxlen%` operators, used by access logs and by header values
-// (request_headers_to_add: "%DOWNSTREAM_REMOTE_ADDRESS%"). Unknown operators are configuration errors, as in Envoy.
+// (request_headers_to_add: "%DOWNSTREAM_REMOTE_ADDRESS%"), evaluated on a request's StreamInfo. The format is parsed
+// and its operators checked by system/shared/envoy/substitution-format.ts (the parser the control plane checks
+// formats with too); unknown operators are configuration errors (ConfigError, the parser's message), as in Envoy.
 import { hostname } from 'node:os';
+import {
+  type FormatCommand,
+  FormatError,
+  type FormatPiece,
+  type JsonFormatNode,
+  parseFormat,
+  parseJsonFormat,
+} from '../../shared/envoy/substitution-format.ts';
 import type { StreamInfo } from '../stream-info.ts';
 import { ConfigError } from './errors.ts';
 
@@ -76,13 +86,13 @@ function strftime(fmt: string, d: Date): string {
   });
 }
 
-function operator(cmd: string, arg: string | undefined): (info: StreamInfo) => string | undefined {
+/** An operator's evaluation; `cmd` is one the parser checked (a header operator has its argument). */
+function operator(cmd: FormatCommand, arg: string | undefined): (info: StreamInfo) => string | undefined {
   switch (cmd) {
     case 'REQ':
     case 'RESP':
     case 'TRAILER': {
-      if (!arg) throw new ConfigError(`Invalid header configuration. Missing argument for ${cmd}`);
-      const [main, alt] = arg.toLowerCase().split('?');
+      const [main, alt] = (arg ?? '').toLowerCase().split('?');
       if (cmd === 'REQ') return (i) => requestHeader(i, main!) ?? (alt ? requestHeader(i, alt) : undefined);
       if (cmd === 'RESP') {
         return (i) => header(i.responseHeaders, main!) ?? (alt ? header(i.responseHeaders, alt) : undefined);
@@ -144,8 +154,6 @@ function operator(cmd: string, arg: string | undefined): (info: StreamInfo) => s
       return (i) => i.streamId || undefined;
     case 'UPSTREAM_REQUEST_ATTEMPT_COUNT':
       return (i) => String(i.attemptCount);
-    default:
-      throw new ConfigError(`Not supported field in StreamInfo: ${cmd}`);
   }
 }
 
@@ -155,55 +163,23 @@ function withoutPort(addr: string): string | undefined {
   return i < 0 ? addr : addr.slice(0, i).replace(/^\[|\]$/g, '');
 }
 
-/**
- * Compiles a format string. `omitEmpty` decides what a missing value prints: `-` in access logs, nothing in
- * header values.
- */
-export function compileFormat(format: string, opts: { missing?: string } = {}): Formatter {
-  const missing = opts.missing ?? '-';
-  const pieces: Piece[] = [];
-  let lit = '';
-  let i = 0;
-  while (i < format.length) {
-    const c = format[i]!;
-    if (c !== '%') {
-      lit += c;
-      i++;
-      continue;
-    }
-    if (format[i + 1] === '%') {
-      lit += '%';
-      i += 2;
-      continue;
-    }
-    // %COMMAND%, %COMMAND(arg)% or %COMMAND(arg):N%; the argument may itself contain '%' (START_TIME formats).
-    const head = /^[A-Z_0-9]+/.exec(format.slice(i + 1));
-    const bad = () =>
-      new ConfigError(`Incorrect configuration: ${format}. Couldn't find valid command at position ${i}`);
-    if (!head) throw bad();
-    let j = i + 1 + head[0].length;
-    let arg: string | undefined;
-    if (format[j] === '(') {
-      const close = format.indexOf(')', j);
-      if (close < 0) throw bad();
-      arg = format.slice(j + 1, close);
-      j = close + 1;
-    }
-    let max: number | undefined;
-    const len = /^:(\d+)/.exec(format.slice(j));
-    if (len) {
-      max = Number(len[1]);
-      j += len[0].length;
-    }
-    if (format[j] !== '%') throw bad();
-    const end = j;
-    if (lit) pieces.push(lit);
-    lit = '';
-    const fn = operator(head[0], arg);
-    pieces.push(max === undefined ? fn : (info) => fn(info)?.slice(0, max));
-    i = end + 1;
+/** The parser's result, its FormatError a ConfigError as every config compiler of the proxy throws. */
+function parsed<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    if (err instanceof FormatError) throw new ConfigError(err.message);
+    throw err;
   }
-  if (lit) pieces.push(lit);
+}
+
+function compilePieces(parsedPieces: FormatPiece[], missing: string): Formatter {
+  const pieces: Piece[] = parsedPieces.map((p) => {
+    if (typeof p === 'string') return p;
+    const fn = operator(p.command, p.arg);
+    const max = p.maxLength;
+    return max === undefined ? fn : (info: StreamInfo) => fn(info)?.slice(0, max);
+  });
   if (pieces.length === 1 && typeof pieces[0] === 'string') {
     const only = pieces[0];
     return () => only;
@@ -218,6 +194,17 @@ export function compileFormat(format: string, opts: { missing?: string } = {}): 
   };
 }
 
+/**
+ * Compiles a format string. `missing` is what a missing value prints: `-` in access logs (the default), nothing in
+ * header values.
+ */
+export function compileFormat(format: string, opts: { missing?: string } = {}): Formatter {
+  return compilePieces(
+    parsed(() => parseFormat(format)),
+    opts.missing ?? '-',
+  );
+}
+
 /** True when the string has no `%` operator, so it can be used as is (the common case for header values). */
 export function isLiteral(format: string): boolean {
   return !format.includes('%');
@@ -225,20 +212,21 @@ export function isLiteral(format: string): boolean {
 
 /** JSON access-log format (json_format): each string value is a format, other values stay as they are. */
 export function compileJsonFormat(shape: Record<string, unknown>): Formatter {
-  const compileValue = (v: unknown): ((info: StreamInfo) => unknown) => {
-    if (typeof v === 'string') {
-      const f = compileFormat(v, { missing: '\u0000' });
+  const compileNode = (node: JsonFormatNode): ((info: StreamInfo) => unknown) => {
+    if ('format' in node) {
+      const f = compilePieces(node.format, '\u0000');
       return (info) => {
         const s = f(info);
         return s === '\u0000' ? null : s.replace(/\u0000/g, '-');
       };
     }
-    if (v && typeof v === 'object' && !Array.isArray(v)) {
-      const inner = Object.entries(v).map(([k, x]) => [k, compileValue(x)] as const);
+    if ('fields' in node) {
+      const inner = node.fields.map(([k, x]) => [k, compileNode(x)] as const);
       return (info) => Object.fromEntries(inner.map(([k, f]) => [k, f(info)]));
     }
+    const v = node.value;
     return () => v;
   };
-  const top = compileValue(shape);
+  const top = compileNode(parsed(() => parseJsonFormat(shape)));
   return (info) => JSON.stringify(top(info)) + '\n';
 }

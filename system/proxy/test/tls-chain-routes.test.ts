@@ -7,7 +7,7 @@
 import http2 from 'node:http2';
 import https from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { selfSigned } from '../testing/certs.ts';
+import { selfSigned } from '../../shared/testing/certs.ts';
 import { HCM_TYPE, ROUTER, startXdsFixture, type XdsFixture } from '../testing/harness.ts';
 
 type J = Record<string, any>;

@@ -6,7 +6,7 @@
 // validation asks for nothing; a trusted_ca that holds no certificate is NACKed with Envoy's words.
 import https from 'node:https';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type Issued, selfSigned } from '../testing/certs.ts';
+import { type Issued, selfSigned } from '../../shared/testing/certs.ts';
 import { HCM_TYPE, ROUTER, startXdsFixture, type XdsFixture } from '../testing/harness.ts';
 
 type J = Record<string, any>;

@@ -13,7 +13,7 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Issued, type Pem, selfSigned } from '../testing/certs.ts';
+import { type Issued, type Pem, selfSigned } from '../../shared/testing/certs.ts';
 import { startXdsFixture, staticCluster, type XdsFixture } from '../testing/harness.ts';
 
 type J = Record<string, any>;

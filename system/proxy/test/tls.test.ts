@@ -9,7 +9,7 @@ import https from 'node:https';
 import net from 'node:net';
 import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { selfSigned } from '../testing/certs.ts';
+import { selfSigned } from '../../shared/testing/certs.ts';
 import { HCM_TYPE, ROUTER, startXdsFixture, type XdsFixture } from '../testing/harness.ts';
 
 type J = Record<string, any>;

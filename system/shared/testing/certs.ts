@@ -1,5 +1,6 @@
-// Certificates for the proxy's TLS tests: RSA 2048 (Node's key generation, node-forge's X.509), self-signed or signed
-// by a CA, valid now or expired. One helper for every proxy test (tls.test.ts, tls-passthrough.test.ts).
+// Certificates for TLS tests: RSA 2048 (Node's key generation, node-forge's X.509), self-signed or signed by a CA,
+// valid now or expired. One helper for the proxy's TLS tests (system/proxy/test/tls*.test.ts), the control plane's
+// listener tests and echo's L4 tests; in shared/ so that neither the control plane nor the proxy imports the other.
 import { generateKeyPairSync } from 'node:crypto';
 import forge from 'node-forge';
 

@@ -1,9 +1,9 @@
-// bench:soak's judgement and report (soak-report.ts) on made-up results: the acceptance checks (failed requests,
+// bench:soak's judgement and report (soak/report.ts) on made-up results: the acceptance checks (failed requests,
 // reconciled changes, RSS growth from minute 10 to the end per component, 401s, restarts), the summary, and the
 // self-contained HTML with its SVG plots (lab/report/chart.ts).
 import { describe, expect, it } from 'vitest';
-import { lineChart, niceTicks } from '../lab/report/chart.ts';
-import { checks, passed, reportHtml, rssWindows, type Sample, type SoakResult, summaryText } from './soak-report.ts';
+import { lineChart, niceTicks } from '../../lab/report/chart.ts';
+import { checks, passed, reportHtml, rssWindows, type Sample, type SoakResult, summaryText } from './report.ts';
 
 /** Samples every 30 s for `minutes`, each component's RSS from `rss(t)` (MB). */
 function samples(minutes: number, rss: (t: number) => number): Sample[] {

@@ -1,10 +1,11 @@
-// bench:soak's results, checks and reports (pure: soak.ts measures, this judges and renders). The acceptance checks
-// are the soak's purpose (issue 17): no failed request, every change reconciled (status written and effect seen), and
-// each component's RSS growing less than 10 % from minute 10 to the end; also no API request refused (401) and no
-// container restart. The HTML is self-contained: SVG plots (lab/report/chart.ts) of RSS and open files per component
-// over time and of the change → status and change → effect latencies, then the changes and the failed requests.
-import { lineChart } from '../lab/report/chart.ts';
-import { escapeHtml as esc, formatDuration } from '../lab/report/html.ts';
+// bench:soak's results, checks and reports (pure: bench/soak.ts measures, this judges and renders). The acceptance
+// checks are the soak's purpose (issue 17): no failed request, every change reconciled (status written and effect
+// seen), and each component's RSS growing less than 10 % from minute 10 to the end; also no API request refused (401)
+// and no container restart. The HTML is self-contained: SVG plots (lab/report/chart.ts) of RSS and open files per
+// component over time and of the change → status and change → effect latencies, then the changes and the failed
+// requests.
+import { lineChart } from '../../lab/report/chart.ts';
+import { escapeHtml as esc, formatDuration } from '../../lab/report/html.ts';
 
 export const COMPONENTS = ['lab process', 'control plane', 'proxy', 'sample app'] as const;
 export type Component = (typeof COMPONENTS)[number];
