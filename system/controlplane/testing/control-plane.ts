@@ -128,7 +128,7 @@ export async function spawnProxy(
   const file = join(opts.dir, `bootstrap-${opts.serviceNode}.yaml`);
   const addrFile = join(opts.dir, `admin-${opts.serviceNode}.txt`);
   writeFileSync(file, stringify(boot));
-  const main = new URL('../main.ts', import.meta.url).pathname;
+  const main = new URL('../../main.ts', import.meta.url).pathname;
   const child = spawn(
     process.execPath,
     [
