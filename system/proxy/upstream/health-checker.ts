@@ -11,33 +11,16 @@
 // Only http_health_check is implemented (tcp/grpc/custom are refused), and one health check per cluster, as Envoy.
 import http from 'node:http';
 import type { Logger } from '../log.ts';
-import type { Counter, Gauge, StatsStore } from '../stats.ts';
+import type { StatsStore } from '../stats.ts';
 import type { HealthCheckSpec } from './cluster-health-config.ts';
 import type { Host } from './host.ts';
 
-export interface HealthCheckStats {
-  attempts: Counter;
-  success: Counter;
-  failure: Counter;
-  network_failure: Counter;
-  passive_failure: Counter;
-  verify_cluster: Counter;
-  healthy: Gauge;
-  degraded: Gauge;
-}
+const COUNTERS = ['attempts', 'success', 'failure', 'network_failure', 'passive_failure', 'verify_cluster'] as const;
+const GAUGES = ['healthy', 'degraded'] as const;
+export type HealthCheckStats = ReturnType<typeof makeStats>;
 
-function makeStats(store: StatsStore, cluster: string): HealthCheckStats {
-  const p = `cluster.${cluster}.health_check.`;
-  return {
-    attempts: store.counter(p + 'attempts'),
-    success: store.counter(p + 'success'),
-    failure: store.counter(p + 'failure'),
-    network_failure: store.counter(p + 'network_failure'),
-    passive_failure: store.counter(p + 'passive_failure'),
-    verify_cluster: store.counter(p + 'verify_cluster'),
-    healthy: store.gauge(p + 'healthy'),
-    degraded: store.gauge(p + 'degraded'),
-  };
+function makeStats(store: StatsStore, cluster: string) {
+  return store.group(`cluster.${cluster}.health_check.`, COUNTERS, GAUGES);
 }
 
 /** What the checker needs of its cluster. */
