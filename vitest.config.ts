@@ -27,10 +27,9 @@ export default defineConfig({
             'conformance/support/**/*.test.ts',
           ],
           pool: 'forks',
-          // The default on 2 cores is one worker; many files mostly wait (servers, informers, timers), so four run
-          // side by side: 265 s → 99 s for the unit project on this machine with three; the fourth keeps the
-          // cores busy while one worker sits in a file that idles by design (durability.test.ts: 95 s).
-          maxWorkers: 4,
+          // The default on 2 cores is one worker; many files mostly wait (servers, informers, timers), so three run
+          // side by side: 265 s → 99 s for the unit project on this machine.
+          maxWorkers: 3,
           // A worker runs file after file in one process instead of a fresh process per file: the modules every file
           // imports (client-node, the API server, the proxy) are loaded once per worker. Measured on this machine:
           // the unit workers' CPU 110 s → 54 s, the whole unit project's 212 s → 143 s. Every file cleans up after
