@@ -8,10 +8,10 @@ import http2 from 'node:http2';
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import forge from 'node-forge';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { selfSigned as selfSignedCert } from '../shared/testing/certs.ts';
 import { canonicalHeaderKey, echoSetHeaders, parseGoDuration, statusCodeOf } from './response.ts';
 import { type EchoServer, startEcho } from './server.ts';
 
@@ -19,20 +19,11 @@ const ctx = { namespace: 'gateway-conformance-infra', ingress: '', service: '', 
 const dispatcher = new Agent({ connect: { rejectUnauthorized: false } });
 
 function selfSigned(dir: string): { cert: string; key: string } {
-  const keys = forge.pki.rsa.generateKeyPair(2048);
-  const c = forge.pki.createCertificate();
-  c.publicKey = keys.publicKey;
-  c.serialNumber = '01';
-  c.validity.notBefore = new Date(Date.now() - 60_000);
-  c.validity.notAfter = new Date(Date.now() + 3_600_000);
-  const attrs = [{ name: 'commonName', value: 'echo.example.com' }];
-  c.setSubject(attrs);
-  c.setIssuer(attrs);
-  c.sign(keys.privateKey, forge.md.sha256.create());
+  const issued = selfSignedCert('echo.example.com');
   const cert = join(dir, 'crt');
   const key = join(dir, 'key');
-  writeFileSync(cert, forge.pki.certificateToPem(c));
-  writeFileSync(key, forge.pki.privateKeyToPem(keys.privateKey));
+  writeFileSync(cert, issued.cert);
+  writeFileSync(key, issued.key);
   return { cert, key };
 }
 

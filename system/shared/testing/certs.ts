@@ -20,9 +20,12 @@ export interface Issued extends Pem {
  * puts its validity in the past.
  */
 export function selfSigned(cn: string, o: { issuer?: Issued; ca?: boolean; expired?: boolean } = {}): Issued {
-  // Node's key generation (forge's is slow); 2048 bits, what OpenSSL's default security level takes.
+  // Node's key generation (forge's is slow); 2048 bits, what OpenSSL's default security level takes. The PEM handed
+  // out is Node's own: forge's re-encoding (privateKeyToPem) now and then writes an INTEGER OpenSSL refuses
+  // ("asn1 encoding routines::illegal padding"; bench:proxy failed so), as conformance/utils/certificates.ts says.
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const priv = forge.pki.privateKeyFromPem(privateKey.export({ type: 'pkcs1', format: 'pem' }) as string);
+  const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }) as string;
+  const priv = forge.pki.privateKeyFromPem(pem);
   const keys = { privateKey: priv, publicKey: forge.pki.rsa.setPublicKey(priv.n, priv.e) };
   const c = forge.pki.createCertificate();
   c.publicKey = keys.publicKey;
@@ -43,7 +46,7 @@ export function selfSigned(cn: string, o: { issuer?: Issued; ca?: boolean; expir
   c.sign(o.issuer?.forgeKey ?? keys.privateKey, forge.md.sha256.create());
   return {
     cert: forge.pki.certificateToPem(c),
-    key: forge.pki.privateKeyToPem(keys.privateKey),
+    key: pem,
     forgeCert: c,
     forgeKey: keys.privateKey,
   };

@@ -6,8 +6,8 @@
 // a listener on 0.0.0.0 is reached on both (0.0.0.0 includes lo).
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import forge from 'node-forge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { selfSigned as selfSignedCert } from '../../../../system/shared/testing/certs.ts';
 import { eventually, Testbed, type TestPod } from '../testing/testbed.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -16,16 +16,8 @@ const CLIENT = join(HERE, '..', 'testdata', 'pod-client.mjs');
 const LISTEN = join(HERE, '..', 'testdata', 'pod-listen.mjs');
 
 function selfSigned(): { key: string; cert: string } {
-  const keys = forge.pki.rsa.generateKeyPair(2048);
-  const cert = forge.pki.createCertificate();
-  cert.publicKey = keys.publicKey;
-  cert.serialNumber = '01';
-  cert.validity.notBefore = new Date(Date.now() - 60_000);
-  cert.validity.notAfter = new Date(Date.now() + 86_400_000);
-  cert.setSubject([{ name: 'commonName', value: 'localhost' }]);
-  cert.setIssuer([{ name: 'commonName', value: 'localhost' }]);
-  cert.sign(keys.privateKey, forge.md.sha256.create());
-  return { key: forge.pki.privateKeyToPem(keys.privateKey), cert: forge.pki.certificateToPem(cert) };
+  const { key, cert } = selfSignedCert('localhost');
+  return { key, cert };
 }
 
 async function get(url: string): Promise<{ pod: string; peer: string }> {
