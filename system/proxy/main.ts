@@ -1,6 +1,6 @@
 // `system/main.ts proxy -c /etc/envoy/envoy.yaml --service-node <pod>.<ns> --log-level info ...`: the Envoy-style
 // proxy as a process. Bad flags or a bad bootstrap throw (the dispatcher prints the message and exits non-zero).
-import { renameSync, writeFileSync } from 'node:fs';
+import { writeFileWhole } from '../shared/write-whole.ts';
 import { loadBootstrap } from './bootstrap.ts';
 import { parseArgs, usage } from './cli.ts';
 import { LogRegistry } from './log.ts';
@@ -36,7 +36,7 @@ export async function main(args: string[]): Promise<void> {
     logs,
     onQuit: () => process.exit(0),
   });
-  if (opts.adminAddressPath && server.admin) writeWhole(opts.adminAddressPath, server.admin.address());
+  if (opts.adminAddressPath && server.admin) writeFileWhole(opts.adminAddressPath, server.admin.address()); // a script polls it: never half written
   const stop = (signal: NodeJS.Signals) => {
     logs.logger('main').warn(`caught ${signal}`);
     server.stop().then(
@@ -46,14 +46,4 @@ export async function main(args: string[]): Promise<void> {
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
-}
-
-/**
- * Writes the file whole or not at all (a temporary file renamed over it): a script polling --admin-address-path must
- * never read it empty or half written, which a plain write (truncate, then write) lets it do.
- */
-function writeWhole(path: string, content: string): void {
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, content);
-  renameSync(tmp, path);
 }

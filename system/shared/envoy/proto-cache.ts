@@ -8,10 +8,11 @@
 // never reads it; it is written to a temporary name and renamed, so a reader never sees half of it. Without a compile
 // cache, or on any read or write error, the caller simply parses the files.
 import { createHash } from 'node:crypto';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import module from 'node:module';
 import path from 'node:path';
 import protobuf from 'protobufjs';
+import { writeFileWhole } from '../write-whole.ts';
 
 /** Bumped when what is stored changes shape. */
 const FORMAT = 2;
@@ -102,10 +103,8 @@ export function writeCachedRoot(inputs: unknown[], root: protobuf.Root): void {
     parsedOptions: parsedOptionsOf(root),
     valuesOptions: valuesOptionsOf(root),
   };
-  const tmp = `${file}.${process.pid}.tmp`;
   try {
-    writeFileSync(tmp, JSON.stringify(stored));
-    renameSync(tmp, file);
+    writeFileWhole(file, JSON.stringify(stored));
   } catch {
     // The folder is not writable here: parse again next time.
   }
