@@ -77,6 +77,9 @@ export function parseJwt(token: string): { header: J; payload: J } | JwtStatusTe
   return { header, payload };
 }
 
+/** jose, once loaded (the first verification imports it). */
+let joseModule: typeof import('jose') | undefined;
+
 /** jose's key set of a JWKS document, made once per document (it imports each key once, on first use). */
 const keySets = new WeakMap<JwksDoc, ReturnType<typeof createLocalJWKSet>>();
 function keySet(jose: typeof import('jose'), jwks: JwksDoc): ReturnType<typeof createLocalJWKSet> {
@@ -107,7 +110,8 @@ export async function verifyJwt(
   }
   const jwks = await p.jwks(tags);
   if (!jwks) return { status: JwtStatus.FetchFailed };
-  const jose = await import('jose');
+  joseModule ??= await import('jose');
+  const jose = joseModule;
   try {
     await jose.compactVerify(token, keySet(jose, jwks));
     return { status: JwtStatus.Ok, payload };
