@@ -1,5 +1,7 @@
 // Envoy's command line (the options deployments pass), parsed strictly: an unknown flag or a bad value is an
 // error naming it, as Envoy's TCLAP parser reports ("PARSE ERROR: Argument: ...").
+
+import FLAGS from './envoy-flags.json' with { type: 'json' };
 import { ENVOY_COMPONENTS, type LogLevel, parseLogLevel } from './log.ts';
 import type { CommandLineOptions } from './server-instance.ts';
 
@@ -28,106 +30,17 @@ interface Spec {
   ignored?: boolean;
 }
 
-const SPECS: Spec[] = [
-  { long: 'config-path', short: 'c', kind: 'string', help: 'Path to configuration file' },
-  {
-    long: 'config-yaml',
-    kind: 'string',
-    help: 'YAML string for a v3 bootstrap configuration (merged over --config-path)',
-  },
-  {
-    long: 'log-level',
-    short: 'l',
-    kind: 'string',
-    help: 'Log levels: [trace][debug][info][warning|warn][error][critical][off]',
-  },
-  {
-    long: 'component-log-level',
-    kind: 'string',
-    help: 'Comma separated list of component log levels, e.g. upstream:debug,config:trace',
-  },
-  { long: 'log-format', kind: 'string', help: 'Log message format in spdlog syntax' },
-  { long: 'log-path', kind: 'string', help: 'Path to logfile' },
-  {
-    long: 'log-format-escaped',
-    kind: 'bool',
-    help: 'Escape c-style escape sequences in the application logs',
-    ignored: true,
-  },
-  { long: 'service-node', kind: 'string', help: 'Node name (overrides node.id)' },
-  { long: 'service-cluster', kind: 'string', help: 'Cluster name (overrides node.cluster)' },
-  { long: 'service-zone', kind: 'string', help: 'Zone name (overrides node.locality.zone)' },
-  {
-    long: 'mode',
-    kind: 'string',
-    help: "One of 'serve' (default; validate configs and then serve traffic normally) or 'validate' (validate configs and exit).",
-  },
-  { long: 'drain-time-s', kind: 'int', help: 'Hot restart and LDS removal drain time in seconds' },
-  { long: 'parent-shutdown-time-s', kind: 'int', help: 'Hot restart parent shutdown time in seconds' },
-  { long: 'drain-strategy', kind: 'string', help: 'Hot restart drain sequence behaviour', ignored: true },
-  { long: 'disable-hot-restart', kind: 'bool', help: 'Disable hot restart functionality' },
-  { long: 'restart-epoch', kind: 'int', help: 'Hot restart epoch #' },
-  { long: 'base-id', kind: 'int', help: 'Base ID so that multiple envoys can run on the same host if needed' },
-  { long: 'use-dynamic-base-id', kind: 'bool', help: 'Select an unused base ID', ignored: true },
-  { long: 'base-id-path', kind: 'string', help: 'Path to which the base ID is written', ignored: true },
-  { long: 'concurrency', kind: 'int', help: '# of worker threads to run (this proxy runs one event loop)' },
-  { long: 'admin-address-path', kind: 'string', help: 'Admin address path' },
-  {
-    long: 'local-address-ip-version',
-    kind: 'string',
-    help: "The local IP address version (e.g. 'v4' or 'v6')",
-    ignored: true,
-  },
-  { long: 'file-flush-interval-msec', kind: 'int', help: 'Interval for log flushing in msec', ignored: true },
-  {
-    long: 'allow-unknown-static-fields',
-    kind: 'bool',
-    help: 'Allow unknown fields in static configuration',
-    ignored: true,
-  },
-  {
-    long: 'reject-unknown-dynamic-fields',
-    kind: 'bool',
-    help: 'Reject unknown fields in dynamic configuration',
-    ignored: true,
-  },
-  {
-    long: 'ignore-unknown-dynamic-fields',
-    kind: 'bool',
-    help: 'Ignore unknown fields in dynamic configuration',
-    ignored: true,
-  },
-  { long: 'enable-mutex-tracing', kind: 'bool', help: 'Enable mutex contention tracing functionality', ignored: true },
-  {
-    long: 'enable-fine-grain-logging',
-    kind: 'bool',
-    help: 'Logger mode: enable file level log control',
-    ignored: true,
-  },
-  { long: 'enable-core-dump', kind: 'bool', help: 'Enable core dumps', ignored: true },
-  { long: 'cpuset-threads', kind: 'bool', help: 'Get the default # of worker threads from cpuset size', ignored: true },
-  { long: 'disable-extensions', kind: 'string', help: 'Comma-separated list of extensions to disable', ignored: true },
-  { long: 'socket-path', kind: 'string', help: 'Path to hot restart socket file', ignored: true },
-  { long: 'socket-mode', kind: 'string', help: 'Socket file permission', ignored: true },
-  { long: 'bootstrap-version', kind: 'int', help: 'API version to parse the bootstrap config as', ignored: true },
-  {
-    long: 'skip-hot-restart-on-no-parent',
-    kind: 'bool',
-    help: 'Skip hot restart when no parent is found',
-    ignored: true,
-  },
-  { long: 'stats-tag', kind: 'string', help: 'Static tags for all stats', ignored: true },
-  { long: 'version', kind: 'bool', help: 'Displays version information and exits.' },
-  { long: 'help', short: 'h', kind: 'bool', help: 'Displays usage information and exits.' },
-];
+// Envoy's flags, in the order --help lists them: a data table (envoy-flags.json), one row a flag; `ignored` marks
+// those accepted for compatibility (a deployment may pass them) that have no effect here.
+const SPECS = FLAGS as Spec[];
 
 export function usage(): string {
   const lines = ['USAGE:', '', '   proxy  [options]', '', 'Where:', ''];
   for (const s of SPECS) {
-    const flag = s.short
+    const names = s.short
       ? `-${s.short} <${s.kind}>,  --${s.long} <${s.kind}>`
       : `--${s.long}${s.kind === 'bool' ? '' : ` <${s.kind}>`}`;
-    lines.push(`   ${flag}`, `     ${s.help}${s.ignored ? ' (accepted, no effect)' : ''}`, '');
+    lines.push(`   ${names}`, `     ${s.help}${s.ignored ? ' (accepted, no effect)' : ''}`, '');
   }
   lines.push('   An Envoy-compatible proxy (gwlab).');
   return lines.join('\n') + '\n';

@@ -8,7 +8,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SampleApp, startSampleApp } from '../../sampleapp/main.ts';
-import { parseArgs } from '../cli.ts';
+import { parseArgs, usage } from '../cli.ts';
+import FLAGS from '../envoy-flags.json' with { type: 'json' };
 import {
   bootstrapJson,
   eventually,
@@ -101,6 +102,19 @@ describe('command line', () => {
     );
     expect(() => parseArgs(['-c'])).toThrow(/Missing a value/);
     expect(() => parseArgs([])).toThrow(/no bootstrap given/);
+  });
+
+  it('the flag table (envoy-flags.json): each flag once, of a known kind; --help lists them all in its order', () => {
+    const longs = FLAGS.map((f) => f.long);
+    expect(new Set(longs).size).toBe(longs.length);
+    const shorts = FLAGS.flatMap((f) => ('short' in f ? [f.short] : []));
+    expect(new Set(shorts).size).toBe(shorts.length);
+    for (const f of FLAGS) expect(['string', 'int', 'bool'], f.long).toContain(f.kind);
+    const listed = [...usage().matchAll(/^ {3}(?:-\w <\w+>, {2})?--([\w-]+)/gm)].map((m) => m[1]);
+    expect(listed).toEqual(longs);
+    // A flag accepted for compatibility parses (a deployment may pass it) and is said to have no effect.
+    expect(parseArgs(['-c', 'x', '--use-dynamic-base-id', '--stats-tag', 'a:b']).configPath).toBe('x');
+    expect(usage()).toMatch(/--use-dynamic-base-id\n\s+Select an unused base ID \(accepted, no effect\)/);
   });
 
   it('bad flags exit non-zero naming the flag', async () => {
