@@ -275,29 +275,34 @@ const cache = new Map<string, CompiledSchema>();
 
 /**
  * The compiled rules of a CRD version's openAPIV3Schema; `path` is where the schema sits in the CRD
- * (`spec.versions[0].schema.openAPIV3Schema`). Compiled once per distinct schema (cached by its JSON, so the CRD's
- * validation on write and the served resource share the result).
+ * (`spec.versions[0].schema.openAPIV3Schema`). Compiled once per distinct schema, cached by its JSON alone: the CRD's
+ * validation on write and the served resource share the result, and so do a CRD's versions that carry the same
+ * schema (Gateway API's v1 and v1beta1 of Gateway, HTTPRoute, GatewayClass, ReferenceGrant: half the rules of the
+ * bundle). The path only prefixes the errors' fields.
  */
 export function compileSchema(schema: JSONSchemaProps | undefined, path: string): CompiledSchema {
   if (!schema) return { errors: [] };
-  const key = `${path}\n${JSON.stringify(schema)}`;
-  const hit = cache.get(key);
-  if (hit) return hit;
-  const ctx: Ctx = { errors: [], total: 0 };
-  const root = compileNode(schema, path, true, 1, ctx);
-  if (ctx.total > STATIC_ESTIMATED_CRD_COST_LIMIT)
-    ctx.errors.push(
-      fieldErrors.forbidden(
-        path,
-        costErrorMessage(
-          'x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema',
-          ctx.total,
-          STATIC_ESTIMATED_CRD_COST_LIMIT,
+  const key = JSON.stringify(schema);
+  let compiled = cache.get(key);
+  if (!compiled) {
+    // Compiled at the path '': the errors' fields are relative (`.properties[spec]...`), prefixed per caller below.
+    const ctx: Ctx = { errors: [], total: 0 };
+    const root = compileNode(schema, '', true, 1, ctx);
+    if (ctx.total > STATIC_ESTIMATED_CRD_COST_LIMIT)
+      ctx.errors.push(
+        fieldErrors.forbidden(
+          '',
+          costErrorMessage(
+            'x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema',
+            ctx.total,
+            STATIC_ESTIMATED_CRD_COST_LIMIT,
+          ),
         ),
-      ),
-    );
-  const out: CompiledSchema = { root, errors: ctx.errors };
-  if (cache.size > 200) cache.clear();
-  cache.set(key, out);
-  return out;
+      );
+    compiled = { root, errors: ctx.errors };
+    if (cache.size > 200) cache.clear();
+    cache.set(key, compiled);
+  }
+  if (compiled.errors.length === 0) return compiled;
+  return { root: compiled.root, errors: compiled.errors.map((e) => ({ ...e, field: path + e.field })) };
 }

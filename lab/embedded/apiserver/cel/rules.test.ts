@@ -326,6 +326,22 @@ describe('CRDs whose rules cannot run are refused', () => {
     expect((await api(lab, 'GET', `${CRDS}/gadgets.cel.example.com`)).status).toBe(404);
   });
 
+  it('two versions with one schema: compiled once, each version named at its own path', async () => {
+    const c = other({
+      type: 'object',
+      properties: { a: { type: 'string' } },
+      'x-kubernetes-validations': [{ rule: 'self.twice == 1' }],
+    });
+    c.spec.versions.push({ ...structuredClone(c.spec.versions[0]), name: 'v1beta1', storage: false });
+    const r = await api(lab, 'POST', CRDS, { body: c });
+    expect(r.status).toBe(422);
+    for (const v of [0, 1])
+      expect(r.json.message).toContain(
+        `spec.versions[${v}].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: apiextensions.ValidationRule{Rule:"self.twice == 1"`,
+      );
+    expect((await api(lab, 'GET', `${CRDS}/gadgets.cel.example.com`)).status).toBe(404);
+  });
+
   it('an operator without an overload for the declared types', async () => {
     const r = await api(lab, 'POST', CRDS, {
       body: other({
