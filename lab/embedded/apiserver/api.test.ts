@@ -379,6 +379,30 @@ describe('errors are Status objects and never crash the server', () => {
   });
 });
 
+describe('delete preconditions', () => {
+  it('a uid or resourceVersion precondition that does not match is a 409 Conflict naming both; a matching one deletes', async () => {
+    const c = await call('POST', '/api/v1/namespaces/team/configmaps', { body: cmBody('pre') });
+    expect(c.status).toBe(201);
+    const { uid, resourceVersion } = c.json.metadata;
+    const del = (preconditions: object) =>
+      call('DELETE', '/api/v1/namespaces/team/configmaps/pre', {
+        body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions },
+      });
+    const byUid = await del({ uid: 'not-the-uid' });
+    expect(byUid.status).toBe(409);
+    expect(byUid.json.message).toContain(
+      `Precondition failed: UID in precondition: not-the-uid, UID in object meta: ${uid}`,
+    );
+    const byRv = await del({ uid, resourceVersion: '1' });
+    expect(byRv.status).toBe(409);
+    expect(byRv.json.message).toContain(
+      `Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object meta: ${resourceVersion}`,
+    );
+    expect((await del({ uid, resourceVersion })).status).toBe(200);
+    expect((await call('GET', '/api/v1/namespaces/team/configmaps/pre')).status).toBe(404);
+  });
+});
+
 describe('secrets', () => {
   it('stringData is write-only: merged into data as base64, its keys winning, on create and on patch', async () => {
     const c = await call('POST', '/api/v1/namespaces/team/secrets', {

@@ -404,21 +404,20 @@ export class Core {
     const key = this.key(rt, namespace, name);
     const old = this.store.get(rt.bucket, key);
     if (!old) throw errors.notFound(rt.group, rt.plural, name);
-    const pre = opts.preconditions;
-    if (pre?.uid && pre.uid !== old.metadata.uid)
-      throw errors.conflict(
-        rt.group,
-        rt.plural,
-        name,
-        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata.uid}`,
-      );
-    if (pre?.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion)
-      throw errors.conflict(
-        rt.group,
-        rt.plural,
-        name,
-        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`,
-      );
+    // DeleteOptions.preconditions, checked in kube's order (uid, then resourceVersion), each refused as a Conflict.
+    for (const [field, label] of [
+      ['uid', 'UID'],
+      ['resourceVersion', 'ResourceVersion'],
+    ] as const) {
+      const want = opts.preconditions?.[field];
+      if (want && want !== old.metadata[field])
+        throw errors.conflict(
+          rt.group,
+          rt.plural,
+          name,
+          `Precondition failed: ${label} in precondition: ${want}, ${label} in object meta: ${old.metadata[field]}`,
+        );
+    }
 
     this.hooks.validatingAdmission?.(
       {

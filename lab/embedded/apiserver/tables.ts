@@ -104,6 +104,14 @@ function workloadTailCells(o: K8sObject, now: number): unknown[] {
   ];
 }
 
+/** A workload's table (Deployment, ReplicaSet): its name, its own counts (column and cell), then WORKLOAD_TAIL. */
+function workloadTable(counts: [Column, (o: K8sObject) => unknown][]): TableSpec {
+  return {
+    columns: [NAME, ...counts.map(([c]) => c), ...WORKLOAD_TAIL],
+    cells: (o, now) => [o.metadata.name, ...counts.map(([, cell]) => cell(o)), ...workloadTailCells(o, now)],
+  };
+}
+
 /** The pod STATUS column, as kubectl's printPod computes it. */
 export function podStatus(pod: K8sObject): {
   reason: string;
@@ -298,10 +306,12 @@ export const builtinTables: Record<string, TableSpec> = {
     ],
     cells: podCells,
   },
-  deployments: {
-    columns: [
-      NAME,
+  deployments: workloadTable([
+    [
       col('Ready', 'string', 0, '', 'Number of the pod with ready state'),
+      (d) => `${d.status?.readyReplicas ?? 0}/${d.spec?.replicas ?? 1}`,
+    ],
+    [
       col(
         'Up-to-date',
         'integer',
@@ -309,6 +319,9 @@ export const builtinTables: Record<string, TableSpec> = {
         '',
         'Total number of non-terminated pods targeted by this deployment that have the desired template spec.',
       ),
+      (d) => d.status?.updatedReplicas ?? 0,
+    ],
+    [
       col(
         'Available',
         'integer',
@@ -316,32 +329,14 @@ export const builtinTables: Record<string, TableSpec> = {
         '',
         'Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.',
       ),
-      ...WORKLOAD_TAIL,
+      (d) => d.status?.availableReplicas ?? 0,
     ],
-    cells: (d, now) => [
-      d.metadata.name,
-      `${d.status?.readyReplicas ?? 0}/${d.spec?.replicas ?? 1}`,
-      d.status?.updatedReplicas ?? 0,
-      d.status?.availableReplicas ?? 0,
-      ...workloadTailCells(d, now),
-    ],
-  },
-  replicasets: {
-    columns: [
-      NAME,
-      col('Desired', 'integer', 0, '', 'Number of desired pods.'),
-      col('Current', 'integer', 0, '', 'Number of actual replicas.'),
-      col('Ready', 'integer', 0, '', 'Number of ready replicas.'),
-      ...WORKLOAD_TAIL,
-    ],
-    cells: (r, now) => [
-      r.metadata.name,
-      r.spec?.replicas ?? 1,
-      r.status?.replicas ?? 0,
-      r.status?.readyReplicas ?? 0,
-      ...workloadTailCells(r, now),
-    ],
-  },
+  ]),
+  replicasets: workloadTable([
+    [col('Desired', 'integer', 0, '', 'Number of desired pods.'), (r) => r.spec?.replicas ?? 1],
+    [col('Current', 'integer', 0, '', 'Number of actual replicas.'), (r) => r.status?.replicas ?? 0],
+    [col('Ready', 'integer', 0, '', 'Number of ready replicas.'), (r) => r.status?.readyReplicas ?? 0],
+  ]),
   services: {
     columns: [
       NAME,

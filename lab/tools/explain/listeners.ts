@@ -98,36 +98,32 @@ export function listenerFindings(
   return out;
 }
 
-function certificateRefs(l: any, ns: string): { namespace: string; name: string; group: string; kind: string }[] {
-  return ((l.tls?.certificateRefs ?? []) as any[]).map((r) => ({
-    namespace: r.namespace ?? ns,
-    name: r.name,
-    group: r.group ?? '',
-    kind: r.kind ?? 'Secret',
-  }));
+/** A listener's reference to a Secret or ConfigMap, its defaults filled in. */
+type ObjectRef = { namespace: string; name: string; group: string; kind: string };
+
+/** A Gateway API SecretObjectReference / ObjectReference with its defaults: the listener's namespace, the core group. */
+function withDefaults(
+  r: { namespace?: string; name: string; group?: string; kind?: string },
+  ns: string,
+  kind: string,
+): ObjectRef {
+  return { namespace: r.namespace ?? ns, name: r.name, group: r.group ?? '', kind: r.kind ?? kind };
+}
+
+function certificateRefs(l: any, ns: string): ObjectRef[] {
+  return ((l.tls?.certificateRefs ?? []) as any[]).map((r) => withDefaults(r, ns, 'Secret'));
 }
 
 /** The client CA references of the Gateway's spec.tls.frontend that apply to an HTTPS listener's port. */
-function clientCaRefs(
-  gw: KObj,
-  l: any,
-  ns: string,
-): { namespace: string; name: string; group: string; kind: string }[] {
+function clientCaRefs(gw: KObj, l: any, ns: string): ObjectRef[] {
   if (l.protocol !== 'HTTPS') return [];
-  return (validationFor(gw as unknown as Gateway, l.port)?.v.caCertificateRefs ?? []).map((r) => ({
-    namespace: r.namespace ?? ns,
-    name: r.name,
-    group: r.group ?? '',
-    kind: r.kind ?? '',
-  }));
+  return (validationFor(gw as unknown as Gateway, l.port)?.v.caCertificateRefs ?? []).map((r) =>
+    withDefaults(r, ns, ''),
+  );
 }
 
 /** The ReferenceGrants that would allow a listener's cross-namespace references, by the control plane's rule. */
-function grantFix(
-  world: World,
-  refs: { namespace: string; name: string; group: string; kind: string }[],
-  g: GatewayKey,
-): Pick<Finding, 'yaml'> {
+function grantFix(world: World, refs: ObjectRef[], g: GatewayKey): Pick<Finding, 'yaml'> {
   const grants = world.grants as unknown as ReferenceGrant[];
   const from = { group: GW_GROUP, kind: 'Gateway', namespace: g.namespace };
   const docs: string[] = [];

@@ -62,26 +62,24 @@ interface Budget {
   exhausted?: boolean;
 }
 
+/** One validation pass over a request's object: where its field errors go and what it may still spend. */
+interface Run {
+  out: FieldError[];
+  budget: Budget;
+}
+
 /** Rules estimated this cheap are always charged their estimate. */
 const CHEAP = 1000;
 
 /** The rules of one node on one value; false when validation must stop (kube's exhausted budget / bad message). */
-function runRules(
-  n: CompiledNode,
-  at0: string,
-  obj: unknown,
-  old: unknown,
-  root: boolean,
-  out: FieldError[],
-  budget: Budget,
-): boolean {
+function runRules(n: CompiledNode, at0: string, obj: unknown, old: unknown, root: boolean, run: Run): boolean {
   // kube's nil field path (the object's root) prints as <nil>.
   const path = at0 || '<nil>';
   const schema = root ? rootSchema(n.schema) : n.schema;
   const type = schemaType(n.schema);
-  if (budget.remaining <= 0) {
-    budget.exhausted = true;
-    out.push(fieldErrors.invalid(path, type, OUT_OF_BUDGET));
+  if (run.budget.remaining <= 0) {
+    run.budget.exhausted = true;
+    run.out.push(fieldErrors.invalid(path, type, OUT_OF_BUDGET));
     return false;
   }
   const self = toCel(schema, obj);
@@ -96,10 +94,10 @@ function runRules(
         : optionalOf(oldCel as never)
       : (oldCel ?? null);
     const vars = { self, oldSelf };
-    const actual = r.estimatedCost > CHEAP && (budget.actual || r.estimatedCost > PER_CALL_LIMIT);
+    const actual = r.estimatedCost > CHEAP && (run.budget.actual || r.estimatedCost > PER_CALL_LIMIT);
     const cost = actual ? runtimeCost(r.expr, obj, old) : r.estimatedCost;
     if (cost > PER_CALL_LIMIT) {
-      out.push(
+      run.out.push(
         fieldErrors.invalid(
           path,
           type,
@@ -108,24 +106,24 @@ function runRules(
       );
       return false;
     }
-    if (cost > budget.remaining) {
-      budget.exhausted = true;
-      out.push(fieldErrors.invalid(path, type, OUT_OF_BUDGET));
+    if (cost > run.budget.remaining) {
+      run.budget.exhausted = true;
+      run.out.push(fieldErrors.invalid(path, type, OUT_OF_BUDGET));
       return false;
     }
-    budget.remaining -= cost;
+    run.budget.remaining -= cost;
     const res = r.program(vars);
     if (isCelError(res)) {
       const msg = celGoError(res.message);
       if (/no matching overload|no such overload/.test(msg))
-        out.push(
+        run.out.push(
           fieldErrors.invalid(
             path,
             type,
             `'no such overload': call arguments did not match a supported operator, function or macro signature for rule: ${ruleErrorString(r)}`,
           ),
         );
-      else out.push(fieldErrors.invalid(path, type, `${msg} evaluating rule: ${ruleErrorString(r)}`));
+      else run.out.push(fieldErrors.invalid(path, type, `${msg} evaluating rule: ${ruleErrorString(r)}`));
       continue;
     }
     if (res === true) continue;
@@ -142,21 +140,21 @@ function runRules(
       if (typeof m === 'string') {
         const t = m.trim();
         if (t.length > 5120) {
-          out.push(fieldErrors.invalid(at, type, 'messageExpression beyond allowable length of 5120'));
+          run.out.push(fieldErrors.invalid(at, type, 'messageExpression beyond allowable length of 5120'));
           return false;
         }
         if (/[\n\r]/.test(t)) {
-          out.push(fieldErrors.invalid(at, type, 'messageExpression should not contain line breaks'));
+          run.out.push(fieldErrors.invalid(at, type, 'messageExpression should not contain line breaks'));
           return false;
         }
         if (!t) {
-          out.push(fieldErrors.invalid(at, type, 'messageExpression should evaluate to a non-empty string'));
+          run.out.push(fieldErrors.invalid(at, type, 'messageExpression should evaluate to a non-empty string'));
           return false;
         }
         detail = t;
       }
     }
-    out.push(fieldError(at, type, detail ?? ruleMessageOrDefault(r), r.rule.reason));
+    run.out.push(fieldError(at, type, detail ?? ruleMessageOrDefault(r), r.rule.reason));
   }
   return true;
 }
@@ -180,22 +178,14 @@ function oldItem(n: CompiledNode, item: unknown, oldList: unknown): unknown {
   return undefined;
 }
 
-function walk(
-  n: CompiledNode,
-  path: string,
-  obj: unknown,
-  old: unknown,
-  root: boolean,
-  out: FieldError[],
-  budget: Budget,
-): boolean {
+function walk(n: CompiledNode, path: string, obj: unknown, old: unknown, root: boolean, run: Run): boolean {
   if (obj === null || obj === undefined) return true;
-  if (n.rules.length && !runRules(n, path, obj, old, root, out, budget)) return false;
-  for (const sub of n.allOf ?? []) if (!walk(sub, path, obj, old, false, out, budget)) return false;
+  if (n.rules.length && !runRules(n, path, obj, old, root, run)) return false;
+  for (const sub of n.allOf ?? []) if (!walk(sub, path, obj, old, false, run)) return false;
   if (Array.isArray(obj)) {
     if (n.items)
       for (let i = 0; i < obj.length; i++)
-        if (!walk(n.items, `${path}[${i}]`, obj[i], oldItem(n, obj[i], old), false, out, budget)) return false;
+        if (!walk(n.items, `${path}[${i}]`, obj[i], oldItem(n, obj[i], old), false, run)) return false;
     return true;
   }
   if (typeof obj !== 'object') return true;
@@ -203,22 +193,20 @@ function walk(
   const oo = old && typeof old === 'object' && !Array.isArray(old) ? (old as Record<string, unknown>) : undefined;
   if (n.properties)
     for (const [k, c] of n.properties)
-      if (o[k] !== undefined && !walk(c, join(path, k), o[k], oo?.[k], false, out, budget)) return false;
+      if (o[k] !== undefined && !walk(c, join(path, k), o[k], oo?.[k], false, run)) return false;
   if (n.additional)
     for (const k of Object.keys(o))
-      if (!n.schema.properties?.[k] && !walk(n.additional, `${path}[${k}]`, o[k], oo?.[k], false, out, budget))
-        return false;
+      if (!n.schema.properties?.[k] && !walk(n.additional, `${path}[${k}]`, o[k], oo?.[k], false, run)) return false;
   return true;
 }
 
 /** The field errors of a custom resource's CEL rules (old: the stored object on update). */
 export function validateRules(root: CompiledNode | undefined, obj: unknown, old?: unknown): FieldError[] {
   if (!root) return [];
-  const out: FieldError[] = [];
-  const budget: Budget = { remaining: RUNTIME_CEL_COST_BUDGET, actual: false };
-  walk(root, '', obj, old, true, out, budget);
-  if (!budget.exhausted) return out;
-  const exact: FieldError[] = [];
-  walk(root, '', obj, old, true, exact, { remaining: RUNTIME_CEL_COST_BUDGET, actual: true });
-  return exact;
+  const estimated: Run = { out: [], budget: { remaining: RUNTIME_CEL_COST_BUDGET, actual: false } };
+  walk(root, '', obj, old, true, estimated);
+  if (!estimated.budget.exhausted) return estimated.out;
+  const exact: Run = { out: [], budget: { remaining: RUNTIME_CEL_COST_BUDGET, actual: true } };
+  walk(root, '', obj, old, true, exact);
+  return exact.out;
 }
