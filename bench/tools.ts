@@ -69,9 +69,12 @@ spec:
   return docs.join('\n---\n');
 }
 
-/** Runs `scripts/<script>.ts` as a user runs it, against the bench's lab, in the output folder; times it. */
+/** Runs `scripts/<script>.ts` as its npm script runs it (scripts/preload.mjs first), against the bench's lab, in the
+ * output folder; times it. */
 function runTool(script: string, argv: string[], kubeconfig: string, context: string) {
   const args = [
+    '--import',
+    join(repoRoot, 'scripts', 'preload.mjs'),
     join(repoRoot, 'scripts', `${script}.ts`),
     ...argv,
     `--kubeconfig=${kubeconfig}`,

@@ -20,7 +20,14 @@ export function runTool(
 ): Promise<ToolRun> {
   const started = performance.now();
   const target = lab ? [`--kubeconfig=${lab.kubeconfig}`, ...(lab.context ? [`--context=${lab.context}`] : [])] : [];
-  const argv = [join(REPO_ROOT, 'scripts', `${tool}.ts`), ...args, ...target];
+  // As its npm script runs it: compile cache on, client-node from its bundle (scripts/preload.mjs).
+  const argv = [
+    '--import',
+    join(REPO_ROOT, 'scripts', 'preload.mjs'),
+    join(REPO_ROOT, 'scripts', `${tool}.ts`),
+    ...args,
+    ...target,
+  ];
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,
