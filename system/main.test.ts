@@ -3,7 +3,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { REPO_ROOT, systemEntrypoint } from './image.ts';
 
@@ -150,6 +150,12 @@ describe('system/main.ts with components that are missing, broken or echoing (a 
   mkdirSync(join(dir, 'system', 'proxy'), { recursive: true });
   mkdirSync(join(dir, 'system', 'extauth'), { recursive: true });
   copyFileSync(MAIN, main);
+  // What main.ts itself imports (the client-node bundle's hook: no library in the copy, so it does nothing there).
+  mkdirSync(join(dir, 'system', 'shared', 'kube'), { recursive: true });
+  copyFileSync(
+    join(dirname(MAIN), 'shared', 'kube', 'client-node-bundle.ts'),
+    join(dir, 'system', 'shared', 'kube', 'client-node-bundle.ts'),
+  );
   // An echoing component shows the args arrive unchanged.
   writeFileSync(
     join(dir, 'system', 'proxy', 'main.ts'),
