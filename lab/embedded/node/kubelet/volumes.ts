@@ -16,6 +16,7 @@ import type { KubeClient } from '../../client/kube-client.ts';
 import { KubeError } from '../../client/kube-client.ts';
 import type { PodRuntimeMount } from '../runtime-hook/runtime-config.ts';
 import { type FileProjection, writeAtomically } from './atomic-writer.ts';
+import { sleep } from './time.ts';
 import { type IssuedToken, TokenManager, type TokenSpec } from './token-manager.ts';
 
 export const SA_MOUNT_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -185,19 +186,6 @@ async function volumeFiles(ctx: Ctx, v: any, podIP: string): Promise<Record<stri
 }
 
 const hasToken = (v: any) => (v.projected?.sources ?? []).some((s: any) => s.serviceAccountToken);
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const t = setTimeout(done, ms);
-    signal.addEventListener('abort', done);
-  });
-}
 
 /** A pod's volumes: set up once before its containers start, then its tokens kept fresh while it runs. */
 export class PodVolumes {
