@@ -1,66 +1,138 @@
-// The client-node bundle (system/shared/kube/client-node-bundle.ts, built by scripts/bundle-client-node.ts on
-// `npm ci`): a process started the way the tools are (scripts/preload.mjs) resolves the library to the bundle, which
-// exports what the package exports, under the same names, and dist/serializer.js's ObjectSerializer as the bundle's
-// own; a KubeConfig from it works. GWLAB_CLIENT_NODE_BUNDLE=0 keeps the package.
+// The dependency bundles (system/shared/dep-bundles.ts, built by scripts/bundle-deps.ts on `npm ci`): a process
+// started the way the tools are (scripts/preload.mjs) loads every bundled package from its bundle, with the exports
+// the package has; the modules of the proxy, the control plane, the lab process and a tool load no module of a
+// bundled package a second time from its folder; a package reinstalled since it was bundled, or GWLAB_DEP_BUNDLES=0,
+// loads from its folder.
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { describe, expect, it } from 'vitest';
-import { clientNodeBundle } from '../system/shared/kube/client-node-bundle.ts';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  BUNDLE_FORMAT,
+  BUNDLED,
+  type BundleManifest,
+  bundleDir,
+  currentBundles,
+  manifestPath,
+} from '../system/shared/dep-bundles.ts';
+import { specifierOf } from './bundle-deps.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const PRELOAD = join(ROOT, 'scripts', 'preload.mjs');
+const SPECS = BUNDLED.flatMap((p) => p.entries.map((s) => specifierOf(p.name, s)));
 
-/** What a process started with scripts/preload.mjs sees of the library, as JSON. */
-const PROBE = `
-const main = await import('@kubernetes/client-node');
-const ser = await import('@kubernetes/client-node/dist/serializer.js');
-const kc = new main.KubeConfig();
-kc.loadFromString(JSON.stringify({ clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:6443' } }],
-  users: [{ name: 'u', user: { token: 't' } }], contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
-  'current-context': 'x' }));
-console.log(JSON.stringify({
-  url: import.meta.resolve('@kubernetes/client-node'),
-  serializerUrl: import.meta.resolve('@kubernetes/client-node/dist/serializer.js'),
-  names: Object.keys(main).sort(),
-  serializerNames: Object.keys(ser).sort(),
-  sameSerializer: ser.ObjectSerializer === main.gwlabSerializerObjectSerializer,
-  server: kc.getCurrentCluster().server,
-  crd: ser.ObjectSerializer.serialize({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition',
-    spec: { group: 'g' } }, 'V1CustomResourceDefinition').spec.group,
-}));`;
-
-function probe(env: NodeJS.ProcessEnv = {}): Promise<any> {
+/** Runs an ES module program in a process started as the tools are; its stdout as JSON. */
+function run(program: string, env: NodeJS.ProcessEnv = {}): Promise<any> {
   return new Promise((resolve, reject) =>
     execFile(
       process.execPath,
-      ['--import', PRELOAD, '--input-type=module', '-e', PROBE],
-      { cwd: ROOT, env: { ...process.env, ...env } },
+      ['--import', PRELOAD, '--input-type=module', '-e', program],
+      { cwd: ROOT, env: { ...process.env, ...env }, maxBuffer: 64 << 20 },
       (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(JSON.parse(stdout))),
     ),
   );
 }
 
-describe('the client-node bundle', () => {
-  const b = clientNodeBundle()!;
+/** Where each bundled specifier resolves, its export names, and what a KubeConfig and the serializer do. */
+const PROBE = `
+const out = { urls: {}, names: {} };
+for (const spec of ${JSON.stringify(SPECS)}) {
+  out.urls[spec] = import.meta.resolve(spec);
+  out.names[spec] = Object.keys(await import(spec)).sort();
+}
+const { createRequire } = await import('node:module');
+const require = createRequire(${JSON.stringify(join(ROOT, 'package.json'))});
+out.sameUndici = require('undici') === (await import('undici')).default;
+const k8s = await import('@kubernetes/client-node');
+const ser = await import('@kubernetes/client-node/dist/serializer.js');
+const kc = new k8s.KubeConfig();
+kc.loadFromString(JSON.stringify({ clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:6443' } }],
+  users: [{ name: 'u', user: { token: 't' } }], contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+  'current-context': 'x' }));
+out.server = kc.getCurrentCluster().server;
+// protobufjs/ext/descriptor (outside the bundle) patches the Root of the protobufjs the bundles use: proto-loader works.
+const protoLoader = await import('@grpc/proto-loader');
+out.echoService = Object.keys(protoLoader.loadSync(${JSON.stringify(join(ROOT, 'system', 'echo', 'grpcecho.proto'))}, { keepCase: true }));
+out.crd = ser.ObjectSerializer.serialize({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition',
+  spec: { group: 'g' } }, 'V1CustomResourceDefinition').spec.group;
+console.log(JSON.stringify(out));`;
 
-  it('exists after npm ci, named by the installed version', () => {
-    expect(b.main).toBe(join(ROOT, 'node_modules', '.cache', 'gwlab', `client-node-${b.version}-f1.mjs`));
-    expect(existsSync(b.main), `no ${b.main}: run node scripts/bundle-client-node.ts (npm ci runs it)`).toBe(true);
+describe('the dependency bundles', () => {
+  const dir = bundleDir()!;
+
+  it('exist after npm ci for every bundled package, each matching its installed package', () => {
+    const names = currentBundles(dir).map(
+      (r) => r.version && r.packageDir.slice(join(ROOT, 'node_modules').length + 1),
+    );
+    expect(names.sort(), `missing ones: run node scripts/bundle-deps.ts (npm ci runs it)`).toEqual(
+      BUNDLED.map((p) => p.name).sort(),
+    );
   });
 
-  it('is what a tool loads: the package exports, the serializer as its own, a working KubeConfig', async () => {
-    const [bundled, plain] = await Promise.all([probe(), probe({ GWLAB_CLIENT_NODE_BUNDLE: '0' })]);
-    expect(bundled.url).toBe(pathToFileURL(b.main).href);
-    expect(bundled.serializerUrl).toBe(pathToFileURL(b.serializer).href);
-    expect(plain.url).toBe(pathToFileURL(join(b.packageDir, 'dist', 'index.js')).href);
-    expect(bundled.names.filter((n: string) => !n.startsWith('gwlab'))).toEqual(plain.names);
-    expect(bundled.names.length).toBeGreaterThan(800);
-    expect(bundled.serializerNames).toEqual(plain.serializerNames);
-    expect(bundled.sameSerializer).toBe(true);
-    expect(bundled.server).toBe('https://127.0.0.1:6443');
-    expect(bundled.crd).toBe('g');
-    expect(plain.crd).toBe('g');
+  it('are what a tool loads, exporting what each package exports; GWLAB_DEP_BUNDLES=0 loads the packages', async () => {
+    const [bundled, plain] = await Promise.all([run(PROBE), run(PROBE, { GWLAB_DEP_BUNDLES: '0' })]);
+    for (const spec of SPECS) {
+      expect(bundled.urls[spec], spec).toContain('/node_modules/.cache/gwlab/deps/');
+      expect(plain.urls[spec], spec).not.toContain('/.cache/');
+      // A CommonJS bundle may name more of module.exports' keys than Node detected in the package's own source.
+      expect(
+        plain.names[spec].filter((n: string) => !bundled.names[spec].includes(n)),
+        spec,
+      ).toEqual([]);
+    }
+    expect(bundled.names['@kubernetes/client-node'].length).toBeGreaterThan(800);
+    expect(bundled.sameUndici).toBe(true);
+    expect(bundled.echoService).toEqual(plain.echoService);
+    expect(bundled.echoService.length).toBeGreaterThan(0);
+    expect([bundled.server, bundled.crd, plain.server, plain.crd]).toEqual([
+      'https://127.0.0.1:6443',
+      'g',
+      'https://127.0.0.1:6443',
+      'g',
+    ]);
+  });
+
+  it('leave no module of a bundled package to load a second time (proxy, control plane, lab process, a tool)', async () => {
+    const loaded = await run(
+      `
+      await import('./system/proxy/main.ts');
+      await import('./system/controlplane/main.ts');
+      await import('./lab/embedded/cluster.ts');
+      await import('./lab/tools/explain/explain.ts');
+      const b = await import('./system/shared/dep-bundles.ts');
+      console.log(JSON.stringify(b.secondCopiesLoaded()));`,
+      { GWLAB_DEP_BUNDLES_CHECK: '1' },
+    );
+    expect(loaded).toEqual([]);
+  });
+
+  describe('a package reinstalled since it was bundled', () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'gwlab-deps-'));
+    afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+    it('loads from its folder; the others keep their bundles; another format uses none', () => {
+      const pkg = (name: string) => {
+        const d = join(tmp, name);
+        mkdirSync(d, { recursive: true });
+        writeFileSync(join(d, 'package.json'), '{}');
+        utimesSync(join(d, 'package.json'), 1000, 1000);
+        return d;
+      };
+      const rec = (name: string, mtime: number) => ({
+        version: '1',
+        packageJsonMtimeMs: mtime,
+        packageDir: pkg(name),
+        format: 'cjs' as const,
+        entries: {},
+        modules: [],
+      });
+      const m: BundleManifest = { format: BUNDLE_FORMAT, packages: { a: rec('a', 1_000_000), b: rec('b', 5) } };
+      writeFileSync(manifestPath(tmp), JSON.stringify(m));
+      expect(currentBundles(tmp).map((r) => r.packageDir)).toEqual([join(tmp, 'a')]);
+      writeFileSync(manifestPath(tmp), JSON.stringify({ ...m, format: BUNDLE_FORMAT - 1 }));
+      expect(currentBundles(tmp)).toEqual([]);
+    });
   });
 });

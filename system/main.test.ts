@@ -150,12 +150,9 @@ describe('system/main.ts with components that are missing, broken or echoing (a 
   mkdirSync(join(dir, 'system', 'proxy'), { recursive: true });
   mkdirSync(join(dir, 'system', 'extauth'), { recursive: true });
   copyFileSync(MAIN, main);
-  // What main.ts itself imports (the client-node bundle's hook: no library in the copy, so it does nothing there).
-  mkdirSync(join(dir, 'system', 'shared', 'kube'), { recursive: true });
-  copyFileSync(
-    join(dirname(MAIN), 'shared', 'kube', 'client-node-bundle.ts'),
-    join(dir, 'system', 'shared', 'kube', 'client-node-bundle.ts'),
-  );
+  // What main.ts itself imports (the dependency bundles' hook: no node_modules in the copy, so it does nothing there).
+  mkdirSync(join(dir, 'system', 'shared'), { recursive: true });
+  copyFileSync(join(dirname(MAIN), 'shared', 'dep-bundles.ts'), join(dir, 'system', 'shared', 'dep-bundles.ts'));
   // An echoing component shows the args arrive unchanged.
   writeFileSync(
     join(dir, 'system', 'proxy', 'main.ts'),

@@ -11,6 +11,8 @@ import { type LabRecord, labPaths, readLabRecord } from '../state.ts';
 import { killTaggedProcesses } from './node/runtime/orphans.ts';
 
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), 'main.ts');
+/** Turns the dependency bundles on before main.ts's imports load (system/shared/dep-bundles.ts). */
+const BUNDLES = fileURLToPath(new URL('../../system/shared/dep-bundles-register.ts', import.meta.url));
 
 export const SA_TOKEN_MAX_EXPIRATION_ENV = 'GWLAB_SA_TOKEN_MAX_EXPIRATION';
 
@@ -98,7 +100,7 @@ export async function spawnLabProcess(o: SpawnOptions): Promise<SpawnedLab> {
   mkdirSync(paths.root, { recursive: true });
   const logPath = processLogPath(o.name, o.home);
   const out = openSync(logPath, 'a');
-  const args = [MAIN, '--name', o.name, '--home', o.home];
+  const args = ['--import', BUNDLES, MAIN, '--name', o.name, '--home', o.home];
   if (o.forceLbPortFallback) args.push('--force-lb-fallback');
   if (o.logLevel) args.push('--log-level', o.logLevel);
   if (o.saTokenMaxExpirationSeconds) args.push('--sa-token-max-expiration', String(o.saTokenMaxExpirationSeconds));
