@@ -107,11 +107,13 @@ export function useDependencyBundles(): number {
   if (records.length === 0) return 0;
   const entries = new Map<string, { url: string; format: 'module' | 'commonjs' }>();
   const inside = new Set<string>();
+  const check = process.env.GWLAB_DEP_BUNDLES_CHECK === '1';
   for (const r of records) {
     const format = r.format === 'esm' ? 'module' : 'commonjs';
     for (const [from, to] of Object.entries(r.entries))
       entries.set(pathToFileURL(from).href, { url: pathToFileURL(to).href, format });
-    for (const f of r.modules) inside.add(pathToFileURL(f).href);
+    // ~1,800 files: only looked at when checking (a URL each costs ~10 ms of every start).
+    if (check) for (const f of r.modules) inside.add(pathToFileURL(f).href);
   }
   registered = { packages: records.length };
   // What can resolve to a bundled package's file: a specifier naming the package, a relative one from a file of the
@@ -119,7 +121,6 @@ export function useDependencyBundles(): number {
   // patch the same Root), an absolute one. Every other resolve (builtins, other packages, relative ones among the
   // project's own files) passes straight through: the hook runs for each import and require of the process.
   // GWLAB_DEP_BUNDLES_CHECK=1 looks at every resolved file, to find second copies (the test does).
-  const check = process.env.GWLAB_DEP_BUNDLES_CHECK === '1';
   const names = records.map((r) => r.packageDir.slice(r.packageDir.lastIndexOf('/node_modules/') + 14));
   const dirUrls = records.map((r) => `${pathToFileURL(r.packageDir).href}/`);
   const namesPackage = (s: string) =>
@@ -142,8 +143,8 @@ export function useDependencyBundles(): number {
 }
 
 /**
- * Modules of a bundled package this process loaded from the package's folder although its bundle holds them (those
- * named by a bare specifier; with GWLAB_DEP_BUNDLES_CHECK=1, all).
+ * Modules of a bundled package this process loaded from the package's folder although its bundle holds them; looked
+ * for only with GWLAB_DEP_BUNDLES_CHECK=1.
  */
 export function secondCopiesLoaded(): string[] {
   return [...secondCopies].sort();
