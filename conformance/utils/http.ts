@@ -232,7 +232,15 @@ export async function makeRequestAndExpectEventuallyConsistentResponse(
   gwAddr: string,
   e: ExpectedResponse,
 ): Promise<void> {
-  const req = makeRequest(e, gwAddr, tc.requestTimeout);
+  await expectEventuallyConsistent(tc, makeRequest(e, gwAddr, tc.requestTimeout), e);
+}
+
+/** The request, until its round trip matches `e` requiredConsecutiveSuccesses times in a row. */
+async function expectEventuallyConsistent(
+  tc: TimeoutConfig,
+  req: RoundTripRequest,
+  e: ExpectedResponse,
+): Promise<void> {
   await awaitConvergence(tc.requiredConsecutiveSuccesses, tc.maxTimeToConsistency, async () => {
     try {
       const { cReq, cRes } = await captureRoundTrip(req);
@@ -241,6 +249,21 @@ export async function makeRequestAndExpectEventuallyConsistentResponse(
       return `request failed: ${(err as Error).message}`;
     }
   });
+}
+
+/** makeRequest over HTTPS, trusting `serverCert`, sending `sni` and presenting `client` when given. */
+function makeTLSRequest(
+  tc: TimeoutConfig,
+  gwAddr: string,
+  serverCert: string,
+  sni: string,
+  e: ExpectedResponse,
+  client?: { cert: string; key: string },
+): RoundTripRequest {
+  return {
+    ...makeRequest(e, gwAddr, tc.requestTimeout, 'https'),
+    tls: { ca: serverCert, servername: sni, ...(client ? { clientCert: client } : {}) },
+  };
 }
 
 /**
@@ -257,18 +280,8 @@ export async function makeTLSRequestAndExpectEventuallyConsistentResponse(
   e: ExpectedResponse,
   client?: { cert: string; key: string },
 ): Promise<void> {
-  const req = {
-    ...makeRequest(e, gwAddr, tc.requestTimeout, 'https'),
-    tls: { ca: serverCert, servername: sni, ...(client ? { clientCert: client } : {}) },
-  };
-  await awaitConvergence(tc.requiredConsecutiveSuccesses, tc.maxTimeToConsistency, async () => {
-    try {
-      const { cReq, cRes } = await captureRoundTrip(req);
-      return compareRoundTrip(req, cReq, cRes, e);
-    } catch (err) {
-      return `request failed: ${(err as Error).message}`;
-    }
-  });
+  const req = makeTLSRequest(tc, gwAddr, serverCert, sni, e, client);
+  await expectEventuallyConsistent(tc, req, e);
 }
 
 /** Upstream's MakeRequestAndExpectFailure: 5 responses in a row that are neither 200 nor a timeout. */
@@ -304,10 +317,7 @@ export async function makeTLSRequestAndExpectFailureResponse(
   e: ExpectedResponse,
   client?: { cert: string; key: string },
 ): Promise<void> {
-  const req = {
-    ...makeRequest(e, gwAddr, tc.requestTimeout, 'https'),
-    tls: { ca: serverCert, servername: sni, ...(client ? { clientCert: client } : {}) },
-  };
+  const req = makeTLSRequest(tc, gwAddr, serverCert, sni, e, client);
   let status: number | undefined;
   try {
     status = (await captureRoundTrip(req)).cRes.statusCode;

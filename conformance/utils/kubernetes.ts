@@ -362,23 +362,33 @@ export async function httpRouteMustHaveNoAcceptedParents(
   );
 }
 
+/**
+ * An object's status.conditions to have `c`, every condition of its latest generation first: upstream's
+ * GatewayMustHaveCondition and ListenerSetMustHaveCondition, which differ only in kind and timeout.
+ */
+async function objectMustHaveCondition(
+  kube: Kube,
+  kind: string,
+  nn: NN,
+  c: Cond,
+  timeoutMs: number,
+  tc: TimeoutConfig,
+) {
+  await poll(`${kind} ${nn.namespace}/${nn.name} to have ${JSON.stringify(c)}`, tc, timeoutMs, async () => {
+    const o = await get(kube, kind, nn);
+    if (!o) return { ok: false, seen: 'not found' };
+    const stale = staleConditions(o, o.status?.conditions);
+    if (stale) return { ok: false, seen: stale };
+    return {
+      ok: findCondition(o.status?.conditions, c.type, c.status ?? '', c.reason ?? ''),
+      seen: o.status?.conditions,
+    };
+  });
+}
+
 /** GatewayMustHaveCondition (latest generation first). */
 export async function gatewayMustHaveCondition(kube: Kube, tc: TimeoutConfig, gw: NN, c: Cond): Promise<void> {
-  await poll(
-    `Gateway ${gw.namespace}/${gw.name} to have ${JSON.stringify(c)}`,
-    tc,
-    tc.gatewayMustHaveCondition,
-    async () => {
-      const g = await get(kube, 'Gateway', gw);
-      if (!g) return { ok: false, seen: 'not found' };
-      const stale = staleConditions(g, g.status?.conditions);
-      if (stale) return { ok: false, seen: stale };
-      return {
-        ok: findCondition(g.status?.conditions, c.type, c.status ?? '', c.reason ?? ''),
-        seen: g.status?.conditions,
-      };
-    },
-  );
+  await objectMustHaveCondition(kube, 'Gateway', gw, c, tc.gatewayMustHaveCondition, tc);
 }
 
 export interface ListenerStatus {
@@ -402,6 +412,29 @@ function listenersMatch(expected: ListenerStatus[], actual: any[] | undefined): 
   });
 }
 
+/** A Gateway's or ListenerSet's status.listeners as expected, its conditions of the latest generation first. */
+async function objectMustHaveListeners(
+  kube: Kube,
+  kind: string,
+  nn: NN,
+  listeners: ListenerStatus[],
+  timeoutMs: number,
+  tc: TimeoutConfig,
+) {
+  await poll(
+    `${kind} ${nn.namespace}/${nn.name} status to have listeners ${JSON.stringify(listeners)}`,
+    tc,
+    timeoutMs,
+    async () => {
+      const o = await get(kube, kind, nn);
+      if (!o) return { ok: false, seen: 'not found' };
+      const stale = staleConditions(o, o.status?.conditions);
+      if (stale) return { ok: false, seen: stale };
+      return { ok: listenersMatch(listeners, o.status?.listeners), seen: o.status?.listeners };
+    },
+  );
+}
+
 /** GatewayStatusMustHaveListeners. */
 export async function gatewayStatusMustHaveListeners(
   kube: Kube,
@@ -409,17 +442,7 @@ export async function gatewayStatusMustHaveListeners(
   gw: NN,
   listeners: ListenerStatus[],
 ): Promise<void> {
-  await poll(
-    `Gateway ${gw.namespace}/${gw.name} status to have listeners ${JSON.stringify(listeners)}`,
-    tc,
-    tc.gatewayStatusMustHaveListeners,
-    async () => {
-      const g = await get(kube, 'Gateway', gw);
-      if (!g) return { ok: false, seen: 'not found' };
-      if (staleConditions(g, g.status?.conditions)) return { ok: false, seen: g.status };
-      return { ok: listenersMatch(listeners, g.status?.listeners), seen: g.status?.listeners };
-    },
-  );
+  await objectMustHaveListeners(kube, 'Gateway', gw, listeners, tc.gatewayStatusMustHaveListeners, tc);
 }
 
 /** The *MustHaveLatestConditions waits: every condition carries the object's generation. */
@@ -546,21 +569,7 @@ export async function gatewayMustHaveAttachedListeners(
 
 /** ListenerSetMustHaveCondition (latest generation first). */
 export async function listenerSetMustHaveCondition(kube: Kube, tc: TimeoutConfig, ls: NN, c: Cond): Promise<void> {
-  await poll(
-    `ListenerSet ${ls.namespace}/${ls.name} to have ${JSON.stringify(c)}`,
-    tc,
-    tc.listenerSetMustHaveCondition,
-    async () => {
-      const o = await get(kube, 'ListenerSet', ls);
-      if (!o) return { ok: false, seen: 'not found' };
-      const stale = staleConditions(o, o.status?.conditions);
-      if (stale) return { ok: false, seen: stale };
-      return {
-        ok: findCondition(o.status?.conditions, c.type, c.status ?? '', c.reason ?? ''),
-        seen: o.status?.conditions,
-      };
-    },
-  );
+  await objectMustHaveCondition(kube, 'ListenerSet', ls, c, tc.listenerSetMustHaveCondition, tc);
 }
 
 /** ListenerSetStatusMustHaveListeners: the set's status.listeners as expected (upstream's listenerSetListenersMatch). */
@@ -570,18 +579,7 @@ export async function listenerSetStatusMustHaveListeners(
   ls: NN,
   listeners: ListenerStatus[],
 ): Promise<void> {
-  await poll(
-    `ListenerSet ${ls.namespace}/${ls.name} status to have listeners ${JSON.stringify(listeners)}`,
-    tc,
-    tc.listenerSetListenersMustHaveConditions,
-    async () => {
-      const o = await get(kube, 'ListenerSet', ls);
-      if (!o) return { ok: false, seen: 'not found' };
-      const stale = staleConditions(o, o.status?.conditions);
-      if (stale) return { ok: false, seen: stale };
-      return { ok: listenersMatch(listeners, o.status?.listeners), seen: o.status?.listeners };
-    },
-  );
+  await objectMustHaveListeners(kube, 'ListenerSet', ls, listeners, tc.listenerSetListenersMustHaveConditions, tc);
 }
 
 /** generateAcceptedListenerConditions (tests/listenerset-allowed-namespace-same.go): any reason. */
