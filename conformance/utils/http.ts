@@ -251,19 +251,24 @@ async function expectEventuallyConsistent(
   });
 }
 
-/** makeRequest over HTTPS, trusting `serverCert`, sending `sni` and presenting `client` when given. */
+/** makeRequest over HTTPS, trusting `ca`, sending `sni` and presenting `client` when given. */
 function makeTLSRequest(
-  tc: TimeoutConfig,
-  gwAddr: string,
-  serverCert: string,
-  sni: string,
   e: ExpectedResponse,
-  client?: { cert: string; key: string },
+  gwAddr: string,
+  tc: TimeoutConfig,
+  tls: TLSClientOptions,
 ): RoundTripRequest {
+  const { ca, sni, client } = tls;
   return {
     ...makeRequest(e, gwAddr, tc.requestTimeout, 'https'),
-    tls: { ca: serverCert, servername: sni, ...(client ? { clientCert: client } : {}) },
+    tls: { ca, servername: sni, ...(client ? { clientCert: client } : {}) },
   };
+}
+
+interface TLSClientOptions {
+  ca: string;
+  sni: string;
+  client?: { cert: string; key: string };
 }
 
 /**
@@ -280,7 +285,7 @@ export async function makeTLSRequestAndExpectEventuallyConsistentResponse(
   e: ExpectedResponse,
   client?: { cert: string; key: string },
 ): Promise<void> {
-  const req = makeTLSRequest(tc, gwAddr, serverCert, sni, e, client);
+  const req = makeTLSRequest(e, gwAddr, tc, { ca: serverCert, sni, client });
   await expectEventuallyConsistent(tc, req, e);
 }
 
@@ -317,7 +322,7 @@ export async function makeTLSRequestAndExpectFailureResponse(
   e: ExpectedResponse,
   client?: { cert: string; key: string },
 ): Promise<void> {
-  const req = makeTLSRequest(tc, gwAddr, serverCert, sni, e, client);
+  const req = makeTLSRequest(e, gwAddr, tc, { ca: serverCert, sni, client });
   let status: number | undefined;
   try {
     status = (await captureRoundTrip(req)).cRes.statusCode;
