@@ -61,7 +61,10 @@ export interface BundleManifest {
   packages: Record<string, BundleRecord>;
 }
 
-/** node_modules/.cache/gwlab/deps of the install this file belongs to (undefined outside an install). */
+/**
+ * node_modules/.cache/gwlab/deps of the install this file belongs to (undefined outside an install), found from yaml:
+ * a runtime dependency that every install has and whose package.json its exports map allows to resolve.
+ */
 export function bundleDir(): string | undefined {
   let pkgJson: string;
   try {
