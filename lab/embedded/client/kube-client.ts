@@ -9,6 +9,7 @@ import tls from 'node:tls';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Agent, type buildConnector, fetch, request } from 'undici';
 import type { ListWatchSource, ObjectList, WatchEventLine } from '../../../system/shared/kube/list-watch.ts';
+import { LineSplitter } from './lines.ts';
 
 export type { WatchEventLine };
 
@@ -218,12 +219,10 @@ export class KubeClient implements ListWatchSource {
         }
         throw new KubeError(res.statusCode, status);
       }
-      let rest = '';
+      const lines = new LineSplitter();
       for await (const chunk of res.body) {
         touch();
-        const lines = (rest + chunk.toString()).split('\n');
-        rest = lines.pop()!;
-        for (const line of lines) {
+        for (const line of lines.push(chunk)) {
           let e: WatchEventLine;
           try {
             e = JSON.parse(line);
