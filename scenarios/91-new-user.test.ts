@@ -3,7 +3,6 @@
 // leaving no process behind. The lab state goes to a temporary GWLAB_HOME, as on a fresh machine.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +10,7 @@ import { expectHttpEventually } from '../lab/toolkit/http.ts';
 import { waitFor } from '../lab/toolkit/wait.ts';
 import { holdContractPorts } from './support/host-ports.ts';
 import { KUBECTL } from './support/lab.ts';
+import { scratchRoot } from './support/scratch.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const GW = 'new-user-gw';
@@ -59,7 +59,8 @@ function sh(
 }
 
 describe('a new user, from git clone to the contract section 4.3', () => {
-  const tmp = mkdtempSync(join(tmpdir(), 'gwlab-new-user-'));
+  // In memory when the machine allows (support/scratch.ts): the clone's npm ci writes 1.2 GB.
+  const tmp = mkdtempSync(join(scratchRoot(), 'gwlab-new-user-'));
   const clone = join(tmp, 'gwlab');
   const env: NodeJS.ProcessEnv = Object.fromEntries(
     Object.entries({ ...process.env, GWLAB_HOME: join(tmp, 'home'), FORCE_COLOR: '0' }).filter(
