@@ -134,18 +134,14 @@ spec:
     expect(await exitCode(child), child.out()).toBe(0);
     expect(child.out()).toContain('deployment gwvendor-system/gwvendor');
     expect(child.out()).toContain(`deployment ${ns}/${gw}`);
-    const podsAfter = await lab.k([
-      'get',
-      'pods',
-      '-n',
-      'gwvendor-system',
-      '-l',
-      'app.orch.io/name=gwvendor',
-      '-o',
-      'name',
-    ]);
-    expect(podsAfter.trim()).not.toBe('');
-    expect(podsAfter.trim().split('\n')).not.toContain(podsBefore.trim().split('\n')[0]);
+    // The pods serving now: as with `kubectl rollout status`, the rollout is complete once the old pod is
+    // terminating, and kubectl still lists it (Terminating) until its process has exited.
+    const after = JSON.parse(
+      await lab.k(['get', 'pods', '-n', 'gwvendor-system', '-l', 'app.orch.io/name=gwvendor', '-o', 'json']),
+    ) as { items: { metadata: { name: string; deletionTimestamp?: string } }[] };
+    const serving = after.items.filter((p) => !p.metadata.deletionTimestamp).map((p) => `pod/${p.metadata.name}`);
+    expect(serving).not.toEqual([]);
+    expect(serving).not.toContain(podsBefore.trim().split('\n')[0]);
     // The new control plane serves the Gateway again.
     await lab.kube.waitForCondition('gateway.networking.k8s.io/v1', 'Gateway', gw, ns, 'Programmed', {
       timeoutMs: 60_000,
