@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { compileCacheDir } from '../lab/compile-cache.ts';
 import type { FileTiming } from '../lab/report/files-reporter.ts';
 import { renderHtmlSummary } from '../lab/report/html.ts';
+import { RUN_ENV, stopProcessesOfRun } from '../lab/run-processes.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const runId = process.env.GWLAB_RUN_ID ?? new Date().toISOString().replace(/[:.]/g, '-');
@@ -45,11 +46,17 @@ const runs: Run[] = oneProject
     ];
 
 const children = new Set<ChildProcess>();
+let interrupted = false;
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   process.on(sig, () => {
+    interrupted = true;
     for (const c of children) c.kill(sig);
   });
 }
+// Every process of the run inherits this mark (lab/run-processes.ts); its own, not the run id, which a run started
+// inside a test (GWLAB_RUN_ID inherited) shares with the run around it.
+const runMark = `${process.pid}-${Date.now()}`;
+process.env[RUN_ENV] = runMark;
 
 /**
  * The runs' output in run order: the first run's goes straight to the terminal (its own TTY, so vitest draws as
@@ -121,6 +128,15 @@ function vitest(i: number, { label, args, env }: Run): Promise<number> {
 const started = Date.now();
 if (runs.length > 1) console.log(`\n== vitest project ${runs[0].label}`);
 const codes = await Promise.all(runs.map((r, i) => vitest(i, r)));
+// Stopped by a signal, vitest skips its global teardown: what the run started and left (its labs) is stopped here
+// (lab/run-processes.ts). Not with KEEP=1, whose scenario lab is meant to outlive the run.
+if (interrupted && process.env.KEEP !== '1') {
+  const left = await stopProcessesOfRun(runMark);
+  if (left.length)
+    console.log(
+      `\nstopped ${left.length} process(es) the interrupted run left:\n${left.map((p) => `  ${p.pid} ${p.cmd.slice(0, 160)}`).join('\n')}`,
+    );
+}
 
 // Merge the runs' JSON (the HTML summary and tools read one vitest.json) and JUnit files.
 const results = runs
