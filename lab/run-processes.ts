@@ -4,8 +4,11 @@
 // it the pod's environment), and its lab process stops it. A run stopped by SIGINT or SIGTERM ends its vitest
 // processes before their global teardown runs, which left the scenario and conformance labs running (measured:
 // Ctrl-C or SIGTERM during the conformance project, 1 lab process and its pods left each time); after its vitest
-// processes have exited, the run stops what still carries its mark. Linux only (/proc), as the embedded lab is.
-import { readdirSync, readFileSync } from 'node:fs';
+// processes have exited, the run stops what still carries its mark. The /proc scan is the one the lab's orphan sweep
+// uses (embedded/node/runtime/orphans.ts scanEnvironments); Linux only, as the embedded lab is.
+import { readFileSync } from 'node:fs';
+import { scanEnvironments } from './embedded/node/runtime/orphans.ts';
+import { pidAlive } from './embedded/process.ts';
 
 export const RUN_ENV = 'GWLAB_TEST_RUN';
 
@@ -17,28 +20,15 @@ export interface RunProcess {
 /** Live processes (other than this one) whose environment carries GWLAB_TEST_RUN=<runId>. */
 export function processesOfRun(runId: string): RunProcess[] {
   const mark = `${RUN_ENV}=${runId}\0`;
-  const out: RunProcess[] = [];
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d) || Number(d) === process.pid) continue;
+  return scanEnvironments((pid, env) => {
+    if (!env.startsWith(mark) && !env.includes(`\0${mark}`)) return undefined;
+    let cmd = '';
     try {
-      const env = readFileSync(`/proc/${d}/environ`, 'latin1');
-      if (!env.startsWith(mark) && !env.includes(`\0${mark}`)) continue;
-      out.push({ pid: Number(d), cmd: readFileSync(`/proc/${d}/cmdline`, 'latin1').replaceAll('\0', ' ').trim() });
-    } catch {
-      // Gone meanwhile, or not ours to read.
-    }
-  }
-  return out;
+      cmd = readFileSync(`/proc/${pid}/cmdline`, 'latin1').replaceAll('\0', ' ').trim();
+    } catch {}
+    return { pid, cmd };
+  });
 }
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /**
  * Stops the run's processes: SIGTERM (a lab process then stops its pods), SIGKILL for any still there after
@@ -52,10 +42,10 @@ export async function stopProcessesOfRun(runId: string, graceMs = 30_000): Promi
     } catch {}
   }
   const deadline = Date.now() + graceMs;
-  while (found.some((p) => alive(p.pid)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  while (found.some((p) => pidAlive(p.pid)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   for (const p of found) {
     try {
-      if (alive(p.pid)) process.kill(p.pid, 'SIGKILL');
+      if (pidAlive(p.pid)) process.kill(p.pid, 'SIGKILL');
     } catch {}
   }
   return found;

@@ -29,13 +29,7 @@ export interface TagFilter {
   container?: string;
 }
 
-function tagsOf(pid: number): TaggedProcess | undefined {
-  let env: string;
-  try {
-    env = readFileSync(`/proc/${pid}/environ`, 'latin1');
-  } catch {
-    return undefined; // gone, a zombie, or not ours to read
-  }
+function tagsOf(pid: number, env: string): TaggedProcess | undefined {
   if (!env.includes('GWLAB_LAB=')) return undefined;
   const tags: Record<string, string> = {};
   for (const kv of env.split('\0')) {
@@ -47,8 +41,12 @@ function tagsOf(pid: number): TaggedProcess | undefined {
   return { pid, lab: tags[TAG_LAB], pod: tags[TAG_POD], run: tags[TAG_RUN], container: tags[TAG_CONTAINER] };
 }
 
-export function findTaggedProcesses(filter: TagFilter = {}): TaggedProcess[] {
-  const found: TaggedProcess[] = [];
+/**
+ * What `pick` makes of each live process's environment (/proc/<pid>/environ, NUL-separated), this one excluded;
+ * processes it returns undefined for, and those gone or not ours to read, are left out. Empty off Linux.
+ */
+export function scanEnvironments<T>(pick: (pid: number, environ: string) => T | undefined): T[] {
+  const found: T[] = [];
   let entries: string[];
   try {
     entries = readdirSync('/proc');
@@ -58,16 +56,29 @@ export function findTaggedProcesses(filter: TagFilter = {}): TaggedProcess[] {
   for (const e of entries) {
     const pid = Number(e);
     if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) continue;
-    const t = tagsOf(pid);
-    if (!t) continue;
-    if (filter.lab !== undefined && t.lab !== filter.lab) continue;
-    if (filter.run !== undefined && t.run !== filter.run) continue;
-    if (filter.labPid !== undefined && !t.run?.startsWith(`${filter.labPid}-`)) continue;
-    if (filter.pod !== undefined && t.pod !== filter.pod) continue;
-    if (filter.container !== undefined && t.container !== filter.container) continue;
-    found.push(t);
+    let env: string;
+    try {
+      env = readFileSync(`/proc/${pid}/environ`, 'latin1');
+    } catch {
+      continue; // gone, a zombie, or not ours to read
+    }
+    const t = pick(pid, env);
+    if (t !== undefined) found.push(t);
   }
   return found;
+}
+
+export function findTaggedProcesses(filter: TagFilter = {}): TaggedProcess[] {
+  return scanEnvironments((pid, env) => {
+    const t = tagsOf(pid, env);
+    if (!t) return undefined;
+    if (filter.lab !== undefined && t.lab !== filter.lab) return undefined;
+    if (filter.run !== undefined && t.run !== filter.run) return undefined;
+    if (filter.labPid !== undefined && !t.run?.startsWith(`${filter.labPid}-`)) return undefined;
+    if (filter.pod !== undefined && t.pod !== filter.pod) return undefined;
+    if (filter.container !== undefined && t.container !== filter.container) return undefined;
+    return t;
+  });
 }
 
 /**
