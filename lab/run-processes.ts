@@ -1,5 +1,5 @@
 // The processes a test run started and left behind. `npm test` (scripts/test.ts) marks its run in the environment
-// (GWLAB_TEST_RUN=<run id>), which every process it starts inherits: the vitest processes, the tools, the lab
+// (GWLAB_TEST_RUN=<a mark of its own>), which every process it starts inherits: the vitest processes, the tools, the lab
 // processes (lab:up spawns them with its environment) and the kubectl port-forwards; a pod does not (the kubelet gives
 // it the pod's environment), and its lab process stops it. A run stopped by SIGINT or SIGTERM ends its vitest
 // processes before their global teardown runs, which left the scenario and conformance labs running (measured:

@@ -22,6 +22,7 @@ import {
   type BundleManifest,
   type BundleRecord,
   bundleDir,
+  currentBundles,
   manifestPath,
 } from '../system/shared/dep-bundles.ts';
 import { writeFileWhole } from '../system/shared/write-whole.ts';
@@ -171,14 +172,8 @@ export async function bundleDeps(opts: { force?: boolean } = {}): Promise<Bundle
   }
   if (!opts.force && existsSync(manifestPath(dir))) {
     const m = JSON.parse(readFileSync(manifestPath(dir), 'utf8')) as BundleManifest;
-    const fresh = (r: BundleRecord) => {
-      try {
-        return statSync(join(r.packageDir, 'package.json')).mtimeMs === r.packageJsonMtimeMs;
-      } catch {
-        return false;
-      }
-    };
-    if (m.format === BUNDLE_FORMAT && Object.values(m.packages).every(fresh)) return m;
+    // Kept when every package it holds is still the one bundled (what the hook itself checks).
+    if (m.format === BUNDLE_FORMAT && currentBundles(dir).length === Object.keys(m.packages).length) return m;
   }
   let rolldown: Rolldown;
   try {
