@@ -6,5 +6,5 @@
 import module from 'node:module';
 
 module.enableCompileCache();
-const { useDependencyBundles } = await import('../system/shared/dep-bundles.ts');
-useDependencyBundles();
+// The same start the lab process gets (lab/embedded/process.ts passes it as --import).
+await import('../system/shared/dep-bundles-register.ts');

@@ -1,5 +1,6 @@
 // `node --import <this file> <entry>`: the dependency bundles (dep-bundles.ts) in use before the entry's first import,
-// for an entry whose static imports load the bundled packages (the lab process, lab/embedded/process.ts).
+// for an entry whose static imports load the bundled packages: the lab process (lab/embedded/process.ts) and, through
+// scripts/preload.mjs, the tools.
 import { useDependencyBundles } from './dep-bundles.ts';
 
 useDependencyBundles();
