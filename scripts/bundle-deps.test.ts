@@ -11,13 +11,12 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   BUNDLE_FORMAT,
-  BUNDLED,
   type BundleManifest,
   bundleDir,
   currentBundles,
   manifestPath,
 } from '../system/shared/dep-bundles.ts';
-import { specifierOf } from './bundle-deps.ts';
+import { BUNDLED, specifierOf } from './bundle-deps.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const PRELOAD = join(ROOT, 'scripts', 'preload.mjs');

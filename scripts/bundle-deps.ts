@@ -1,5 +1,5 @@
 // `node scripts/bundle-deps.ts [--force]` (npm's postinstall runs it): bundles each package of BUNDLED
-// (system/shared/dep-bundles.ts, which says why) into node_modules/.cache/gwlab/deps/ and writes the manifest that
+// (below; system/shared/dep-bundles.ts says why) into node_modules/.cache/gwlab/deps/ and writes the manifest that
 // useDependencyBundles() reads. rolldown (installed with vite, a dev dependency): one build per package, its entries
 // as inputs (shared code in shared chunks, so each module exists once), comments and white space dropped, names kept;
 // the package's dependencies stay imports, resolved from node_modules as the package itself resolves them (a package
@@ -15,10 +15,9 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } fro
 import { createRequire, isBuiltin } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { MODEL_SCHEMAS } from '../lab/embedded/apiserver/model-schemas.ts';
 import {
   BUNDLE_FORMAT,
-  BUNDLED,
-  type BundledPackage,
   type BundleManifest,
   type BundleRecord,
   bundleDir,
@@ -26,6 +25,36 @@ import {
   manifestPath,
 } from '../system/shared/dep-bundles.ts';
 import { writeFileWhole } from '../system/shared/write-whole.ts';
+
+export interface BundledPackage {
+  name: string;
+  /** How the package's entry files are written (and so its bundle): ES modules or CommonJS. */
+  format: 'esm' | 'cjs';
+  /** Subpaths bundled as entries ('' = the package itself), each a specifier the project or a dependency imports. */
+  entries: string[];
+}
+
+/**
+ * What is bundled. Only packages whose modules every importer reaches through these entries: a module of the
+ * package loaded from its folder as well would be a second copy (scripts/bundle-deps.test.ts checks the processes).
+ */
+export const BUNDLED: readonly BundledPackage[] = [
+  { name: '@kubernetes/client-node', format: 'esm', entries: ['', 'dist/serializer.js'] },
+  { name: 'undici', format: 'cjs', entries: [''] },
+  { name: 'yaml', format: 'cjs', entries: [''] },
+  { name: '@grpc/grpc-js', format: 'cjs', entries: [''] },
+  { name: '@grpc/proto-loader', format: 'cjs', entries: [''] },
+  { name: 'protobufjs', format: 'cjs', entries: [''] },
+  { name: 'node-forge', format: 'cjs', entries: [''] },
+  {
+    name: 'kubernetes-models',
+    format: 'esm',
+    entries: ['v1', 'apps/v1', 'rbac.authorization.k8s.io/v1', ...Object.values(MODEL_SCHEMAS).map((m) => `_schemas/${m}`)],
+  },
+  { name: '@bufbuild/cel', format: 'esm', entries: ['', 'ext'] },
+  { name: '@bufbuild/re2', format: 'esm', entries: [''] },
+  { name: '@bufbuild/protobuf', format: 'esm', entries: ['', 'reflect', 'wire', 'wkt', 'codegenv2'] },
+];
 
 const say = (msg: string) => process.stdout.write(`bundle-deps: ${msg}\n`);
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');

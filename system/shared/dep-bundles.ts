@@ -18,31 +18,6 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 /** Bumped when what a bundle holds or the manifest's shape changes: an older manifest is then not used. */
 export const BUNDLE_FORMAT = 2;
 
-export interface BundledPackage {
-  name: string;
-  /** How the package's entry files are written (and so its bundle): ES modules or CommonJS. */
-  format: 'esm' | 'cjs';
-  /** Subpaths bundled as entries ('' = the package itself), each a specifier the project or a dependency imports. */
-  entries: string[];
-}
-
-/**
- * What is bundled. Only packages whose modules every importer reaches through these entries: a module of the
- * package loaded from its folder as well would be a second copy (scripts/bundle-deps.test.ts checks the processes).
- */
-export const BUNDLED: readonly BundledPackage[] = [
-  { name: '@kubernetes/client-node', format: 'esm', entries: ['', 'dist/serializer.js'] },
-  { name: 'undici', format: 'cjs', entries: [''] },
-  { name: 'yaml', format: 'cjs', entries: [''] },
-  { name: '@grpc/grpc-js', format: 'cjs', entries: [''] },
-  { name: '@grpc/proto-loader', format: 'cjs', entries: [''] },
-  { name: 'protobufjs', format: 'cjs', entries: [''] },
-  { name: 'node-forge', format: 'cjs', entries: [''] },
-  { name: 'kubernetes-models', format: 'esm', entries: ['v1', 'apps/v1', 'rbac.authorization.k8s.io/v1'] },
-  { name: '@bufbuild/cel', format: 'esm', entries: ['', 'ext'] },
-  { name: '@bufbuild/protobuf', format: 'esm', entries: ['', 'reflect', 'wire', 'wkt', 'codegenv2'] },
-];
-
 /** What scripts/bundle-deps.ts wrote for one package. */
 export interface BundleRecord {
   version: string;

@@ -4,6 +4,7 @@
 // (selector matches template, unique container names, port ranges) are checked here.
 import { validateBinding, validatePolicy } from './admission/validation.ts';
 import { type FieldError, fieldErrors } from './errors.ts';
+import { MODEL_SCHEMAS } from './model-schemas.ts';
 import { isConfigMapKey, isQualifiedName, isValidLabelValue, type NameRule, nameErrors } from './names.ts';
 import type { K8sObject } from './store.ts';
 
@@ -12,35 +13,13 @@ export type { NameRule } from './names.ts';
 type AjvError = { instancePath: string; keyword: string; params: Record<string, any>; message?: string };
 type AjvValidate = ((data: unknown) => boolean) & { errors?: AjvError[] | null };
 
-const MODEL: Record<string, string> = {
-  namespaces: 'IoK8sApiCoreV1Namespace',
-  pods: 'IoK8sApiCoreV1Pod',
-  services: 'IoK8sApiCoreV1Service',
-  endpoints: 'IoK8sApiCoreV1Endpoints',
-  configmaps: 'IoK8sApiCoreV1ConfigMap',
-  secrets: 'IoK8sApiCoreV1Secret',
-  serviceaccounts: 'IoK8sApiCoreV1ServiceAccount',
-  events: 'IoK8sApiCoreV1Event',
-  nodes: 'IoK8sApiCoreV1Node',
-  deployments: 'IoK8sApiAppsV1Deployment',
-  replicasets: 'IoK8sApiAppsV1ReplicaSet',
-  endpointslices: 'IoK8sApiDiscoveryV1EndpointSlice',
-  leases: 'IoK8sApiCoordinationV1Lease',
-  roles: 'IoK8sApiRbacV1Role',
-  rolebindings: 'IoK8sApiRbacV1RoleBinding',
-  clusterroles: 'IoK8sApiRbacV1ClusterRole',
-  clusterrolebindings: 'IoK8sApiRbacV1ClusterRoleBinding',
-  customresourcedefinitions: 'IoK8sApiextensionsApiserverPkgApisApiextensionsV1CustomResourceDefinition',
-  validatingadmissionpolicies: 'IoK8sApiAdmissionregistrationV1ValidatingAdmissionPolicy',
-  validatingadmissionpolicybindings: 'IoK8sApiAdmissionregistrationV1ValidatingAdmissionPolicyBinding',
-};
 
 const validators = new Map<string, AjvValidate>();
 
 /** Loads kubernetes-models' validators for the built-in resources (once, at server start). */
 export async function loadModelValidators(): Promise<void> {
   await Promise.all(
-    Object.entries(MODEL).map(async ([resource, model]) => {
+    Object.entries(MODEL_SCHEMAS).map(async ([resource, model]) => {
       if (validators.has(resource)) return;
       const mod = await import(`kubernetes-models/_schemas/${model}`);
       validators.set(resource, mod.validate as AjvValidate);
