@@ -13,7 +13,6 @@ export type { NameRule } from './names.ts';
 type AjvError = { instancePath: string; keyword: string; params: Record<string, any>; message?: string };
 type AjvValidate = ((data: unknown) => boolean) & { errors?: AjvError[] | null };
 
-
 const validators = new Map<string, AjvValidate>();
 
 /** Loads kubernetes-models' validators for the built-in resources (once, at server start). */

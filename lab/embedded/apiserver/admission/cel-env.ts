@@ -6,9 +6,10 @@
 // Values: JSON → CEL as Kubernetes' unstructured conversion does: whole numbers are `int` (bigint), other numbers
 // `double`, objects maps (field selection and `has()` work on them).
 
-import { type CelEnv, CelScalar, celFunc, isCelError, parse, plan } from '@bufbuild/cel';
+import { type CelEnv, CelScalar, celFunc, isCelError, plan } from '@bufbuild/cel';
 import { compileRe2 } from '../../../../system/shared/regex.ts';
 import { kubernetesCelEnv } from '../cel/env.ts';
+import { type ParsedExpr, parseCel } from '../cel/parse.ts';
 import { dynValue } from '../cel/values.ts';
 import { authzLibrary } from './authorizer.ts';
 
@@ -45,9 +46,9 @@ export function compileCel(
   expr: string,
   declared: readonly string[] = ADMISSION_VARIABLES,
 ): { program: CelProgram } | { error: string } {
-  let parsed: ReturnType<typeof parse>;
+  let parsed: ParsedExpr;
   try {
-    parsed = parse(expr);
+    parsed = parseCel(expr);
   } catch (e) {
     return { error: `compilation failed: ${(e as Error).message}` };
   }

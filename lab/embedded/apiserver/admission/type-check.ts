@@ -5,7 +5,8 @@
 // check, as upstream), and a field of `object` or `oldObject` that the kind does not have is a warning in cel-go's
 // form: `apps/v1, Kind=Deployment: ERROR: <input>:1:12: undefined field 'replicass'` and the source line with a caret.
 // Field names are what is checked, not full CEL types (the CEL environment's job, cel-env.ts).
-import { parse } from '@bufbuild/cel';
+
+import { type ParsedExpr, parseCel } from '../cel/parse.ts';
 import type { ResourceRegistry, ResourceType } from '../resources.ts';
 import type { SchemaNode } from '../schema.ts';
 import type { K8sObject } from '../store.ts';
@@ -73,9 +74,9 @@ function undefinedField(e: any, schema: SchemaNode): { field: string; id: bigint
 }
 
 function issue(expr: string, rt: ResourceType): string | undefined {
-  let parsed: ReturnType<typeof parse>;
+  let parsed: ParsedExpr;
   try {
-    parsed = parse(expr);
+    parsed = parseCel(expr);
   } catch {
     return undefined;
   }

@@ -6,7 +6,7 @@
 // returns for the CRD, at the rule's path (`spec.versions[0].schema.openAPIV3Schema.properties[spec]
 // .x-kubernetes-validations[0].rule`); a CRD with any of them is refused. The result, a tree of compiled rules that
 // mirrors the schema where rules exist, is what validate.ts runs for every request.
-import { type CelResult, CelScalar, parse, plan } from '@bufbuild/cel';
+import { type CelResult, CelScalar, plan } from '@bufbuild/cel';
 import { type FieldError, fieldErrors } from '../errors.ts';
 import type { JSONSchemaProps } from '../json-schema.ts';
 import { checkRule } from './check.ts';
@@ -18,6 +18,7 @@ import {
   STATIC_ESTIMATED_CRD_COST_LIMIT,
 } from './cost.ts';
 import { kubernetesCelEnv } from './env.ts';
+import { type ParsedExpr, parseCel } from './parse.ts';
 import type { Expr, StaticType } from './types.ts';
 import { rootSchema } from './values.ts';
 
@@ -135,9 +136,9 @@ function compileRules(s: JSONSchemaProps, path: string, root: boolean, cardinali
       ctx.errors.push(fieldErrors.required(`${rp}.rule`));
       return;
     }
-    let parsed: ReturnType<typeof parse>;
+    let parsed: ParsedExpr;
     try {
-      parsed = parse(r.rule);
+      parsed = parseCel(r.rule);
     } catch (e) {
       const msg = e instanceof Error ? e.message : String(e);
       ctx.errors.push({
@@ -198,7 +199,7 @@ function compileRules(s: JSONSchemaProps, path: string, root: boolean, cardinali
     let message: Program | undefined;
     if (r.messageExpression) {
       try {
-        message = plan(env, parse(r.messageExpression)) as Program;
+        message = plan(env, parseCel(r.messageExpression)) as Program;
       } catch (e) {
         ctx.errors.push(
           fieldErrors.invalid(
