@@ -1,11 +1,12 @@
 // Authentication: bearer tokens only. Three kinds:
 // - the lab admin token (pki/admin-token): user `gwlab-admin`, group system:masters, bypasses RBAC;
 // - privileged in-process identities (controllers), created at run time, also system:masters, never written to disk;
-// - service-account tokens: RS256 JWTs in the shape of Kubernetes' bound tokens, signed with pki/sa.key. They are
+// - service-account tokens: JWTs in the shape of Kubernetes' bound tokens, signed with pki/sa.key (ES256 with the
+//   ECDSA P-256 key of a new lab, RS256 with an older lab's RSA key, as kube-apiserver signs with its key). They are
 //   accepted while they have not expired, their `aud` names one of the server's API audiences (kube-apiserver's
 //   --api-audiences, default the issuer) and their service account (and bound pod, if any) still exists with the
 //   same uid; RBAC applies to them. Lifetimes follow the TokenRequest API: 3600 s by default, 600 s to 2^32 s.
-// JWT is a three-part base64url format over node:crypto's RSA signatures; a library would add nothing but a dependency.
+// JWT is a three-part base64url format over node:crypto's signatures; a library would add nothing but a dependency.
 import { createHash, createPrivateKey, createPublicKey, randomBytes, sign, timingSafeEqual, verify } from 'node:crypto';
 import { errors, fieldErrors } from './errors.ts';
 
@@ -46,6 +47,9 @@ export class Authenticator {
   private readonly key;
   private readonly pub;
   private readonly kid: string;
+  /** The JWS algorithm of the signing key's type. */
+  private readonly alg: 'ES256' | 'RS256';
+  private readonly dsaEncoding: 'ieee-p1363' | undefined;
   private readonly adminToken: Buffer;
   private readonly privileged = new Map<string, UserInfo>();
   private readonly verified = new Map<string, { claims: Claims; user: UserInfo }>();
@@ -64,6 +68,9 @@ export class Authenticator {
   }) {
     this.key = createPrivateKey(opts.saKeyPem);
     this.pub = createPublicKey(opts.saPubPem);
+    // JWS wants ECDSA signatures as r || s (RFC 7518 3.4), not OpenSSL's DER.
+    this.alg = this.key.asymmetricKeyType === 'ec' ? 'ES256' : 'RS256';
+    this.dsaEncoding = this.alg === 'ES256' ? 'ieee-p1363' : undefined;
     this.kid = b64(
       createHash('sha256')
         .update(this.pub.export({ type: 'spki', format: 'der' }))
@@ -121,9 +128,9 @@ export class Authenticator {
       sub: `system:serviceaccount:${namespace}:${name}`,
       'kubernetes.io': k8s,
     };
-    const head = b64(JSON.stringify({ alg: 'RS256', kid: this.kid, typ: 'JWT' }));
+    const head = b64(JSON.stringify({ alg: this.alg, kid: this.kid, typ: 'JWT' }));
     const body = b64(JSON.stringify(claims));
-    const sig = b64(sign('sha256', Buffer.from(`${head}.${body}`), this.key));
+    const sig = b64(sign('sha256', Buffer.from(`${head}.${body}`), { key: this.key, dsaEncoding: this.dsaEncoding }));
     return { token: `${head}.${body}.${sig}`, expirationTimestamp: new Date(exp * 1000).toISOString() };
   }
 
@@ -150,9 +157,10 @@ export class Authenticator {
       let claims: Claims;
       try {
         const head = JSON.parse(Buffer.from(parts[0], 'base64url').toString());
-        if (head.alg !== 'RS256') return undefined;
-        if (!verify('sha256', Buffer.from(`${parts[0]}.${parts[1]}`), this.pub, Buffer.from(parts[2], 'base64url')))
-          return undefined;
+        if (head.alg !== this.alg) return undefined;
+        const signed = Buffer.from(`${parts[0]}.${parts[1]}`);
+        const key = { key: this.pub, dsaEncoding: this.dsaEncoding };
+        if (!verify('sha256', signed, key, Buffer.from(parts[2], 'base64url'))) return undefined;
         claims = JSON.parse(Buffer.from(parts[1], 'base64url').toString());
       } catch {
         return undefined;

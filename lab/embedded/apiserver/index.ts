@@ -138,22 +138,13 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServerH
   mkdirSync(paths.store, { recursive: true });
   const t0 = performance.now();
 
-  // A new lab's keys are generated on the thread pool while the validators and the store load here.
-  const pkiReady = ensurePki(
+  await loadModelValidators();
+  const pki = ensurePki(
     paths.pki,
     opts.labName,
     [...(opts.extraSans ?? []), kubernetesIp, host].filter((h) => /^[\d.:]+$/.test(h)),
   );
-  pkiReady.catch(() => {}); // awaited below; not unhandled if loading the rest fails first
-  await loadModelValidators();
   const store = new Store({ file: join(paths.store, 'state.db'), historySize: opts.watchHistory });
-  let pki: Pki;
-  try {
-    pki = await pkiReady;
-  } catch (e) {
-    store.close();
-    throw e;
-  }
   const { core, authn, authz } = assemble(opts, store, pki, plan, log);
 
   let port = 0;

@@ -1,10 +1,13 @@
 // The lab's PKI: a CA, a serving certificate for the API server and the service-account signing key. Generated once
 // per lab and kept in labPaths().pki, so a restarted lab keeps its trust: kubeconfigs and mounted `ca.crt` files stay
-// valid. The serving certificate is re-issued (by the same CA) when the set of SANs changes. A new lab's three RSA
-// keys are generated side by side on libuv's thread pool (0.1-0.3 s each, one after the other on the main thread they
-// were ~0.6 s of every new lab's start; the caller does its own start-up work meanwhile). node-forge builds the
-// certificates; OpenSSL (node:crypto) signs them: forge's own RSA in JavaScript took ~0.1-0.2 s per signature.
-import { generateKeyPair, randomBytes, sign } from 'node:crypto';
+// valid. The serving certificate is re-issued (by the same CA) when the set of SANs changes. New keys are ECDSA P-256
+// (kubeadm's `encryptionAlgorithm: ECDSA-P256`; kube-apiserver takes ECDSA serving and service-account keys): an RSA
+// 2048 key cost 50-300 ms of CPU to generate, three of them ~0.2 s of every new lab's start (measured: a lab process
+// with its PKI already made reached ready ~100 ms sooner), and every full TLS handshake signed with RSA. A lab made
+// before keeps its RSA keys: certificates are signed with the algorithm of the signer's key, tokens likewise
+// (authn.ts). The certificates are assembled as ASN.1 with node-forge's encoder (its certificate builder knows RSA
+// keys only) and signed by node:crypto.
+import { createHash, createPublicKey, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
@@ -14,7 +17,7 @@ export interface Pki {
   caPem: string;
   certPem: string;
   keyPem: string;
-  /** RSA private key (PKCS#8 PEM) that signs service-account tokens. */
+  /** Private key (PKCS#8 PEM) that signs service-account tokens: ECDSA P-256 (ES256), or RSA (RS256) in older labs. */
   saKeyPem: string;
   saPubPem: string;
   /** The lab admin's bearer token (bypasses RBAC). */
@@ -29,39 +32,100 @@ const DNS_SANS = [
   'kubernetes.default.svc.cluster.local',
 ];
 
-interface RsaPair {
+interface KeyPair {
   privatePem: string;
   publicPem: string;
 }
 
-function rsaPair(): Promise<RsaPair> {
-  return new Promise((resolve, reject) =>
-    generateKeyPair(
-      'rsa',
-      {
-        modulusLength: 2048,
-        privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
-        publicKeyEncoding: { type: 'spki', format: 'pem' },
-      },
-      (err, publicPem, privatePem) => (err ? reject(err) : resolve({ privatePem, publicPem })),
-    ),
-  );
+/** A new ECDSA P-256 key pair (~0.1 ms). */
+function keyPair(): KeyPair {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', {
+    namedCurve: 'P-256',
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+  });
+  return { privatePem: privateKey, publicPem: publicKey };
 }
 
-/** What forge's cert.sign does (node-forge lib/x509.js) that @types/node-forge does not declare. */
-type ForgeTbs = {
-  getTBSCertificate(cert: forge.pki.Certificate): forge.asn1.Asn1;
-};
+const { asn1 } = forge;
+const U = asn1.Class.UNIVERSAL;
+const seq = (items: forge.asn1.Asn1[]) => asn1.create(U, asn1.Type.SEQUENCE, true, items);
+const oid = (dotted: string) => asn1.create(U, asn1.Type.OID, false, asn1.oidToDer(dotted).getBytes());
+const fromDer = (der: Buffer) => asn1.fromDer(der.toString('binary'));
 
-/** forge's cert.sign(key, sha256) with the signature computed by node:crypto (RSASSA-PKCS1-v1_5, SHA-256). */
-function signCert(cert: forge.pki.Certificate, privatePem: string): void {
-  cert.signatureOid = forge.pki.oids.sha256WithRSAEncryption;
-  cert.siginfo.algorithmOid = forge.pki.oids.sha256WithRSAEncryption;
-  const tbs = (forge.pki as unknown as ForgeTbs).getTBSCertificate(cert);
-  // certificateToPem reuses the TBSCertificate the signature was computed over, as after cert.sign.
-  (cert as forge.pki.Certificate & { tbsCertificate: forge.asn1.Asn1 }).tbsCertificate = tbs;
-  const der = Buffer.from(forge.asn1.toDer(tbs).getBytes(), 'binary');
-  cert.signature = sign('sha256', der, privatePem).toString('binary');
+/** The signature AlgorithmIdentifier for a signer's key: ECDSA with SHA-256 (no parameters) or RSA PKCS#1 v1.5. */
+function signatureAlgorithm(signerPem: string): forge.asn1.Asn1 {
+  return createPublicKey(signerPem).asymmetricKeyType === 'ec'
+    ? seq([oid('1.2.840.10045.4.3.2')])
+    : seq([oid('1.2.840.113549.1.1.11'), asn1.create(U, asn1.Type.NULL, false, '')]);
+}
+
+interface CertSpec {
+  subject: forge.pki.CertificateField[];
+  /** The issuer's Name as it stands in its certificate; undefined: self-signed. */
+  issuer?: forge.asn1.Asn1;
+  years: number;
+  publicPem: string;
+  signerPem: string;
+  extensions: object[];
+}
+
+/** An X.509 v3 certificate (RFC 5280 TBSCertificate, signed), as PEM. */
+function certificate(c: CertSpec): string {
+  const spki = fromDer(createPublicKey(c.publicPem).export({ type: 'spki', format: 'der' }));
+  // subjectKeyIdentifier: SHA-1 of the subjectPublicKey bits (RFC 5280 4.2.1.2 (1)), past the unused-bits byte.
+  const keyBits = (spki.value as forge.asn1.Asn1[])[1].value as string;
+  const ski = createHash('sha1')
+    .update(Buffer.from(keyBits.slice(1), 'binary'))
+    .digest('hex');
+  // forge fills in the names' and extensions' encodings (OIDs, value types) as its certificate builder does.
+  const filled = forge.pki.createCertificate();
+  filled.setSubject(c.subject);
+  const skiValue = asn1.create(U, asn1.Type.OCTETSTRING, false, ski); // given: forge would hash an RSA key
+  filled.setExtensions([...c.extensions, { name: 'subjectKeyIdentifier', value: skiValue }]);
+  const subject = forge.pki.distinguishedNameToAsn1(filled.subject);
+  const now = Date.now();
+  const tbs = seq([
+    asn1.create(asn1.Class.CONTEXT_SPECIFIC, 0, true, [
+      asn1.create(U, asn1.Type.INTEGER, false, asn1.integerToDer(2).getBytes()),
+    ]),
+    asn1.create(U, asn1.Type.INTEGER, false, forge.util.hexToBytes(serial())),
+    signatureAlgorithm(c.signerPem),
+    c.issuer ?? subject,
+    seq([utcTime(new Date(now - 60_000)), utcTime(new Date(now + c.years * 365 * 24 * 3600_000))]),
+    subject,
+    spki,
+    (forge.pki as unknown as ForgeExtensions).certificateExtensionsToAsn1(filled.extensions),
+  ]);
+  const tbsDer = Buffer.from(asn1.toDer(tbs).getBytes(), 'binary');
+  const signature = sign('sha256', tbsDer, c.signerPem); // ECDSA: DER (r, s), as X.509 carries it
+  const cert = seq([
+    tbs,
+    signatureAlgorithm(c.signerPem),
+    asn1.create(U, asn1.Type.BITSTRING, false, `\0${signature.toString('binary')}`),
+  ]);
+  const der = Buffer.from(asn1.toDer(cert).getBytes(), 'binary');
+  return `-----BEGIN CERTIFICATE-----\n${der
+    .toString('base64')
+    .match(/.{1,64}/g)!
+    .join('\n')}\n-----END CERTIFICATE-----\n`;
+}
+
+/** What forge exports (node-forge lib/x509.js) that @types/node-forge does not declare. */
+type ForgeExtensions = { certificateExtensionsToAsn1(exts: unknown[]): forge.asn1.Asn1 };
+
+/** UTCTime until 2049, GeneralizedTime after (RFC 5280 4.1.2.5). */
+function utcTime(d: Date): forge.asn1.Asn1 {
+  return d.getUTCFullYear() < 2050
+    ? asn1.create(U, asn1.Type.UTCTIME, false, asn1.dateToUtcTime(d))
+    : asn1.create(U, asn1.Type.GENERALIZEDTIME, false, asn1.dateToGeneralizedTime(d));
+}
+
+/** The subject Name of a certificate (PEM), as encoded there: a serving certificate's issuer. */
+function subjectOf(certPem: string): forge.asn1.Asn1 {
+  const der = Buffer.from(certPem.replace(/-----[^-]+-----|\s/g, ''), 'base64');
+  const tbs = (fromDer(der).value as forge.asn1.Asn1[])[0].value as forge.asn1.Asn1[];
+  return tbs[tbs[0].tagClass === asn1.Class.CONTEXT_SPECIFIC ? 5 : 4];
 }
 
 function serial(): string {
@@ -71,53 +135,39 @@ function serial(): string {
   return b.toString('hex');
 }
 
-function makeCa(labName: string, { privatePem, publicPem }: RsaPair): { certPem: string; keyPem: string } {
-  const cert = forge.pki.createCertificate();
-  cert.publicKey = forge.pki.publicKeyFromPem(publicPem);
-  cert.serialNumber = serial();
-  cert.validity.notBefore = new Date(Date.now() - 60_000);
-  cert.validity.notAfter = new Date(Date.now() + 10 * 365 * 24 * 3600_000);
-  const attrs = [{ name: 'commonName', value: `gwlab-${labName}-ca` }];
-  cert.setSubject(attrs);
-  cert.setIssuer(attrs);
-  cert.setExtensions([
-    { name: 'basicConstraints', cA: true, critical: true },
-    { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
-    { name: 'subjectKeyIdentifier' },
-  ]);
-  signCert(cert, privatePem);
-  return { certPem: forge.pki.certificateToPem(cert), keyPem: privatePem };
+function makeCa(labName: string, { privatePem, publicPem }: KeyPair): { certPem: string; keyPem: string } {
+  const certPem = certificate({
+    subject: [{ name: 'commonName', value: `gwlab-${labName}-ca` }],
+    years: 10,
+    publicPem,
+    signerPem: privatePem,
+    extensions: [
+      { name: 'basicConstraints', cA: true, critical: true },
+      { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
+    ],
+  });
+  return { certPem, keyPem: privatePem };
 }
 
-function makeServing(
-  caCertPem: string,
-  caKeyPem: string,
-  sans: string[],
-  { privatePem, publicPem }: RsaPair,
-): { certPem: string; keyPem: string } {
-  const ca = forge.pki.certificateFromPem(caCertPem);
-  const cert = forge.pki.createCertificate();
-  cert.publicKey = forge.pki.publicKeyFromPem(publicPem);
-  cert.serialNumber = serial();
-  cert.validity.notBefore = new Date(Date.now() - 60_000);
-  cert.validity.notAfter = new Date(Date.now() + 5 * 365 * 24 * 3600_000);
-  cert.setSubject([{ name: 'commonName', value: 'kube-apiserver' }]);
-  cert.setIssuer(ca.subject.attributes);
-  cert.setExtensions([
-    { name: 'basicConstraints', cA: false },
-    { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
-    { name: 'extKeyUsage', serverAuth: true },
-    {
-      name: 'subjectAltName',
-      altNames: sans.map((s) => (isIP(s) ? { type: 7, ip: s } : { type: 2, value: s })),
-    },
-  ]);
-  signCert(cert, caKeyPem);
-  return { certPem: forge.pki.certificateToPem(cert), keyPem: privatePem };
+function makeServing(caCertPem: string, caKeyPem: string, sans: string[], { privatePem, publicPem }: KeyPair) {
+  const certPem = certificate({
+    subject: [{ name: 'commonName', value: 'kube-apiserver' }],
+    issuer: subjectOf(caCertPem),
+    years: 5,
+    publicPem,
+    signerPem: caKeyPem,
+    extensions: [
+      { name: 'basicConstraints', cA: false },
+      { name: 'keyUsage', digitalSignature: true, critical: true },
+      { name: 'extKeyUsage', serverAuth: true },
+      { name: 'subjectAltName', altNames: sans.map((s) => (isIP(s) ? { type: 7, ip: s } : { type: 2, value: s })) },
+    ],
+  });
+  return { certPem, keyPem: privatePem };
 }
 
 /** Loads the lab's PKI from `dir`, creating what is missing. `ipSans` are added to 127.0.0.1 and ::1. */
-export async function ensurePki(dir: string, labName: string, ipSans: string[] = []): Promise<Pki> {
+export function ensurePki(dir: string, labName: string, ipSans: string[] = []): Pki {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const p = (f: string) => join(dir, f);
   const write = (f: string, s: string) => writeFileSync(p(f), s, { mode: 0o600 });
@@ -133,8 +183,7 @@ export async function ensurePki(dir: string, labName: string, ipSans: string[] =
     !existsSync(p('apiserver.key')) ||
     current.join(',') !== sans.join(',');
   const needSa = !existsSync(p('sa.key')) || !existsSync(p('sa.pub'));
-  // Every key that is missing, at once.
-  const [caKeys, servingKeys, saKeys] = await Promise.all([needCa, needServing, needSa].map((n) => n && rsaPair()));
+  const [caKeys, servingKeys, saKeys] = [needCa, needServing, needSa].map((n) => (n ? keyPair() : undefined));
   if (caKeys) {
     const ca = makeCa(labName, caKeys);
     write('ca.key', ca.keyPem);
