@@ -4,8 +4,8 @@
 // CRDs, and the Ready wait after everything. The Gateway API bundle goes in verbatim by server-side apply without
 // forced conflicts (as `kubectl apply --server-side -f standard-install.yaml`), its admission policy and binding only
 // where the cluster serves admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy; a cluster's own Gateway API CRDs
-// are kept, and too old ones stop the install before anything is applied. No timers: each check runs once the event
-// loop has nothing left to do.
+// are kept, and too old ones stop the install before anything is applied; a cluster lab:up has just created is not
+// asked for its CRDs. No timers: each check runs once the event loop has nothing left to do.
 import { setImmediate as turn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { MINIMUM_BUNDLE_VERSION } from '../system/manifests/gateway-api.ts';
@@ -24,6 +24,8 @@ class HeldCrds {
   rolloutAfter?: string[];
   /** The cluster's own CRDs, by name. */
   readonly crds = new Map<string, KObj>();
+  /** The CRDs read (getCrd), by name. */
+  readonly crdsRead: string[] = [];
   servesAdmissionPolicies = false;
 
   async apply(input: KObj | KObj[], opts: { force?: boolean } = {}): Promise<KObj[]> {
@@ -39,6 +41,7 @@ class HeldCrds {
   }
 
   async getCrd(name: string): Promise<KObj | undefined> {
+    this.crdsRead.push(name);
     return this.crds.get(name);
   }
 
@@ -162,6 +165,17 @@ describe('installSystem', () => {
     expect(lines).toContain(
       `  the cluster has Gateway API v1.6.1 (standard channel), at least the ${MINIMUM_BUNDLE_VERSION} the control plane needs: keeping them as they are`,
     );
+  });
+
+  it('reads the CRDs of a cluster it did not create; installs on a new one (lab:up made it empty) without asking', async () => {
+    const existing = new HeldCrds();
+    await installAll(existing);
+    expect(existing.crdsRead).toContain('httproutes.gateway.networking.k8s.io');
+    const created = new HeldCrds();
+    const lines = await installAll(created, { newCluster: true });
+    expect(created.crdsRead).toEqual([]);
+    expect(lines).toContain('  none installed: installing the vendored v1.6.1 standard bundle (a new cluster)');
+    expect(created.applied).toContain('CustomResourceDefinition/httproutes.gateway.networking.k8s.io');
   });
 
   it('stops before applying anything on a cluster whose Gateway API CRDs are too old, with the upgrade command', async () => {

@@ -41,6 +41,11 @@ export interface InstallOptions {
   progress: Progress;
   /** A step that runs beside the first three, awaited before the waits (lab:up: the lab process finishing its start). */
   alongside?: Promise<unknown>;
+  /**
+   * The cluster was created empty by this lab:up (a new embedded lab): it has no CRDs to read, and the install does
+   * not wait for a round trip to learn so (~0.2 s of lab:up, while the lab process is still starting).
+   */
+  newCluster?: boolean;
 }
 
 const parsed = new Map<string, KObj[]>();
@@ -126,13 +131,17 @@ export function controlPlaneManifests(opts: Pick<InstallOptions, 'validation' | 
 
 /**
  * Reads the cluster's Gateway API CRDs (those the vendored bundles name, by name: no list of every CRD of a large
- * cluster) and decides what to do with them (gateway-api-crds.ts); changes nothing.
+ * cluster) and decides what to do with them (gateway-api-crds.ts); changes nothing. A new cluster has none.
  */
-export async function decideCrds(kube: Kube, channel: GatewayApiChannel = 'standard'): Promise<CrdDecision> {
+export async function decideCrds(
+  kube: Kube,
+  channel: GatewayApiChannel = 'standard',
+  newCluster = false,
+): Promise<CrdDecision> {
   const names = gatewayApiBundle(channel)
     .filter((d) => d.kind === 'CustomResourceDefinition' && d.spec?.group === 'gateway.networking.k8s.io')
     .map((d) => d.metadata!.name!);
-  const found = await Promise.all(names.map((n) => kube.getCrd(n)));
+  const found = newCluster ? [] : await Promise.all(names.map((n) => kube.getCrd(n)));
   return decideGatewayApiCrds({
     installed: found.filter((c) => c !== undefined),
     channel,
@@ -177,9 +186,9 @@ export async function installSystem(kube: Kube, opts: InstallOptions): Promise<v
   // Decided before anything is changed: on a cluster whose Gateway API is too old, lab:up stops here.
   const checking = 'Gateway API CRDs on the cluster';
   const decision = await p.step(checking, async () => {
-    const d = await decideCrds(kube, channel);
+    const d = await decideCrds(kube, channel, opts.newCluster);
     if (d.action === 'stop') throw new StepFailed(checking, new Error(d.message), d.hint);
-    p.info(d.message);
+    p.info(opts.newCluster ? `${d.message} (a new cluster)` : d.message);
     if (d.action === 'keep') for (const n of d.notes) p.info(n);
     return d;
   });

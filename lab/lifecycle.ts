@@ -115,6 +115,8 @@ export async function labUp(o: UpOptions): Promise<UpResult> {
   let reused = false;
   /** Embedded: the lab process's controllers and node agent have started (the install runs alongside). */
   let clusterStarted: Promise<void> | undefined;
+  /** Embedded: the lab process starts on no stored state (its API server creates the store): the cluster is empty. */
+  let newCluster = false;
   switch (o.backend) {
     case 'embedded': {
       const running = await runningLab(o.name, o.home);
@@ -128,6 +130,7 @@ export async function labUp(o: UpOptions): Promise<UpResult> {
       } else {
         // The step ends when the controllers and the node agent have started; the install begins as soon as the API
         // server serves (record), so the control plane's objects go in while they start.
+        newCluster = !existsSync(paths.store);
         let serving!: (rec: LabRecord) => void;
         const apiServerServes = new Promise<LabRecord>((resolve) => (serving = resolve));
         clusterStarted = p.step(
@@ -205,6 +208,7 @@ export async function labUp(o: UpOptions): Promise<UpResult> {
       withExtAuth: o.withExtAuth,
       progress: p,
       alongside: clusterStarted,
+      newCluster,
     });
     writeLabRecord({ ...readLabRecord(o.name, o.home)!, installed: true, validation: validation ?? 'strict' }, o.home);
   }
