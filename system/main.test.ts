@@ -150,9 +150,11 @@ describe('system/main.ts with components that are missing, broken or echoing (a 
   mkdirSync(join(dir, 'system', 'proxy'), { recursive: true });
   mkdirSync(join(dir, 'system', 'extauth'), { recursive: true });
   copyFileSync(MAIN, main);
-  // What main.ts itself imports (the dependency bundles' hook: no node_modules in the copy, so it does nothing there).
+  // What main.ts itself imports (the dependency bundles' hook: no node_modules in the copy, so it does nothing there;
+  // node:http's deferred exports).
   mkdirSync(join(dir, 'system', 'shared'), { recursive: true });
-  copyFileSync(join(dirname(MAIN), 'shared', 'dep-bundles.ts'), join(dir, 'system', 'shared', 'dep-bundles.ts'));
+  for (const f of ['dep-bundles.ts', 'http-exports.ts'])
+    copyFileSync(join(dirname(MAIN), 'shared', f), join(dir, 'system', 'shared', f));
   // An echoing component shows the args arrive unchanged.
   writeFileSync(
     join(dir, 'system', 'proxy', 'main.ts'),

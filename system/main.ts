@@ -6,11 +6,12 @@
 // modules: ~40 % less CPU, issue 14). NODE_COMPILE_CACHE picks the folder (default <tmpdir>/node-compile-cache);
 // NODE_DISABLE_COMPILE_CACHE=1 turns it off. The heavy dependencies (client-node, undici, yaml, grpc-js, protobufjs)
 // resolve to their prebuilt bundles when the install made them (shared/dep-bundles.ts): a control plane loads ~1,100
-// modules fewer at start, a proxy ~280.
+// modules fewer at start, a proxy ~280; importing node:http does not load Node's own undici (shared/http-exports.ts).
 import { existsSync } from 'node:fs';
 import module from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { useDependencyBundles } from './shared/dep-bundles.ts';
+import { deferHttpUndiciExports } from './shared/http-exports.ts';
 
 export const COMPONENTS = ['controlplane', 'proxy', 'sampleapp', 'extauth', 'echo', 'ratelimit', 'extproc'] as const;
 export type Component = (typeof COMPONENTS)[number];
@@ -40,6 +41,7 @@ export async function dispatch(argv: string[]): Promise<number | undefined> {
     return 1;
   }
   module.enableCompileCache();
+  deferHttpUndiciExports();
   useDependencyBundles();
   const mod = (await import(entry.href)) as { main?: (args: string[]) => Promise<void> };
   if (typeof mod.main !== 'function') {
