@@ -49,7 +49,12 @@ export const BUNDLED: readonly BundledPackage[] = [
   {
     name: 'kubernetes-models',
     format: 'esm',
-    entries: ['v1', 'apps/v1', 'rbac.authorization.k8s.io/v1', ...Object.values(MODEL_SCHEMAS).map((m) => `_schemas/${m}`)],
+    entries: [
+      'v1',
+      'apps/v1',
+      'rbac.authorization.k8s.io/v1',
+      ...Object.values(MODEL_SCHEMAS).map((m) => `_schemas/${m}`),
+    ],
   },
   { name: '@bufbuild/cel', format: 'esm', entries: ['', 'ext'] },
   { name: '@bufbuild/re2', format: 'esm', entries: [''] },
