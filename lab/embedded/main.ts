@@ -7,7 +7,7 @@ import module from 'node:module';
 import { parseArgs } from 'node:util';
 import { parseLevel } from '../../system/shared/log.ts';
 import { BACKOFF_ENV, LB_DELAY_ENV, parseBackoff, parseDelayMs, startEmbeddedCluster } from './cluster.ts';
-import { parseTokenExpiration, SA_TOKEN_MAX_EXPIRATION_ENV } from './process.ts';
+import { parseTokenExpiration, SA_TOKEN_MAX_EXPIRATION_ENV, tellStarter } from './process.ts';
 
 const { values } = parseArgs({
   options: {
@@ -59,8 +59,10 @@ try {
     lbProvisionDelayMs,
     backoff,
     serviceAccountMaxTokenExpirationSeconds,
+    onServing: () => tellStarter('serving'),
   });
-  // The parent (lab:up) waits for this line on stdout.
+  tellStarter('started');
+  // A parent that reads stdout (the tests' lab starts) waits for this line.
   process.stdout.write(JSON.stringify({ ready: true, kubeconfig: cluster.kubeconfigPath, pid: process.pid }) + '\n');
   // What was compiled to start (lab/compile-cache.ts), kept now rather than at exit: the next lab starts warm.
   module.flushCompileCache();

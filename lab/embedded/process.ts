@@ -1,9 +1,10 @@
 // Starting and stopping the lab process in the background (the embedded backend of lab:up / lab:down), and the
 // lab-process flag that lab:up checks itself before starting it (--sa-token-max-expiration).
 import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import https from 'node:https';
 import { dirname, join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { compileCacheDir } from '../compile-cache.ts';
@@ -91,9 +92,32 @@ export interface SpawnedLab {
   started: Promise<LabRecord>;
 }
 
+/** The fd on which a lab process spawned by spawnLabProcess tells it the milestones of its start (a pipe). */
+export const LAB_EVENTS_FD_ENV = 'GWLAB_LAB_EVENTS_FD';
+type Milestone = 'serving' | 'started';
+
+/**
+ * In the lab process: tells the spawnLabProcess that started it a milestone of its start (`serving`: the API server
+ * serves and the record says `starting`; `started`: the controllers and the node agent run), then, after `started`,
+ * lets go of the pipe. Does nothing in a lab process started otherwise, or once the parent has gone.
+ */
+export function tellStarter(m: Milestone): void {
+  const fd = Number(process.env[LAB_EVENTS_FD_ENV]);
+  if (!fd) return;
+  try {
+    writeSync(fd, `${m}\n`);
+  } catch {} // the parent exited or stopped listening: nobody to tell
+  if (m !== 'started') return;
+  delete process.env[LAB_EVENTS_FD_ENV];
+  try {
+    closeSync(fd);
+  } catch {}
+}
+
 /**
  * Starts the lab process detached (it outlives the command) and waits until its API server is ready; the controllers
- * and the node agent may still be starting then (`started`: the process writes its record again without `starting`).
+ * and the node agent may still be starting then (`started`). The process says when over a pipe (tellStarter): lab:up
+ * learns it at once, where polling the record and asking /readyz took ~50 ms more on a process busy starting.
  */
 export async function spawnLabProcess(o: SpawnOptions): Promise<SpawnedLab> {
   const paths = labPaths(o.name, o.home);
@@ -106,32 +130,72 @@ export async function spawnLabProcess(o: SpawnOptions): Promise<SpawnedLab> {
   if (o.saTokenMaxExpirationSeconds) args.push('--sa-token-max-expiration', String(o.saTokenMaxExpirationSeconds));
   const child = spawn(process.execPath, args, {
     detached: true,
-    stdio: ['ignore', out, out],
+    stdio: ['ignore', out, out, 'pipe'],
     // The compile cache on from its first module (lab/compile-cache.ts).
-    env: { ...process.env, GWLAB_HOME: o.home, NODE_COMPILE_CACHE: compileCacheDir() },
+    env: { ...process.env, GWLAB_HOME: o.home, NODE_COMPILE_CACHE: compileCacheDir(), [LAB_EVENTS_FD_ENV]: '3' },
   });
   closeSync(out);
+  const events = child.stdio[3] as Readable;
+  const seen = new Set<string>();
+  const waiters = new Set<() => void>();
+  const wakeAll = () => {
+    for (const w of waiters) w();
+  };
   let exited: number | null | undefined;
   child.on('exit', (code) => {
     exited = code;
+    wakeAll();
   });
+  events.setEncoding('utf8');
+  let buffered = '';
+  events.on('data', (d: string) => {
+    buffered += d;
+    const lines = buffered.split('\n');
+    buffered = lines.pop()!;
+    for (const l of lines) seen.add(l.trim());
+    wakeAll();
+  });
+  events.on('error', () => {});
   child.unref();
   const deadline = performance.now() + (o.timeoutMs ?? 30_000);
-  /** Polls the record every 20 ms until `ok`; throws with the log's tail if the process exits or the time is up. */
-  const until = async (what: string, ok: (rec: LabRecord) => Promise<boolean> | boolean): Promise<LabRecord> => {
-    while (performance.now() < deadline && exited === undefined) {
-      const rec = readLabRecord(o.name, o.home);
-      if (rec && rec.pid === child.pid && (await ok(rec))) return rec;
-      await sleep(20);
-    }
-    const tail = readTail(logPath, 20);
-    if (exited === undefined) child.kill('SIGKILL');
-    throw new Error(
-      `the lab process ${exited !== undefined ? `exited (code ${exited})` : `did not ${what} in time`}; last lines of ${logPath}:\n${tail}`,
-    );
+  /** Resolves with the record once the process said `m`; throws with the log's tail if it exits or time is up. */
+  const milestone = (m: Milestone, what: string) =>
+    new Promise<LabRecord>((resolve, reject) => {
+      const done = () => {
+        waiters.delete(check);
+        clearTimeout(timer);
+      };
+      const fail = () => {
+        done();
+        if (exited === undefined) child.kill('SIGKILL');
+        const tail = readTail(logPath, 20);
+        const why = exited !== undefined ? `exited (code ${exited})` : `did not ${what} in time`;
+        reject(new Error(`the lab process ${why}; last lines of ${logPath}:\n${tail}`));
+      };
+      const check = () => {
+        const rec = seen.has(m) ? readLabRecord(o.name, o.home) : undefined;
+        if (rec && rec.pid === child.pid) {
+          done();
+          resolve(rec);
+        } else if (exited !== undefined) fail();
+      };
+      const timer = setTimeout(fail, Math.max(0, deadline - performance.now()));
+      waiters.add(check);
+      check();
+    });
+  // Whatever happens, the pipe goes once there is nothing left to hear: lab:up must be free to exit.
+  const hangUp = () => {
+    events.destroy();
+    (events as Readable & { unref?: () => void }).unref?.();
   };
-  const record = await until('become ready', (rec) => apiServerReady(rec, o.home));
-  const started = until('start its controllers and node agent', (rec) => !rec.starting);
+  let record: LabRecord;
+  try {
+    record = await milestone('serving', 'become ready');
+  } catch (err) {
+    hangUp();
+    throw err;
+  }
+  const started = milestone('started', 'start its controllers and node agent').finally(hangUp);
   started.catch(() => {}); // the caller's to await; not unhandled if it stopped waiting first
   return { record, started };
 }
