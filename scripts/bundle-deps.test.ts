@@ -21,6 +21,8 @@ import { BUNDLED, specifierOf } from './bundle-deps.ts';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const PRELOAD = join(ROOT, 'scripts', 'preload.mjs');
 const SPECS = BUNDLED.flatMap((p) => p.entries.map((s) => specifierOf(p.name, s)));
+/** Each specifier with how its package is consumed: an ES module's by import, a CommonJS one's by require. */
+const CONSUMED = BUNDLED.flatMap((p) => p.entries.map((s) => [specifierOf(p.name, s), p.format]));
 
 /** Runs an ES module program in a process started as the tools are; its stdout as JSON. */
 function run(program: string, env: NodeJS.ProcessEnv = {}): Promise<any> {
@@ -37,12 +39,13 @@ function run(program: string, env: NodeJS.ProcessEnv = {}): Promise<any> {
 /** Where each bundled specifier resolves, its export names, and what a KubeConfig and the serializer do. */
 const PROBE = `
 const out = { urls: {}, names: {} };
-for (const spec of ${JSON.stringify(SPECS)}) {
-  out.urls[spec] = import.meta.resolve(spec);
-  out.names[spec] = Object.keys(await import(spec)).sort();
-}
 const { createRequire } = await import('node:module');
+const { pathToFileURL } = await import('node:url');
 const require = createRequire(${JSON.stringify(join(ROOT, 'package.json'))});
+for (const [spec, format] of ${JSON.stringify(CONSUMED)}) {
+  out.urls[spec] = format === 'esm' ? import.meta.resolve(spec) : pathToFileURL(require.resolve(spec)).href;
+  out.names[spec] = Object.keys(format === 'esm' ? await import(spec) : require(spec)).sort();
+}
 out.sameUndici = require('undici') === (await import('undici')).default;
 const k8s = await import('@kubernetes/client-node');
 const ser = await import('@kubernetes/client-node/dist/serializer.js');

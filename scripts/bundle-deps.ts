@@ -59,6 +59,17 @@ export const BUNDLED: readonly BundledPackage[] = [
   { name: '@bufbuild/cel', format: 'esm', entries: ['', 'ext'] },
   { name: '@bufbuild/re2', format: 'esm', entries: [''] },
   { name: '@bufbuild/protobuf', format: 'esm', entries: ['', 'reflect', 'wire', 'wkt', 'codegenv2'] },
+  // The control plane's metrics, and what it requires (@opentelemetry/api: 51 files; an ES importer of it would get
+  // its .mjs build, not bundled, as without bundles).
+  { name: 'prom-client', format: 'cjs', entries: [''] },
+  { name: '@opentelemetry/api', format: 'cjs', entries: [''] },
+  // What client-node's bundle imports at load, though only some of its paths use them.
+  { name: 'jose', format: 'esm', entries: ['', 'errors', 'jwe/compact/decrypt'] },
+  { name: 'openid-client', format: 'esm', entries: [''] },
+  { name: 'oauth4webapi', format: 'esm', entries: [''] },
+  { name: 'socks', format: 'cjs', entries: [''] },
+  { name: 'ip-address', format: 'cjs', entries: [''] },
+  { name: 'tar-stream', format: 'cjs', entries: [''] },
 ];
 
 const say = (msg: string) => process.stdout.write(`bundle-deps: ${msg}\n`);
