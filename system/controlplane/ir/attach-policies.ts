@@ -170,6 +170,8 @@ function mergedSettings(f: PolicyField, chain: Candidate[]): { settings?: unknow
 
 /** Merges the policies that reach one route entry, field by field (interfaces page "Policies", and mergeType). */
 export function mergePolicies(candidates: Candidate[]): MergeResult {
+  // Most route entries have no policy at all, and this runs for every one.
+  if (!candidates.length) return { settings: {}, provenance: {}, outcomes: new Map(), fields: [] };
   // The same policy can attach at several levels (e.g. by targetRef and by selector): its most specific counts.
   const seen = new Set<string>();
   const sorted = [...candidates].sort(byPrecedence).filter((c) => !seen.has(c.policy.key) && seen.add(c.policy.key));
@@ -296,7 +298,9 @@ export class GatewayPolicies<P extends AttachablePolicy> {
     route: NonNullable<AttachPoint['route']> & { kind?: string },
     rule: string | undefined,
   ): { merged: MergeResult; candidates: Candidate<P>[] } {
-    const candidates = [...this.atListener(listener), ...this.atRule(route, rule)];
+    const atListener = this.atListener(listener);
+    const atRule = this.atRule(route, rule);
+    const candidates = atListener.length ? (atRule.length ? [...atListener, ...atRule] : atListener) : atRule;
     const merged = mergePolicies(candidates);
     for (const [key, out] of merged.outcomes) {
       const t = this.tally(candidates.find((c) => c.policy.key === key)!.policy);

@@ -243,15 +243,16 @@ export function buildRouteInfo(route: HTTPRoute, world: RouteWorld, mode: Valida
         ? redirectAction(filters.redirect)
         : forwardAction(world, from, rule, rf, built.refErrors, built.clusters));
     const { requestHeaders, responseHeaders, rewrite, mirrors, cors } = filters;
-    built.addEntries(route, ri, matches, action, {
-      ...(requestHeaders ? { requestHeaders } : {}),
-      ...(responseHeaders ? { responseHeaders } : {}),
-      ...(rewrite && (rewrite.hostname || rewrite.path) ? { rewrite } : {}),
-      mirrors,
-      ...(timeouts && (timeouts.request || timeouts.backendRequest) ? { timeouts } : {}),
-      ...(retry ? { retry } : {}),
-      ...(cors ? { cors } : {}),
-    });
+    // Set one by one, in this order, rather than spread from throw-away objects: this runs for every rule.
+    const extra = {} as Parameters<RouteRules['addEntries']>[4];
+    if (requestHeaders) extra.requestHeaders = requestHeaders;
+    if (responseHeaders) extra.responseHeaders = responseHeaders;
+    if (rewrite && (rewrite.hostname || rewrite.path)) extra.rewrite = rewrite;
+    extra.mirrors = mirrors;
+    if (timeouts && (timeouts.request || timeouts.backendRequest)) extra.timeouts = timeouts;
+    if (retry) extra.retry = retry;
+    if (cors) extra.cors = cors;
+    built.addEntries(route, ri, matches, action, extra);
   });
 
   return built.info(route, rules.length);

@@ -66,7 +66,7 @@ export function buildVirtualHosts(
     for (const [host, list] of [...p.hosts].sort((a, b) => hostOrder(a[0], b[0]))) {
       const routes = inPrecedenceOrder(list).map((x) => {
         const route = withPolicies(x, policies, findings);
-        for (const c of clustersOf(route, routeClusters)) clusters.set(c.name, c);
+        addClustersOf(route, routeClusters, clusters);
         const ea = route.policy.extAuth;
         if (ea && !ea.disabled) {
           extAuth.set(ea.ext.filterName, ea.ext);
@@ -193,13 +193,14 @@ function withPolicies({ e, r, listener }: PlacedEntry, policies: GatewayPolicies
   return out;
 }
 
-/** The backend and mirror clusters a route entry sends to. */
-function clustersOf(r: RouteIR, routeClusters: Map<string, ClusterIR>): ClusterIR[] {
-  const names = [
-    ...(r.action.type === 'forward' ? r.action.backends.map((b) => b.cluster) : []),
-    ...r.mirrors.map((m) => m.cluster),
-  ];
-  return names.flatMap((n) => (routeClusters.has(n) ? [routeClusters.get(n)!] : []));
+/** Adds the backend and mirror clusters a route entry sends to (without building lists: this runs per entry). */
+function addClustersOf(r: RouteIR, routeClusters: Map<string, ClusterIR>, into: Map<string, ClusterIR>): void {
+  const add = (name: string) => {
+    const c = routeClusters.get(name);
+    if (c) into.set(c.name, c);
+  };
+  if (r.action.type === 'forward') for (const b of r.action.backends) add(b.cluster);
+  for (const m of r.mirrors) add(m.cluster);
 }
 
 /**

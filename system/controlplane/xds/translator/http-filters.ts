@@ -47,12 +47,14 @@ const HTTP_FILTERS: HttpFilter[] = [
 
 /** What the policy filters put on one listener: its chain (without the router) and each route's per-filter config. */
 export function filtersFor(l: ListenerIR, ir: GatewayIR): ListenerFilters {
-  const each = HTTP_FILTERS.map((f) => f.forListener(l, ir));
+  // A filter not on the listener's chain has no per-route config there either (no route of the listener uses it), so
+  // only those on it are asked, route by route: most listeners have none, and this runs for every route.
+  const onChain = HTTP_FILTERS.map((f) => f.forListener(l, ir)).filter((f) => f.chain.length);
   return {
-    chain: each.flatMap((f) => f.chain),
+    chain: onChain.flatMap((f) => f.chain),
     perRoute: (r) => {
       const out: Json = {};
-      for (const f of each) Object.assign(out, f.perRoute(r));
+      for (const f of onChain) Object.assign(out, f.perRoute(r));
       return out;
     },
   };
