@@ -158,9 +158,13 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
     await opts.onServing?.(apiServer);
     const { startWorkloadControllers, startApiMachinery, startNodeAgent } = await loadComponents();
     const controllerUser = { user: 'system:kube-controller-manager' };
-    // One request first: its TLS session is the one the ~35 connections of the controllers and the node agent resume.
-    const first = new KubeClient(apiServer.credentials(controllerUser));
-    await first.request('GET', '/version').finally(() => first.close());
+    // Over HTTPS (no loopback socket), one request first: its TLS session is the one the ~35 connections of the
+    // controllers and the node agent resume.
+    const first = apiServer.credentials(controllerUser);
+    if (first.server.startsWith('https:')) {
+      const client = new KubeClient(first);
+      await client.request('GET', '/version').finally(() => client.close());
+    }
     const controllers = startWorkloadControllers(apiServer.credentials(controllerUser), logs, {
       lbOctet: plan.lbOctet,
       provisionDelayMs: opts.lbProvisionDelayMs ?? 1000,

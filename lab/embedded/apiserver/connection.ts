@@ -11,7 +11,7 @@
 // socket also has a 'data' listener, Node unconsumes the parser (lib/_http_server.js, socketListenerWrap) and feeds it
 // from 'data' events, which pause() does stop: the same backpressure, without losing bytes. connection.test.ts sends
 // kubectl's pattern from another thread and fails without this.
-import { maxHeaderSize, STATUS_CODES } from 'node:http';
+import { type Server as HttpServer, maxHeaderSize, STATUS_CODES } from 'node:http';
 import type { Server } from 'node:https';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
@@ -57,8 +57,8 @@ export function clientErrorStatus(
   }
 }
 
-/** Installs both behaviours on the API server's HTTPS server. */
-export function setupConnections(server: Server, log: Logger): void {
+/** Installs both behaviours on the API server's HTTPS server (the loopback socket's plain one needs only the second). */
+export function setupConnections(server: Server | HttpServer, log: Logger): void {
   server.on('secureConnection', (socket: TLSSocket) => {
     // Registered after the HTTP server's own listener (it is the constructor's), so the parser is set up and this
     // listener unconsumes it (see the header comment).

@@ -1,14 +1,15 @@
 // The embedded Kubernetes API server of a lab: `startApiServer(opts)` serves HTTPS on loopback with the lab's own CA,
 // requires bearer tokens (admin token in the kubeconfig; service-account JWTs under RBAC), stores objects durably in
 // labPaths().store and writes the request log to labPaths().auditLog. See README.md in this folder for the seams.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Logger, LogRegistry } from '../../../system/shared/log.ts';
 import { type AddressPlan, labPaths, addressPlan as planFor } from '../../state.ts';
-import { type ClientCredentials, sharedTlsConnector } from '../client/kube-client.ts';
+import { type ClientCredentials, sharedTlsConnector, unixSocketConnector } from '../client/kube-client.ts';
 import { ValidatingAdmission } from './admission/plugin.ts';
 import { Authenticator, type TokenOptions } from './authn.ts';
 import { setupConnections } from './connection.ts';
@@ -188,6 +189,8 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServerH
   const url = `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
   writeFileSync(paths.kubeconfig, kubeconfigYaml(opts.labName, url, pki.caPem, pki.adminToken), { mode: 0o600 });
 
+  const loopback = await listenLoopback(api, join(paths.store, 'apiserver.sock'), log);
+
   bootstrap(core, store, kubernetesIp, port);
   const eventTtl = new EventTtl(store, { ttlSeconds: opts.eventTtlSeconds });
   log.info('API server ready', {
@@ -197,7 +200,20 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServerH
     revision: store.revision(),
     ms: Math.round(performance.now() - t0),
   });
-  const handle = { opts, url, host, port, kubeconfigPath: paths.kubeconfig, pki, authn, api, server, store, log };
+  const handle = {
+    opts,
+    url,
+    host,
+    port,
+    kubeconfigPath: paths.kubeconfig,
+    pki,
+    authn,
+    api,
+    server,
+    loopback,
+    store,
+    log,
+  };
   return handleFor({ ...handle, eventTtl });
 }
 
@@ -256,13 +272,17 @@ function handleFor(p: {
   authn: Authenticator;
   api: HttpApi;
   server: https.Server;
+  loopback: Loopback | undefined;
   store: Store;
   log: Logger;
   eventTtl: EventTtl;
 }): ApiServerHandle {
-  const { opts, url, pki, authn, api, server, store, log } = p;
+  const { opts, url, pki, authn, api, server, loopback, store, log } = p;
   let stopped = false;
-  const connector = sharedTlsConnector(pki.caPem);
+  // The lab process's own clients over the loopback socket when there is one, else HTTPS like everyone else.
+  const own = loopback
+    ? { server: 'http://localhost', connector: unixSocketConnector(loopback.path) }
+    : { server: url, connector: sharedTlsConnector(pki.caPem) };
   return {
     url,
     host: p.host,
@@ -273,10 +293,10 @@ function handleFor(p: {
     issueServiceAccountToken: (ns, sa, o) => authn.issueServiceAccountToken(ns, sa, o).token,
     issuePrivilegedToken: (user) => authn.issuePrivilegedToken(user),
     credentials: (o = {}) => ({
-      server: url,
+      server: own.server,
       caPem: pki.caPem,
       token: o.user ? authn.issuePrivilegedToken(o.user) : pki.adminToken,
-      connector,
+      connector: own.connector,
     }),
     kubeConfig: async (o = {}) => {
       const { KubeConfig } = await import('@kubernetes/client-node');
@@ -298,15 +318,63 @@ function handleFor(p: {
       stopped = true;
       p.eventTtl.stop();
       api.close();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-        setTimeout(() => server.closeAllConnections(), 200).unref();
-      });
+      await Promise.all(
+        [server, loopback?.server].map(
+          (srv) =>
+            srv &&
+            new Promise<void>((resolve) => {
+              srv.close(() => resolve());
+              srv.closeIdleConnections();
+              setTimeout(() => srv.closeAllConnections(), 200).unref();
+            }),
+        ),
+      );
+      if (loopback) rmSync(loopback.path, { force: true });
       store.close();
       log.info('API server stopped', { url });
     },
   };
+}
+
+/** The API server's plain-HTTP Unix socket for the lab process's own clients (credentials()). */
+interface Loopback {
+  server: http.Server;
+  path: string;
+}
+
+/**
+ * Serves the same handler on a Unix socket (owner-only, in the lab's store folder) for the clients in this process:
+ * the controllers, the node agent and the kubelet talk to their API server as every client does (HTTP, bearer
+ * tokens, authorization, admission, watch), but without TLS, which made them encrypt and decrypt every byte twice in
+ * one process. A path too long for a socket, or a listen error, leaves them on HTTPS.
+ */
+async function listenLoopback(api: HttpApi, path: string, log: Logger): Promise<Loopback | undefined> {
+  if (Buffer.byteLength(path) > 100) return undefined;
+  const server = http.createServer({ keepAliveTimeout: 120_000 });
+  server.requestTimeout = 0;
+  server.headersTimeout = 60_000;
+  server.on('request', (req, res) => {
+    api.onRequest(req, res).catch((e) => log.error('request failed', { err: e as Error }));
+  });
+  server.on('upgrade', (req, socket, head) => {
+    api.onUpgrade(req, socket, head).catch((e) => log.error('upgrade failed', { err: e as Error }));
+  });
+  setupConnections(server, log);
+  rmSync(path, { force: true });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(path, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    chmodSync(path, 0o600);
+  } catch (err) {
+    log.warn("no loopback socket: the lab process's clients use HTTPS", { path, err: err as Error });
+    return undefined;
+  }
+  return { server, path };
 }
 
 function listen(server: https.Server, host: string, port: number): Promise<void> {

@@ -1,10 +1,11 @@
-// The embedded cluster's own Kubernetes client, for its controllers and its node agent: HTTPS to the API server with
-// a bearer token (the same path, authentication, admission and watch semantics as every other client;
-// apiserver/README.md "How controllers talk to the server"), undici with keep-alive. It is the ListWatchSource of the
+// The embedded cluster's own Kubernetes client, for its controllers and its node agent: HTTP to the API server (its
+// loopback socket in the lab process, unixSocketConnector; HTTPS otherwise) with a bearer token (the same handler,
+// authentication, admission and watch semantics as every other client; apiserver/README.md "How controllers talk to
+// the server"), undici with keep-alive. It is the ListWatchSource of the
 // project's list-watch loop and informer (system/shared/kube/list-watch.ts); events.ts builds the event recorder on it.
 // It takes plain credentials (ApiServerHandle.credentials) or a client-node KubeConfig, and never loads client-node
 // itself: the lab process does without its ~870 modules (issue 14: ~0.4 s of CPU at every lab start, ~60 MB resident).
-import { isIP } from 'node:net';
+import net, { isIP } from 'node:net';
 import tls from 'node:tls';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Agent, type buildConnector, type Dispatcher, request } from 'undici';
@@ -43,6 +44,24 @@ export interface ClientCredentials {
    * client and server of ~35 connections at start; full handshakes cost ~3x the CPU of resumed ones.
    */
   connector?: buildConnector.connector;
+}
+
+/**
+ * A connector to the API server's loopback socket (a Unix socket, plain HTTP/1.1): the lab process's own clients reach
+ * their server in the same process without encrypting and decrypting every byte twice (apiserver/index.ts).
+ */
+export function unixSocketConnector(path: string): buildConnector.connector {
+  return (_opts, callback) => {
+    const socket = net.connect(path);
+    let answered = false;
+    socket.once('connect', () => {
+      answered = true;
+      callback(null, socket);
+    });
+    socket.once('error', (err) => {
+      if (!answered) callback(err, null);
+    });
+  };
 }
 
 /**
