@@ -160,16 +160,11 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServerH
     serviceAccountMaxTokenExpirationSeconds: opts.serviceAccountMaxTokenExpirationSeconds,
   });
 
-  const server = https.createServer({ key: pki.keyPem, cert: pki.certPem, keepAliveTimeout: 120_000 });
-  server.requestTimeout = 0;
-  server.headersTimeout = 60_000;
-  server.on('request', (req, res) => {
-    api.onRequest(req, res).catch((e) => log.error('request failed', { err: e as Error }));
-  });
-  server.on('upgrade', (req, socket, head) => {
-    api.onUpgrade(req, socket, head).catch((e) => log.error('upgrade failed', { err: e as Error }));
-  });
-  setupConnections(server, log);
+  const server = serving(
+    https.createServer({ key: pki.keyPem, cert: pki.certPem, keepAliveTimeout: 120_000 }),
+    api,
+    log,
+  );
 
   const wanted = opts.port || readPort(portFile) || 0;
   try {
@@ -336,6 +331,20 @@ function handleFor(p: {
   };
 }
 
+/** `server` answering with the API (its HTTPS port and its loopback socket alike). */
+function serving<S extends http.Server | https.Server>(server: S, api: HttpApi, log: Logger): S {
+  server.requestTimeout = 0;
+  server.headersTimeout = 60_000;
+  server.on('request', (req, res) => {
+    api.onRequest(req, res).catch((e) => log.error('request failed', { err: e as Error }));
+  });
+  server.on('upgrade', (req, socket, head) => {
+    api.onUpgrade(req, socket, head).catch((e) => log.error('upgrade failed', { err: e as Error }));
+  });
+  setupConnections(server, log);
+  return server;
+}
+
 /** The API server's plain-HTTP Unix socket for the lab process's own clients (credentials()). */
 interface Loopback {
   server: http.Server;
@@ -350,16 +359,7 @@ interface Loopback {
  */
 async function listenLoopback(api: HttpApi, path: string, log: Logger): Promise<Loopback | undefined> {
   if (Buffer.byteLength(path) > 100) return undefined;
-  const server = http.createServer({ keepAliveTimeout: 120_000 });
-  server.requestTimeout = 0;
-  server.headersTimeout = 60_000;
-  server.on('request', (req, res) => {
-    api.onRequest(req, res).catch((e) => log.error('request failed', { err: e as Error }));
-  });
-  server.on('upgrade', (req, socket, head) => {
-    api.onUpgrade(req, socket, head).catch((e) => log.error('upgrade failed', { err: e as Error }));
-  });
-  setupConnections(server, log);
+  const server = serving(http.createServer({ keepAliveTimeout: 120_000 }), api, log);
   rmSync(path, { force: true });
   try {
     await new Promise<void>((resolve, reject) => {
