@@ -10,7 +10,7 @@
 import { execFile } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { minimist } from 'zx';
+import minimist from 'minimist';
 import { labDown } from '../lab/lifecycle.ts';
 import { Progress } from '../lab/progress.ts';
 import { readLabRecord } from '../lab/state.ts';

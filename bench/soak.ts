@@ -13,7 +13,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { minimist } from 'zx';
+import minimist from 'minimist';
 import { findTaggedProcesses } from '../lab/embedded/node/runtime/orphans.ts';
 import { parseTokenExpiration } from '../lab/embedded/process.ts';
 import { labDown, labUp } from '../lab/lifecycle.ts';

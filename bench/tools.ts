@@ -7,7 +7,7 @@
 import { statSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { minimist } from 'zx';
+import minimist from 'minimist';
 import { readManifest } from '../lab/install.ts';
 import { labDown, labUp } from '../lab/lifecycle.ts';
 import { Progress } from '../lab/progress.ts';

@@ -1,7 +1,7 @@
 // The flags every command-line entry point shares (--name, --home, --help, --kubeconfig, --context) and failing with a
 // next step. Split from cli.ts so that lab:up reads its flags and starts the lab process before the Kubernetes client
 // (@kubernetes/client-node, ~870 modules) is loaded: cli.ts's openLab needs it, these do not.
-import { minimist } from 'zx';
+import minimist from 'minimist';
 import { StepFailed } from '../lab/progress.ts';
 import { DEFAULT_LAB_NAME, gwlabHome } from '../lab/state.ts';
 

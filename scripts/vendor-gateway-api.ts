@@ -14,7 +14,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { minimist } from 'zx';
+import minimist from 'minimist';
 import { parseYamlDocs } from '../lab/toolkit/kube.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
