@@ -199,6 +199,19 @@ export class ControlPlane {
     startHeapSampling();
     // Freed heap pages go back to the OS once idle after a burst of translation (memory-reducer.ts).
     this.releaseMemoryReducer = keepMemoryReducerWorking();
+    // The informers first, and a turn of the event loop for their first requests to go out: the API server answers
+    // them while this process loads the Envoy protos for the ADS server (~50 ms less to Ready at lab:up).
+    if (o.kubeConfig) {
+      this.informers = startInformers(
+        o.kubeConfig,
+        (k) => this.pipeline.inputFor(k),
+        this.logs.logger('informers'),
+        this.metrics,
+      );
+      this.pipeline.rejections.markSynced();
+      this.informers.synced.then(() => this.startSync()).catch(() => {});
+      await new Promise((r) => setImmediate(r));
+    }
     await this.ads.listen(o.xdsPort ?? 9977, o.xdsHost ?? '0.0.0.0');
     this.admin = await startAdminServer(
       {
@@ -218,16 +231,6 @@ export class ControlPlane {
     );
     if (o.healthPort !== undefined) await this.startHealth(o.healthPort);
     if (o.metricsPort !== undefined) await this.startMetrics(o.metricsPort);
-    if (o.kubeConfig) {
-      this.informers = startInformers(
-        o.kubeConfig,
-        (k) => this.pipeline.inputFor(k),
-        this.logs.logger('informers'),
-        this.metrics,
-      );
-      this.pipeline.rejections.markSynced();
-      this.informers.synced.then(() => this.startSync()).catch(() => {});
-    }
   }
 
   /** Offline mode: the caller has loaded every input; translate and serve from here on. */

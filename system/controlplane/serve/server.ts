@@ -103,16 +103,20 @@ export class AdsServer {
     this.cache = cache;
     this.log = log;
     this.events = events;
+    cache.onChange((snap) => this.pushSnapshot(snap));
+  }
+
+  /**
+   * Serves ADS. The service is defined here rather than at construction: it loads the Envoy protos (~50 ms), which
+   * the control plane's start does while its informers' first requests are out (controlplane.ts start()).
+   */
+  async listen(port: number, host = '0.0.0.0'): Promise<number> {
     this.server.addService(adsService(), {
       StreamAggregatedResources: (call: grpc.ServerDuplexStream<any, any>) => this.onStream(call),
       DeltaAggregatedResources: (call: grpc.ServerDuplexStream<any, any>) => {
         call.emit('error', { code: grpc.status.UNIMPLEMENTED, details: 'delta xDS is not supported; use SotW ADS' });
       },
     });
-    cache.onChange((snap) => this.pushSnapshot(snap));
-  }
-
-  async listen(port: number, host = '0.0.0.0'): Promise<number> {
     this.port = await bindGrpc(this.server, host, port);
     this.log.info('xDS server listening', { address: `${host}:${this.port}` });
     return this.port;
