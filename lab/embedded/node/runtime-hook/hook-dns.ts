@@ -62,17 +62,26 @@ class PodResolver {
   private readonly orig: Originals;
   private readonly hostname: string;
   private readonly searchOpts: { search: string[]; ndots: number; clusterDomain: string };
-  private readonly cluster: dns.promises.Resolver;
+  private clusterResolver?: dns.promises.Resolver;
 
   constructor(cfg: PodRuntimeConfig, orig: Originals) {
     this.cfg = cfg;
     this.orig = orig;
     this.hostname = cfg.hostname.toLowerCase();
     this.searchOpts = { search: cfg.dns.search, ndots: cfg.dns.ndots, clusterDomain: cfg.dns.clusterDomain };
-    // The resolver that asks the cluster DNS server. Short timeouts: it is on this machine, and a dead server must
-    // not stall every external lookup for c-ares' default 5 s x 4 tries.
-    this.cluster = new dns.promises.Resolver({ timeout: 400, tries: 2 });
-    this.cluster.setServers([`${cfg.dns.server}:${cfg.dns.port}`]);
+  }
+
+  /**
+   * The resolver that asks the cluster DNS server, made on the first cluster lookup (a c-ares channel: ~5 ms of every
+   * pod process's start, and many never look a name up). Short timeouts: it is on this machine, and a dead server
+   * must not stall every external lookup for c-ares' default 5 s x 4 tries.
+   */
+  private get cluster(): dns.promises.Resolver {
+    if (!this.clusterResolver) {
+      this.clusterResolver = new dns.promises.Resolver({ timeout: 400, tries: 2 });
+      this.clusterResolver.setServers([`${this.cfg.dns.server}:${this.cfg.dns.port}`]);
+    }
+    return this.clusterResolver;
   }
 
   /** The address of a name the pod answers itself (localhost, its hostname), or undefined. */
