@@ -7,11 +7,9 @@
 // built from (protobufjs and proto package versions, include folders, file list), so another checkout or version
 // never reads it; it is written to a temporary name and renamed, so a reader never sees half of it. Without a compile
 // cache, or on any read or write error, the caller simply parses the files.
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import module from 'node:module';
-import path from 'node:path';
 import protobuf from 'protobufjs';
+import { compileCacheFile } from '../compile-cache-file.ts';
 import { writeFileWhole } from '../write-whole.ts';
 
 /** Bumped when what is stored changes shape. */
@@ -29,15 +27,7 @@ interface Stored {
 /** What every reflection object has at run time (protobufjs declares parsedOptions on some classes only). */
 type WithOptions = { fullName: string; parsedOptions?: unknown };
 
-function cacheFile(inputs: unknown[]): string | undefined {
-  const dir = module.getCompileCacheDir?.();
-  if (!dir) return undefined;
-  const key = createHash('sha256')
-    .update(JSON.stringify([FORMAT, ...inputs]))
-    .digest('hex')
-    .slice(0, 16);
-  return path.join(dir, `envoy-protos-${key}.json`);
-}
+const cacheFile = (inputs: unknown[]) => compileCacheFile('envoy-protos', 'json', [FORMAT, ...inputs]);
 
 /** Every reflection object below (and including) `o`: namespaces, types, enums, services, fields, oneofs, methods. */
 function* reflectionObjects(o: protobuf.ReflectionObject): Generator<protobuf.ReflectionObject> {

@@ -3,18 +3,16 @@
 // cel's PEG parser: ~70 of the ~90 ms lab:up spent on the bundle's rules). The parsed tree is only read afterwards
 // (type checks, cost estimates, planning), so one tree serves every rule with that text. Errors are not kept: a rule
 // that fails to parse throws each time, with its message.
-// The trees are also kept on disk beside Node's compile cache (as system/shared/envoy/proto-cache.ts keeps the Envoy
-// protos): a new lab process reads the ~90 trees of the CRDs it installs (v8 serialization: protobuf-es messages are
+// The trees are also kept on disk beside Node's compile cache (system/shared/compile-cache-file.ts, as the Envoy protos
+// are): a new lab process reads the ~90 trees of the CRDs it installs (v8 serialization: protobuf-es messages are
 // plain objects) instead of parsing them again (~60 ms of its CPU while lab:up waits on it). The file's name carries
 // the parser's file and its mtime and size, so a reinstalled @bufbuild/cel (or its rebuilt bundle) never reads another
 // version's trees; without a compile cache, or on any read or write error, texts are simply parsed.
-import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import module from 'node:module';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deserialize, serialize } from 'node:v8';
 import { parse } from '@bufbuild/cel';
+import { compileCacheFile } from '../../../../system/shared/compile-cache-file.ts';
 import { writeFileWhole } from '../../../../system/shared/write-whole.ts';
 
 export type ParsedExpr = ReturnType<typeof parse>;
@@ -30,15 +28,9 @@ let saveTimer: NodeJS.Timeout | undefined;
 
 /** The disk cache's path for the installed parser, or undefined (no compile cache). */
 function cacheFile(): string | undefined {
-  const dir = module.getCompileCacheDir?.();
-  if (!dir) return undefined;
   const impl = fileURLToPath(import.meta.resolve('@bufbuild/cel'));
   const st = statSync(impl);
-  const key = createHash('sha256')
-    .update(JSON.stringify([FORMAT, impl, st.mtimeMs, st.size]))
-    .digest('hex')
-    .slice(0, 16);
-  return join(dir, `cel-parsed-${key}.bin`);
+  return compileCacheFile('cel-parsed', 'bin', [FORMAT, impl, st.mtimeMs, st.size]);
 }
 
 function cache(): Map<string, ParsedExpr> {
