@@ -157,22 +157,22 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
     writeLabRecord({ ...record, starting: true }, home);
     await opts.onServing?.(apiServer);
     const { startWorkloadControllers, startApiMachinery, startNodeAgent } = await loadComponents();
-    const controllerUser = { user: 'system:kube-controller-manager' };
+    // One identity (and token) for the controllers of kube-controller-manager.
+    const controllerManager = apiServer.credentials({ user: 'system:kube-controller-manager' });
     // Over HTTPS (no loopback socket), one request first: its TLS session is the one the ~35 connections of the
     // controllers and the node agent resume.
-    const first = apiServer.credentials(controllerUser);
-    if (first.server.startsWith('https:')) {
-      const client = new KubeClient(first);
+    if (controllerManager.server.startsWith('https:')) {
+      const client = new KubeClient(controllerManager);
       await client.request('GET', '/version').finally(() => client.close());
     }
-    const controllers = startWorkloadControllers(apiServer.credentials(controllerUser), logs, {
+    const controllers = startWorkloadControllers(controllerManager, logs, {
       lbOctet: plan.lbOctet,
       provisionDelayMs: opts.lbProvisionDelayMs ?? 1000,
     });
     cleanups.push(() => controllers.stop());
     // The API-machinery controllers and the node agent start side by side (each waits on its own requests).
     const [machineryStarted, nodeStarted] = await Promise.allSettled([
-      startApiMachinery(apiServer.credentials(controllerUser), logs),
+      startApiMachinery(controllerManager, logs),
       startNodeAgent({
         labName: opts.name,
         home,

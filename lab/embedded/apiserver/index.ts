@@ -168,11 +168,11 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServerH
 
   const wanted = opts.port || readPort(portFile) || 0;
   try {
-    await listen(server, host, wanted);
+    await listen(server, { host, port: wanted });
   } catch (e) {
     if (!opts.port && wanted && (e as NodeJS.ErrnoException).code === 'EADDRINUSE') {
       log.warn('the port this lab used before is taken; choosing another (kubeconfig rewritten)', { port: wanted });
-      await listen(server, host, 0);
+      await listen(server, { host, port: 0 });
     } else {
       store.close();
       api.close();
@@ -362,13 +362,7 @@ async function listenLoopback(api: HttpApi, path: string, log: Logger): Promise<
   const server = serving(http.createServer({ keepAliveTimeout: 120_000 }), api, log);
   rmSync(path, { force: true });
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(path, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    await listen(server, { path });
     chmodSync(path, 0o600);
   } catch (err) {
     log.warn("no loopback socket: the lab process's clients use HTTPS", { path, err: err as Error });
@@ -377,7 +371,11 @@ async function listenLoopback(api: HttpApi, path: string, log: Logger): Promise<
   return { server, path };
 }
 
-function listen(server: https.Server, host: string, port: number): Promise<void> {
+/** server.listen(to), resolved once listening, rejected with the bind error (the HTTPS port, the loopback socket). */
+function listen(
+  server: http.Server | https.Server,
+  to: { host: string; port: number } | { path: string },
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (e: Error) => {
       server.off('listening', onListening);
@@ -389,7 +387,7 @@ function listen(server: https.Server, host: string, port: number): Promise<void>
     };
     server.once('error', onError);
     server.once('listening', onListening);
-    server.listen({ host, port });
+    server.listen(to);
   });
 }
 

@@ -85,12 +85,13 @@ function certificate(c: CertSpec): string {
   filled.setExtensions([...c.extensions, { name: 'subjectKeyIdentifier', value: skiValue }]);
   const subject = forge.pki.distinguishedNameToAsn1(filled.subject);
   const now = Date.now();
+  const sigAlg = signatureAlgorithm(c.signerPem);
   const tbs = seq([
     asn1.create(asn1.Class.CONTEXT_SPECIFIC, 0, true, [
       asn1.create(U, asn1.Type.INTEGER, false, asn1.integerToDer(2).getBytes()),
     ]),
     asn1.create(U, asn1.Type.INTEGER, false, forge.util.hexToBytes(serial())),
-    signatureAlgorithm(c.signerPem),
+    sigAlg,
     c.issuer ?? subject,
     seq([utcTime(new Date(now - 60_000)), utcTime(new Date(now + c.years * 365 * 24 * 3600_000))]),
     subject,
@@ -99,11 +100,7 @@ function certificate(c: CertSpec): string {
   ]);
   const tbsDer = Buffer.from(asn1.toDer(tbs).getBytes(), 'binary');
   const signature = sign('sha256', tbsDer, c.signerPem); // ECDSA: DER (r, s), as X.509 carries it
-  const cert = seq([
-    tbs,
-    signatureAlgorithm(c.signerPem),
-    asn1.create(U, asn1.Type.BITSTRING, false, `\0${signature.toString('binary')}`),
-  ]);
+  const cert = seq([tbs, sigAlg, asn1.create(U, asn1.Type.BITSTRING, false, `\0${signature.toString('binary')}`)]);
   const der = Buffer.from(asn1.toDer(cert).getBytes(), 'binary');
   return `-----BEGIN CERTIFICATE-----\n${der
     .toString('base64')
