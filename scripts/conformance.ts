@@ -3,14 +3,13 @@
 // Runs the ported Gateway API v1.6.1 conformance tests (conformance/) as the vitest project `conformance` and writes
 // the ConformanceReport YAML (reports/conformance/ unless --report). Without --name/--kubeconfig: a throw-away
 // embedded lab, started and stopped by the project's global setup.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { conformanceEnv } from '../conformance/support/options.ts';
 import { kubeconfigOfContext, resolveKubeconfig } from '../lab/toolkit/kubeconfig.ts';
 import { parseFlags, run, usageError } from './flags.ts';
+import { spawnVitest } from './vitest-process.ts';
 
 const USAGE = `usage: npm run conformance -- [--profile GATEWAY-HTTP] [--run <ShortName>]
                               [--name <lab> | --kubeconfig <file> [--context <ctx>]] [--report <file>]
@@ -24,8 +23,6 @@ Tests of features gwlab does not support (conformance/utils/features.ts) are ski
   --name <lab>      run against that lab (it must be up: npm run lab:up -- --name <lab>)
   --kubeconfig <f>  run against the cluster of that kubeconfig (--context to pick one); the system must be installed
   (none)            a throw-away embedded lab, brought up and removed by the run`;
-
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 await run(async () => {
   const flags = parseFlags({ string: ['profile', 'run', 'report'] });
@@ -53,22 +50,12 @@ await run(async () => {
   } catch (err) {
     usageError(USAGE, (err as Error).message);
   }
-  const code = await new Promise<number>((done) => {
-    const child = spawn(
-      process.execPath,
-      [
-        join(root, 'node_modules', 'vitest', 'vitest.mjs'),
-        'run',
-        '--project',
-        'conformance',
-        '--reporter=default',
-        '--reporter=./conformance/support/reporter.ts',
-      ],
-      { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } },
-    );
-    for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => child.kill(sig));
-    child.on('close', (c, sig) => done(c ?? (sig ? 1 : 0)));
-  });
+  const { child, exited } = spawnVitest(
+    ['--project', 'conformance', '--reporter=default', '--reporter=./conformance/support/reporter.ts'],
+    { stdio: 'inherit', env: { ...process.env, ...env } },
+  );
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => child.kill(sig));
+  const code = await exited;
   if (tmp) rmSync(tmp, { recursive: true, force: true });
   process.exitCode = code;
 });

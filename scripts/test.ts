@@ -8,16 +8,15 @@
 // per-file timings with the worker and lab of each file (lab/report/files-reporter.ts), the HTML summary, and ends
 // with the `N passed, N failed` line that CI reads. Extra args go to vitest; with `--project <p>` only that project
 // runs (`npm run scenarios`).
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
 import { compileCacheDir } from '../lab/compile-cache.ts';
 import type { FileTiming } from '../lab/report/files-reporter.ts';
 import { renderHtmlSummary } from '../lab/report/html.ts';
 import { RUN_ENV, stopProcessesOfRun } from '../lab/run-processes.ts';
+import { root, spawnVitest } from './vitest-process.ts';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const runId = process.env.GWLAB_RUN_ID ?? new Date().toISOString().replace(/[:.]/g, '-');
 // GWLAB_REPORTS: another folder for the runs' reports than reports/ (a nested run of a test).
 const reports = resolve(process.env.GWLAB_REPORTS || join(root, 'reports'));
@@ -86,11 +85,8 @@ function ended(i: number): void {
 
 function vitest(i: number, { label, args, env }: Run): Promise<number> {
   const piped = i > 0;
-  const child = spawn(
-    process.execPath,
+  const { child, exited } = spawnVitest(
     [
-      join(root, 'node_modules', 'vitest', 'vitest.mjs'),
-      'run',
       '--passWithNoTests',
       '--reporter=default',
       '--reporter=json',
@@ -101,7 +97,6 @@ function vitest(i: number, { label, args, env }: Run): Promise<number> {
       ...args,
     ],
     {
-      cwd: root,
       stdio: piped ? ['ignore', 'pipe', 'pipe'] : 'inherit',
       env: {
         ...process.env,
@@ -121,14 +116,12 @@ function vitest(i: number, { label, args, env }: Run): Promise<number> {
   children.add(child);
   child.stdout?.on('data', (c: Buffer) => output(i, c));
   child.stderr?.on('data', (c: Buffer) => output(i, c));
-  return new Promise((r) =>
-    child.on('close', (code, sig) => {
-      children.delete(child);
-      done[i] = true;
-      ended(i);
-      r(code ?? (sig ? 1 : 0));
-    }),
-  );
+  return exited.then((code) => {
+    children.delete(child);
+    done[i] = true;
+    ended(i);
+    return code;
+  });
 }
 
 const started = Date.now();

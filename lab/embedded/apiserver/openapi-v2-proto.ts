@@ -42,27 +42,41 @@ const vendor = (w: W, f: number, o: Record<string, unknown>) => {
       });
 };
 
+/** Any{yaml} of a value that is set. */
+const anyIfSet = (w: W, f: number, v: unknown) => {
+  if (v !== undefined) any(w, f, v);
+};
+/** A repeated field: each element written as `one` writes it. */
+const each = (one: (w: W, f: number, v: unknown) => void) => (w: W, f: number, v: unknown) => {
+  for (const x of (v as unknown[] | undefined) ?? []) one(w, f, x);
+};
+
+/** Schema's fields 1–20, in gnostic's order: field number, how it is written, the JSON Schema keyword it holds. */
+const SCHEMA_FIELDS: [number, (w: W, f: number, v: unknown) => void, keyof Schema][] = [
+  [1, str, '$ref'],
+  [2, str, 'format'],
+  [3, str, 'title'],
+  [4, str, 'description'],
+  [5, anyIfSet, 'default'],
+  [6, dbl, 'multipleOf'],
+  [7, dbl, 'maximum'],
+  [8, bool, 'exclusiveMaximum'],
+  [9, dbl, 'minimum'],
+  [10, bool, 'exclusiveMinimum'],
+  [11, int, 'maxLength'],
+  [12, int, 'minLength'],
+  [13, str, 'pattern'],
+  [14, int, 'maxItems'],
+  [15, int, 'minItems'],
+  [16, bool, 'uniqueItems'],
+  [17, int, 'maxProperties'],
+  [18, int, 'minProperties'],
+  [19, each(str), 'required'],
+  [20, each(any), 'enum'],
+];
+
 function schema(w: W, s: Schema): void {
-  str(w, 1, s.$ref);
-  str(w, 2, s.format);
-  str(w, 3, s.title);
-  str(w, 4, s.description);
-  if (s.default !== undefined) any(w, 5, s.default);
-  dbl(w, 6, s.multipleOf);
-  dbl(w, 7, s.maximum);
-  bool(w, 8, s.exclusiveMaximum);
-  dbl(w, 9, s.minimum);
-  bool(w, 10, s.exclusiveMinimum);
-  int(w, 11, s.maxLength);
-  int(w, 12, s.minLength);
-  str(w, 13, s.pattern);
-  int(w, 14, s.maxItems);
-  int(w, 15, s.minItems);
-  bool(w, 16, s.uniqueItems);
-  int(w, 17, s.maxProperties);
-  int(w, 18, s.minProperties);
-  for (const r of s.required ?? []) str(w, 19, r);
-  for (const e of s.enum ?? []) any(w, 20, e);
+  for (const [f, write, key] of SCHEMA_FIELDS) write(w, f, s[key]);
   const ap = s.additionalProperties;
   if (typeof ap === 'boolean') msg(w, 21, (a) => a.uint32((2 << 3) | VARINT).bool(ap));
   else if (ap && typeof ap === 'object') msg(w, 21, (a) => msg(a, 1, (x) => schema(x, ap)));
@@ -71,7 +85,7 @@ function schema(w: W, s: Schema): void {
   for (const a of s.allOf ?? []) msg(w, 24, (x) => schema(x, a));
   if (s.properties) msg(w, 25, (p) => namedSchemas(p, s.properties));
   bool(w, 27, s.readOnly);
-  if (s.example !== undefined) any(w, 30, s.example);
+  anyIfSet(w, 30, s.example);
   vendor(w, 31, s);
 }
 

@@ -35,3 +35,44 @@ describe('the Selector column', () => {
     expect(selectorCell('services', {})).toBe('<none>');
   });
 });
+
+// The tables of a name, the kind's own columns and an age (namedTable): columns and cells line up as kubectl's
+// printers write them.
+describe('name, own columns, age', () => {
+  const row = (kind: string, obj: Record<string, unknown>) => {
+    const table = builtinTables[kind]!;
+    const created = new Date(Date.now() - 90_000).toISOString();
+    const o = { metadata: { name: 'x', namespace: 'n', creationTimestamp: created }, ...obj } as K8sObject;
+    return Object.fromEntries(table.columns.map((c, i) => [c.name, table.cells(o, Date.now())[i]]));
+  };
+
+  it('a Secret, an EndpointSlice, a ValidatingAdmissionPolicyBinding', () => {
+    expect(row('secrets', { type: 'kubernetes.io/tls', data: { a: '', b: '' } })).toEqual({
+      Name: 'x',
+      Type: 'kubernetes.io/tls',
+      Data: 2,
+      Age: '90s',
+    });
+    const addresses = ['10.0.0.1', '10.0.0.2', '10.0.0.3', '10.0.0.4', '10.0.0.5'];
+    expect(
+      row('endpointslices', {
+        addressType: 'IPv4',
+        ports: [{ port: 80 }, { name: 'none' }, { port: 443 }],
+        endpoints: addresses.map((a) => ({ addresses: [a] })),
+      }),
+    ).toEqual({
+      Name: 'x',
+      AddressType: 'IPv4',
+      Ports: '80,443',
+      Endpoints: '10.0.0.1,10.0.0.2,10.0.0.3 + 2 more...',
+      Age: '90s',
+    });
+    expect(row('endpointslices', {})).toMatchObject({ Ports: '<unset>', Endpoints: '<unset>' });
+    expect(row('validatingadmissionpolicybindings', { spec: { policyName: 'p', paramRef: { name: 'cfg' } } })).toEqual({
+      Name: 'x',
+      PolicyName: 'p',
+      ParamRef: '*/cfg',
+      Age: '90s',
+    });
+  });
+});

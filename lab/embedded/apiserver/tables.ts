@@ -112,6 +112,14 @@ function workloadTable(counts: [Column, (o: K8sObject) => unknown][]): TableSpec
   };
 }
 
+/** A table of the object's name, its own columns (column and cell each), then its age: most of kubectl's printers. */
+function namedTable(own: [Column, (o: K8sObject) => unknown][]): TableSpec {
+  return {
+    columns: [NAME, ...own.map(([c]) => c), AGE],
+    cells: (o, now) => [o.metadata.name, ...own.map(([, cell]) => cell(o)), age(o.metadata.creationTimestamp, now)],
+  };
+}
+
 /** The pod STATUS column, as kubectl's printPod computes it. */
 export function podStatus(pod: K8sObject): {
   reason: string;
@@ -256,6 +264,20 @@ function endpointsString(subsets: any[] | undefined): string {
   return count > 3 ? `${out.join(',')} + ${count - 3} more...` : out.join(',');
 }
 
+/** An EndpointSlice's PORTS column: its ports' numbers, or `<unset>`. */
+function endpointSlicePorts(e: K8sObject): string {
+  const ports = (e.ports ?? []).map((p: any) => p.port).filter((p: any) => p !== undefined);
+  return ports.length ? ports.join(',') : '<unset>';
+}
+
+/** An EndpointSlice's ENDPOINTS column: the first three addresses and how many more, or `<unset>`. */
+function endpointSliceAddresses(e: K8sObject): string {
+  const addrs = (e.endpoints ?? []).flatMap((x: any) => x.addresses ?? []);
+  const shown = addrs.slice(0, 3).join(',');
+  if (!addrs.length) return '<unset>';
+  return addrs.length > 3 ? `${shown} + ${addrs.length - 3} more...` : shown;
+}
+
 function eventObject(e: K8sObject): string {
   const io = e.involvedObject ?? e.regarding ?? {};
   return `${String(io.kind ?? '').toLowerCase()}/${io.name ?? ''}`;
@@ -383,50 +405,23 @@ export const builtinTables: Record<string, TableSpec> = {
       n.status?.nodeInfo?.containerRuntimeVersion ?? '<unknown>',
     ],
   },
-  namespaces: {
-    columns: [NAME, col('Status', 'string', 0, '', 'The status of the namespace'), AGE],
-    cells: (n, now) => [n.metadata.name, n.status?.phase ?? 'Active', age(n.metadata.creationTimestamp, now)],
-  },
-  configmaps: {
-    columns: [NAME, col('Data', 'string'), AGE],
-    cells: (c, now) => [
-      c.metadata.name,
-      Object.keys(c.data ?? {}).length + Object.keys(c.binaryData ?? {}).length,
-      age(c.metadata.creationTimestamp, now),
-    ],
-  },
-  secrets: {
-    columns: [NAME, col('Type', 'string'), col('Data', 'string'), AGE],
-    cells: (s, now) => [
-      s.metadata.name,
-      s.type ?? 'Opaque',
-      Object.keys(s.data ?? {}).length,
-      age(s.metadata.creationTimestamp, now),
-    ],
-  },
-  serviceaccounts: {
-    columns: [NAME, col('Secrets', 'string'), AGE],
-    cells: (s, now) => [s.metadata.name, (s.secrets ?? []).length, age(s.metadata.creationTimestamp, now)],
-  },
-  endpoints: {
-    columns: [NAME, col('Endpoints', 'string'), AGE],
-    cells: (e, now) => [e.metadata.name, endpointsString(e.subsets), age(e.metadata.creationTimestamp, now)],
-  },
-  endpointslices: {
-    columns: [NAME, col('AddressType', 'string'), col('Ports', 'string'), col('Endpoints', 'string'), AGE],
-    cells: (e, now) => {
-      const ports = (e.ports ?? []).map((p: any) => p.port).filter((p: any) => p !== undefined);
-      const addrs = (e.endpoints ?? []).flatMap((x: any) => x.addresses ?? []);
-      const shown = addrs.slice(0, 3).join(',');
-      return [
-        e.metadata.name,
-        e.addressType ?? '',
-        ports.length ? ports.join(',') : '<unset>',
-        addrs.length ? (addrs.length > 3 ? `${shown} + ${addrs.length - 3} more...` : shown) : '<unset>',
-        age(e.metadata.creationTimestamp, now),
-      ];
-    },
-  },
+  namespaces: namedTable([
+    [col('Status', 'string', 0, '', 'The status of the namespace'), (n) => n.status?.phase ?? 'Active'],
+  ]),
+  configmaps: namedTable([
+    [col('Data', 'string'), (c) => Object.keys(c.data ?? {}).length + Object.keys(c.binaryData ?? {}).length],
+  ]),
+  secrets: namedTable([
+    [col('Type', 'string'), (s) => s.type ?? 'Opaque'],
+    [col('Data', 'string'), (s) => Object.keys(s.data ?? {}).length],
+  ]),
+  serviceaccounts: namedTable([[col('Secrets', 'string'), (s) => (s.secrets ?? []).length]]),
+  endpoints: namedTable([[col('Endpoints', 'string'), (e) => endpointsString(e.subsets)]]),
+  endpointslices: namedTable([
+    [col('AddressType', 'string'), (e) => e.addressType ?? ''],
+    [col('Ports', 'string'), endpointSlicePorts],
+    [col('Endpoints', 'string'), endpointSliceAddresses],
+  ]),
   events: {
     columns: [
       col('Last Seen', 'string'),
@@ -453,19 +448,15 @@ export const builtinTables: Record<string, TableSpec> = {
       e.metadata.name,
     ],
   },
-  leases: {
-    columns: [NAME, col('Holder', 'string'), AGE],
-    cells: (l, now) => [l.metadata.name, l.spec?.holderIdentity ?? '', age(l.metadata.creationTimestamp, now)],
-  },
+  leases: namedTable([[col('Holder', 'string'), (l) => l.spec?.holderIdentity ?? '']]),
   roles: CREATED_AT_TABLE,
   clusterroles: CREATED_AT_TABLE,
   rolebindings: BINDING_TABLE,
   clusterrolebindings: BINDING_TABLE,
   customresourcedefinitions: CREATED_AT_TABLE,
   // pkg/printers/internalversion printValidatingAdmissionPolicy / printValidatingAdmissionPolicyBinding.
-  validatingadmissionpolicies: {
-    columns: [
-      NAME,
+  validatingadmissionpolicies: namedTable([
+    [
       col(
         'Validations',
         'integer',
@@ -473,19 +464,15 @@ export const builtinTables: Record<string, TableSpec> = {
         '',
         'Validations indicates the number of validation rules defined in this configuration',
       ),
+      (p) => (p.spec?.validations ?? []).length,
+    ],
+    [
       col('ParamKind', 'string', 0, '', 'ParamKind specifies the kind of resources used to parameterize this policy'),
-      AGE,
+      (p) => (p.spec?.paramKind ? `${p.spec.paramKind.apiVersion}/${p.spec.paramKind.kind}` : '<unset>'),
     ],
-    cells: (p, now) => [
-      p.metadata.name,
-      (p.spec?.validations ?? []).length,
-      p.spec?.paramKind ? `${p.spec.paramKind.apiVersion}/${p.spec.paramKind.kind}` : '<unset>',
-      age(p.metadata.creationTimestamp, now),
-    ],
-  },
-  validatingadmissionpolicybindings: {
-    columns: [
-      NAME,
+  ]),
+  validatingadmissionpolicybindings: namedTable([
+    [
       col(
         'PolicyName',
         'string',
@@ -493,16 +480,13 @@ export const builtinTables: Record<string, TableSpec> = {
         '',
         'PolicyName indicates the policy definition which the policy binding binded to',
       ),
+      (b) => b.spec?.policyName ?? '',
+    ],
+    [
       col('ParamRef', 'string', 0, '', 'ParamRef indicates the param resource which sets the configration param'),
-      AGE,
+      (b) => paramRefCell(b.spec?.paramRef),
     ],
-    cells: (b, now) => [
-      b.metadata.name,
-      b.spec?.policyName ?? '',
-      paramRefCell(b.spec?.paramRef),
-      age(b.metadata.creationTimestamp, now),
-    ],
-  },
+  ]),
 };
 
 /** The binding's ParamRef column: `ns/name`, `*\/name` without a namespace, the selector's text, or `<unset>`. */

@@ -49,12 +49,19 @@ export class IPValue extends OpaqueValue {
   }
 }
 
+/** The address's bytes with all but the first `prefix` bits cleared: the network a CIDR names. */
+const networkBytes = (bytes: number[], prefix: number) =>
+  bytes.map((x, i) => x & ((0xff << (8 - Math.max(0, Math.min(8, prefix - i * 8)))) & 0xff));
+
 export class CIDRValue extends OpaqueValue {
   readonly celTypeName = 'net.IPPrefix';
   readonly ip: IPValue;
   readonly prefix: number;
+  /** ip masked to prefix, kept because containsIP/containsCIDR compare every address against it. */
+  readonly network: string;
   constructor(ip: IPValue, prefix: number) {
     super();
+    this.network = networkBytes(ip.bytes, prefix).join();
     this.ip = ip;
     this.prefix = prefix;
   }
@@ -65,15 +72,10 @@ export class CIDRValue extends OpaqueValue {
     return `${this.ip}/${this.prefix}`;
   }
   masked(): CIDRValue {
-    const b = this.ip.bytes.map((x, i) => {
-      const bits = Math.max(0, Math.min(8, this.prefix - i * 8));
-      return x & ((0xff << (8 - bits)) & 0xff);
-    });
-    return new CIDRValue(new IPValue(b), this.prefix);
+    return new CIDRValue(new IPValue(networkBytes(this.ip.bytes, this.prefix)), this.prefix);
   }
   contains(ip: IPValue): boolean {
-    if (ip.v4 !== this.ip.v4) return false;
-    return new CIDRValue(ip, this.prefix).masked().ip.equals(this.masked().ip);
+    return ip.v4 === this.ip.v4 && networkBytes(ip.bytes, this.prefix).join() === this.network;
   }
 }
 

@@ -54,6 +54,16 @@ describe('Kubernetes CEL libraries', () => {
     ["cidr('10.0.0.0/8').containsIP(ip('10.1.2.3')) && !cidr('10.0.0.0/8').containsIP('11.0.0.1')", true],
     ["cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16') && !cidr('10.1.0.0/16').containsCIDR('10.0.0.0/8')", true],
     ["cidr('10.1.2.3/8').masked() == cidr('10.0.0.0/8') && cidr('10.1.2.3/8').ip() == ip('10.1.2.3')", true],
+    ["cidr('10.0.0.0/12').containsIP('10.15.255.255') && !cidr('10.0.0.0/12').containsIP('10.16.0.0')", true],
+    [
+      "cidr('2001:db8::/33').containsIP('2001:db8:7fff::1') && !cidr('2001:db8::/33').containsIP('2001:db8:8000::')",
+      true,
+    ],
+    [
+      "!cidr('0.0.0.0/0').containsIP('::1') && cidr('::/0').containsIP('::1') && cidr('0.0.0.0/0').containsIP('1.2.3.4')",
+      true,
+    ],
+    ["string(cidr('2001:db8:ffff::1/24').masked()) == '2001:d00::/24'", true],
     ["cidr('192.168.0.0/24').prefixLength() == 24 && isCIDR('10.0.0.0/8') && !isCIDR('10.0.0.0/33')", true],
     // quantity
     ["quantity('1Gi').isGreaterThan(quantity('1000Mi'))", true],
