@@ -277,16 +277,27 @@ interface TLSClientOptions {
  * asserts that its GetClientCertificateHook was called; Node's TLS client has no such hook: a server that did not ask
  * shows in the tests' failure cases instead.)
  */
-export async function makeTLSRequestAndExpectEventuallyConsistentResponse(
+export async function makeTLSRequestAndExpectEventuallyConsistentResponse(...args: UpstreamTLSArgs): Promise<void> {
+  const [tc, , , , e] = args;
+  await expectEventuallyConsistent(tc, upstreamTLSRequest(...args), e);
+}
+
+/**
+ * The arguments of upstream's tls.MakeTLSRequestAndExpect* helpers (less its `t` and the client certificate's
+ * separate cert and key): timeouts, the gateway's address, the server certificate to trust, the SNI, what to expect
+ * and the client certificate to present.
+ */
+type UpstreamTLSArgs = [
   tc: TimeoutConfig,
   gwAddr: string,
   serverCert: string,
   sni: string,
   e: ExpectedResponse,
   client?: { cert: string; key: string },
-): Promise<void> {
-  const req = makeTLSRequest(e, gwAddr, tc, { ca: serverCert, sni, client });
-  await expectEventuallyConsistent(tc, req, e);
+];
+
+function upstreamTLSRequest(...[tc, gwAddr, serverCert, sni, e, client]: UpstreamTLSArgs): RoundTripRequest {
+  return makeTLSRequest(e, gwAddr, tc, { ca: serverCert, sni, client });
 }
 
 /** Upstream's MakeRequestAndExpectFailure: 5 responses in a row that are neither 200 nor a timeout. */
@@ -314,15 +325,8 @@ export async function makeRequestAndExpectFailure(
  * Upstream's tls.MakeTLSRequestAndExpectFailureResponse: one request over HTTPS (trusting `serverCert`, sending `sni`,
  * presenting `client` if given) that must fail: an error, not a response (a refused client certificate).
  */
-export async function makeTLSRequestAndExpectFailureResponse(
-  tc: TimeoutConfig,
-  gwAddr: string,
-  serverCert: string,
-  sni: string,
-  e: ExpectedResponse,
-  client?: { cert: string; key: string },
-): Promise<void> {
-  const req = makeTLSRequest(e, gwAddr, tc, { ca: serverCert, sni, client });
+export async function makeTLSRequestAndExpectFailureResponse(...args: UpstreamTLSArgs): Promise<void> {
+  const req = upstreamTLSRequest(...args);
   let status: number | undefined;
   try {
     status = (await captureRoundTrip(req)).cRes.statusCode;
