@@ -7,22 +7,16 @@ import {
   type BackendConfigReport,
   buildBackendConfigInfo,
 } from './ir/backend-config-policy.ts';
-import { serviceTargetKeys } from './ir/service-targets.ts';
 import type { Collection, Ctx, Index, InputCollection, Runtime } from './krt/collection.ts';
 import { derive } from './krt/collection.ts';
-import { type BackendConfigPolicy, keyOf } from './model.ts';
+import type { BackendConfigPolicy } from './model.ts';
+import { servicePolicyLookup } from './service-policy-lookup.ts';
 import { type GatewayReportOf, policyStatus, type Rejection, type StatusUpdate } from './status/build.ts';
 
 /** BackendConfigPolicy → BackendConfigInfo, and the Gateways' lookup of the policies targeting a Service. */
 export function deriveBackendConfigInfos(rt: Runtime, policies: InputCollection<BackendConfigPolicy>) {
   const infos = derive(rt, 'BackendConfigPolicyInfos', policies, (_ctx, p) => buildBackendConfigInfo(p));
-  const byService = policies.index('service', serviceTargetKeys);
-  const lookup = (ctx: Ctx) => (ns: string, svc: string) =>
-    ctx
-      .fetchIndex(byService, `${ns}/${svc}`)
-      .map((p) => ctx.fetch(infos, keyOf(p)))
-      .filter((p): p is BackendConfigInfo => !!p);
-  return { infos, lookup };
+  return { infos, lookup: servicePolicyLookup(policies, infos) };
 }
 
 /** Each BackendConfigPolicy's status: its ancestors from the Gateways' reports (row key `<gateway>|<policy>`). */

@@ -3,11 +3,11 @@
 // and its status from what every Gateway reported about it.
 
 import type { BackendTlsReport } from './ir/backend-tls.ts';
-import { type BackendTlsInfo, buildBackendTlsInfo } from './ir/backend-tls.ts';
-import { serviceTargetKeys } from './ir/service-targets.ts';
-import type { Ctx, Index, InputCollection, Runtime } from './krt/collection.ts';
+import { buildBackendTlsInfo } from './ir/backend-tls.ts';
+import type { Index, InputCollection, Runtime } from './krt/collection.ts';
 import { derive } from './krt/collection.ts';
-import { type BackendTLSPolicy, type ConfigMap, keyOf } from './model.ts';
+import type { BackendTLSPolicy, ConfigMap } from './model.ts';
+import { servicePolicyLookup } from './service-policy-lookup.ts';
 import { backendTlsPolicyStatus, type GatewayReportOf, type StatusUpdate } from './status/build.ts';
 
 /** BackendTLSPolicy → BackendTlsInfo, and the Gateways' lookup of the policies targeting a Service. */
@@ -19,13 +19,7 @@ export function deriveBackendTlsInfos(
   const infos = derive(rt, 'BackendTLSPolicyInfos', policies, (ctx, bp) =>
     buildBackendTlsInfo(bp, { configMap: (ns, name) => ctx.fetch(configMaps, `${ns}/${name}`) }),
   );
-  const byService = policies.index('service', serviceTargetKeys);
-  const lookup = (ctx: Ctx) => (ns: string, svc: string) =>
-    ctx
-      .fetchIndex(byService, `${ns}/${svc}`)
-      .map((bp) => ctx.fetch(infos, keyOf(bp)))
-      .filter((bp): bp is BackendTlsInfo => !!bp);
-  return { infos, lookup };
+  return { infos, lookup: servicePolicyLookup(policies, infos) };
 }
 
 /** Each BackendTLSPolicy's status: its ancestors from the Gateways' reports (row key `<gateway>|<policy>`). */
