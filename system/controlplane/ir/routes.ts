@@ -126,9 +126,12 @@ export function resolveServiceRef(
     };
   }
   const ns = ref.namespace ?? from.namespace;
-  const to = { group: '', kind: 'Service', namespace: ns, name: ref.name };
-  if (!referenceAllowed(world.referenceGrants(ns), from, to)) {
-    return { error: { reason: 'RefNotPermitted', message: `${field}: ${missingGrantMessage(from, to)}` } };
+  // A reference into the route's own namespace needs no grant: the grants are not read (nor depended on) for it.
+  if (ns !== from.namespace) {
+    const to = { group: '', kind: 'Service', namespace: ns, name: ref.name };
+    if (!referenceAllowed(world.referenceGrants(ns), from, to)) {
+      return { error: { reason: 'RefNotPermitted', message: `${field}: ${missingGrantMessage(from, to)}` } };
+    }
   }
   const svc = world.service(ns, ref.name);
   if (!svc) return { error: { reason: 'BackendNotFound', message: `${field}: Service ${ns}/${ref.name} not found` } };
@@ -145,23 +148,22 @@ export function resolveServiceRef(
       },
     };
   }
-  const protocol = backendProtocol(port.appProtocol);
-  return {
-    cluster: {
-      name: clusterName(ns, ref.name, ref.port),
-      namespace: ns,
-      service: ref.name,
-      port: ref.port,
-      ...(protocol ? { protocol } : {}),
-    },
+  const cluster: ClusterIR = {
+    name: clusterName(ns, ref.name, ref.port),
+    namespace: ns,
+    service: ref.name,
+    port: ref.port,
   };
+  const protocol = backendProtocol(port.appProtocol);
+  if (protocol) cluster.protocol = protocol;
+  return { cluster };
 }
 
 function normalizeMatch(m: HTTPRouteMatch): MatchIR {
   const type = m.path?.type ?? 'PathPrefix';
   let value = m.path?.value ?? '/';
   // Prefixes match whole path segments, so `/api/` means `/api` (and precedence counts the same length).
-  if (type === 'PathPrefix') value = value.replace(/\/+$/, '') || '/';
+  if (type === 'PathPrefix' && value.endsWith('/')) value = value.replace(/\/+$/, '') || '/';
   return {
     path: { type, value },
     headers: (m.headers ?? []).map((h) => ({ type: h.type ?? 'Exact', name: h.name, value: h.value })),

@@ -13,7 +13,9 @@ export interface ServiceTarget {
   sectionName?: string;
 }
 
-export type TargetingPolicy = KObject<{ targetRefs?: { group?: string; kind: string; name: string; sectionName?: string }[] }>;
+export type TargetingPolicy = KObject<{
+  targetRefs?: { group?: string; kind: string; name: string; sectionName?: string }[];
+}>;
 
 /** The policy's targetRefs that name a Service (core group), in order. */
 export function serviceTargetRefs(p: TargetingPolicy): { name: string; sectionName?: string }[] {

@@ -169,10 +169,12 @@ function chainRoutes(
 
 /** The entries of one virtual host in precedence order, each once (a route attached through two listeners). */
 function inPrecedenceOrder(list: PlacedEntry[]): PlacedEntry[] {
-  const seen = new Set<string>();
+  if (list.length < 2) return list;
+  // An entry placed twice is the same object (its RouteInfo's), so identity finds it without hashing names.
+  const seen = new Set<RouteEntryIR>();
   return list.sort(comparePrecedence).filter((x) => {
-    if (seen.has(x.e.name)) return false;
-    seen.add(x.e.name);
+    if (seen.has(x.e)) return false;
+    seen.add(x.e);
     return true;
   });
 }

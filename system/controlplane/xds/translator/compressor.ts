@@ -2,7 +2,7 @@
 // it (`envoy.filters.http.compressor/<ns>/<policy>`: min_content_length and content types are the filter's, not a
 // route's), disabled by default, turned on by CompressorPerRoute{overrides} on that policy's routes — Envoy's way of
 // enabling a filter per route. Shapes: compressor/v3/compressor.proto, compression/gzip/compressor/v3/gzip.proto.
-import type { ListenerIR, RouteIR } from '../../ir/types.ts';
+import type { RouteIR } from '../../ir/types.ts';
 import type { Json } from './envoy.ts';
 
 const NAME = 'envoy.filters.http.compressor';
@@ -17,13 +17,11 @@ function filterName(r: RouteIR): string | undefined {
 }
 
 export const compressorFilter = {
-  forListener(l: ListenerIR) {
+  forListener(routes: readonly RouteIR[]) {
     const filters = new Map<string, NonNullable<RouteIR['policy']['compression']>>();
-    for (const v of l.virtualHosts) {
-      for (const r of v.routes) {
-        const n = filterName(r);
-        if (n) filters.set(n, r.policy.compression!);
-      }
+    for (const r of routes) {
+      const n = filterName(r);
+      if (n) filters.set(n, r.policy.compression!);
     }
     return {
       chain: [...filters.keys()].sort().map((name) => {

@@ -1,7 +1,7 @@
 // CORS → envoy.filters.http.cors: the filter on a listener where some route has a CORS policy, and that route's
 // CorsPolicy as its typed_per_filter_config. The policy is the rule's own CORS filter (Gateway API HTTPCORSFilter),
 // unless a TrafficPolicy's `cors` reaches the route: the policy wins, as for timeouts and retry (route.ts).
-import type { ListenerIR, RouteIR } from '../../ir/types.ts';
+import type { RouteIR } from '../../ir/types.ts';
 import type { Json } from './envoy.ts';
 
 const NAME = 'envoy.filters.http.cors';
@@ -9,8 +9,8 @@ const CORS = 'type.googleapis.com/envoy.extensions.filters.http.cors.v3.Cors';
 const CORS_POLICY = 'type.googleapis.com/envoy.extensions.filters.http.cors.v3.CorsPolicy';
 
 export const corsFilter = {
-  forListener(l: ListenerIR) {
-    const used = l.virtualHosts.some((v) => v.routes.some((r) => corsOf(r)));
+  forListener(routes: readonly RouteIR[]) {
+    const used = routes.some((r) => corsOf(r));
     return {
       chain: used ? [{ name: NAME, typed_config: { '@type': CORS } }] : [],
       perRoute: (r: RouteIR): Json => {

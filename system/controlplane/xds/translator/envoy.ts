@@ -1,6 +1,12 @@
 // The Envoy vocabulary the translator's files share: resources as canonical proto3 JSON objects, the ADS config
-// source every dynamic resource points at, the names of the HCM and router filters, and FractionalPercent.
+// source every dynamic resource points at, the names of the HCM and router filters, FractionalPercent, and hasKeys.
 export type Json = Record<string, unknown>;
+
+/** True when the object has a key, found without listing them (asked of every route's policy and per-filter config). */
+export function hasKeys(o: object): boolean {
+  for (const _ in o) return true;
+  return false;
+}
 
 /** Dynamic resources (RDS, EDS) come over the one ADS stream, v3. */
 export const ADS_SOURCE = { ads: {}, resource_api_version: 'V3' };

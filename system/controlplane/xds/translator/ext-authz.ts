@@ -4,15 +4,15 @@
 // `grpc_service.envoy_grpc` on the Service's cluster with `transport_api_version: V3`, as Envoy Gateway and kgateway
 // write it.
 import { lookupEnum } from '../../../shared/envoy/protos.ts';
-import type { ExtAuthIR, GatewayIR, ListenerIR, RouteIR } from '../../ir/types.ts';
+import type { ExtAuthIR, GatewayIR, RouteIR } from '../../ir/types.ts';
 import type { Json } from './envoy.ts';
 
 const EXT_AUTHZ = 'type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthz';
 const EXT_AUTHZ_PER_ROUTE = 'type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute';
 
 export const extAuthzFilter = {
-  forListener(l: ListenerIR, ir: GatewayIR) {
-    const names = extAuthFilterNames(l);
+  forListener(routes: readonly RouteIR[], ir: GatewayIR) {
+    const names = extAuthFilterNames(routes);
     return {
       chain: ir.extAuth.filter((e) => names.has(e.filterName)).map(extAuthFilter),
       perRoute(r: RouteIR): Json {
@@ -28,14 +28,11 @@ export const extAuthzFilter = {
 };
 
 /** The ext_authz filters a listener has (one per GatewayExtension its routes use). */
-function extAuthFilterNames(l: ListenerIR): Set<string> {
-  return new Set(
-    l.virtualHosts.flatMap((v) =>
-      v.routes.flatMap((r) =>
-        r.policy.extAuth && !r.policy.extAuth.disabled ? [r.policy.extAuth.ext.filterName] : [],
-      ),
-    ),
-  );
+function extAuthFilterNames(routes: readonly RouteIR[]): Set<string> {
+  const names = new Set<string>();
+  for (const r of routes)
+    if (r.policy.extAuth && !r.policy.extAuth.disabled) names.add(r.policy.extAuth.ext.filterName);
+  return names;
 }
 
 let statusNames: Record<number, string> | undefined;

@@ -3,19 +3,17 @@
 // processing_mode with request headers sent or skipped and every response phase skipped, message_timeout,
 // failure_mode_allow), and ExtProcPerRoute{disabled: true} on the listener's routes that use another or none, as
 // Envoy Gateway's ext_proc translation writes them (internal/xds/translator/extproc.go).
-import type { ExtProcIR, ListenerIR, RouteIR } from '../../ir/types.ts';
+import type { ExtProcIR, RouteIR } from '../../ir/types.ts';
 import type { Json } from './envoy.ts';
 
 const EXT_PROC = 'type.googleapis.com/envoy.extensions.filters.http.ext_proc.v3.ExternalProcessor';
 const EXT_PROC_PER_ROUTE = 'type.googleapis.com/envoy.extensions.filters.http.ext_proc.v3.ExtProcPerRoute';
 
-function used(l: ListenerIR): ExtProcIR[] {
+function used(routes: readonly RouteIR[]): ExtProcIR[] {
   const out = new Map<string, ExtProcIR>();
-  for (const v of l.virtualHosts) {
-    for (const r of v.routes) {
-      const p = r.policy.extProc;
-      if (p && !p.disabled) out.set(p.ext.filterName, p.ext);
-    }
+  for (const r of routes) {
+    const p = r.policy.extProc;
+    if (p && !p.disabled) out.set(p.ext.filterName, p.ext);
   }
   return [...out.values()].sort((a, b) => (a.filterName < b.filterName ? -1 : a.filterName > b.filterName ? 1 : 0));
 }
@@ -39,8 +37,8 @@ function filter(e: ExtProcIR): Json {
 }
 
 export const extProcFilter = {
-  forListener(l: ListenerIR) {
-    const exts = used(l);
+  forListener(routes: readonly RouteIR[]) {
+    const exts = used(routes);
     return {
       chain: exts.map(filter),
       perRoute(r: RouteIR): Json {

@@ -1,14 +1,14 @@
 // TrafficPolicy `faultInjection` → envoy.filters.http.fault: the filter on a listener where some route injects
 // faults, and on that route an HTTPFault with its delay and abort, each for its share of requests.
-import type { ListenerIR, RouteIR } from '../../ir/types.ts';
+import type { RouteIR } from '../../ir/types.ts';
 import { fractionalPercent, type Json } from './envoy.ts';
 
 const NAME = 'envoy.filters.http.fault';
 const HTTP_FAULT = 'type.googleapis.com/envoy.extensions.filters.http.fault.v3.HTTPFault';
 
 export const faultFilter = {
-  forListener(l: ListenerIR) {
-    const used = l.virtualHosts.some((v) => v.routes.some((r) => r.policy.faultInjection));
+  forListener(routes: readonly RouteIR[]) {
+    const used = routes.some((r) => r.policy.faultInjection);
     return {
       chain: used ? [{ name: NAME, typed_config: { '@type': HTTP_FAULT } }] : [],
       perRoute(r: RouteIR): Json {

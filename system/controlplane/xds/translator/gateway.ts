@@ -3,6 +3,7 @@
 // pipeline calls it per Gateway, and nothing here knows of snapshots or proxies.
 import type { GatewayIR } from '../../ir/types.ts';
 import { translateCluster } from './cluster.ts';
+import { routeHashPolicy } from './cluster-settings.ts';
 import type { Json } from './envoy.ts';
 import { filtersFor } from './http-filters.ts';
 import { translateL4Listener } from './l4.ts';
@@ -18,11 +19,16 @@ export interface XdsResources {
 export function translateGateway(ir: GatewayIR): XdsResources {
   const listeners: Json[] = [];
   const routes: Json[] = [];
-  const clusters = new Map(ir.clusters.map((c) => [c.name, c]));
+  // The route hash_policy of each consistent-hash cluster, worked out once here rather than per route sent to it.
+  const hashPolicies = new Map<string, Json[]>();
+  for (const c of ir.clusters) {
+    const h = routeHashPolicy(c);
+    if (h) hashPolicies.set(c.name, h);
+  }
   for (const l of ir.listeners) {
     const filters = filtersFor(l, ir);
     listeners.push(translateListener(l, filters.chain));
-    routes.push(...translateRouteConfigs(l, filters.perRoute, (n) => clusters.get(n)));
+    routes.push(...translateRouteConfigs(l, filters.perRoute, hashPolicies));
   }
   for (const l of ir.l4Listeners ?? []) listeners.push(translateL4Listener(l));
   return { listeners, routes, clusters: ir.clusters.map(translateCluster) };

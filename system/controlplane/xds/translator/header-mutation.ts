@@ -3,7 +3,7 @@
 // response mutations: `set` overwrites (OVERWRITE_IF_EXISTS_OR_ADD), `add` appends (APPEND_IF_EXISTS_OR_ADD),
 // `remove` removes; values are formatter templates the proxy evaluates per request. Shapes:
 // header_mutation/v3/header_mutation.proto, config/common/mutation_rules/v3 HeaderMutation.
-import type { HeaderOpsIR, ListenerIR, RouteIR } from '../../ir/types.ts';
+import type { HeaderOpsIR, RouteIR } from '../../ir/types.ts';
 import type { Json } from './envoy.ts';
 
 const NAME = 'envoy.filters.http.header_mutation';
@@ -22,8 +22,8 @@ function mutations(ops: HeaderOpsIR | undefined): Json[] {
 }
 
 export const headerMutationFilter = {
-  forListener(l: ListenerIR) {
-    const used = l.virtualHosts.some((v) => v.routes.some((r) => r.policy.transformation));
+  forListener(routes: readonly RouteIR[]) {
+    const used = routes.some((r) => r.policy.transformation);
     return {
       chain: used ? [{ name: NAME, typed_config: { '@type': HEADER_MUTATION } }] : [],
       perRoute(r: RouteIR): Json {

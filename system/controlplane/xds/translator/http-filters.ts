@@ -6,7 +6,7 @@ import type { GatewayIR, ListenerIR, RouteIR } from '../../ir/types.ts';
 import { bufferFilter } from './buffer.ts';
 import { compressorFilter } from './compressor.ts';
 import { corsFilter } from './cors.ts';
-import type { Json } from './envoy.ts';
+import { hasKeys, type Json } from './envoy.ts';
 import { extAuthzFilter } from './ext-authz.ts';
 import { extProcFilter } from './ext-proc.ts';
 import { faultFilter } from './fault.ts';
@@ -24,7 +24,8 @@ export interface ListenerFilters {
 }
 
 interface HttpFilter {
-  forListener(l: ListenerIR, ir: GatewayIR): ListenerFilters;
+  /** `routes`: those of the listener a policy or a rule's own CORS filter reaches (no other can use a filter). */
+  forListener(routes: readonly RouteIR[], ir: GatewayIR): ListenerFilters;
 }
 
 /**
@@ -45,11 +46,18 @@ const HTTP_FILTERS: HttpFilter[] = [
   compressorFilter,
 ];
 
+const NO_FILTERS: ListenerFilters = { chain: [], perRoute: () => ({}) };
+
 /** What the policy filters put on one listener: its chain (without the router) and each route's per-filter config. */
 export function filtersFor(l: ListenerIR, ir: GatewayIR): ListenerFilters {
-  // A filter not on the listener's chain has no per-route config there either (no route of the listener uses it), so
-  // only those on it are asked, route by route: most listeners have none, and this runs for every route.
-  const onChain = HTTP_FILTERS.map((f) => f.forListener(l, ir)).filter((f) => f.chain.length);
+  // Only a route some policy reaches (or with a CORS filter of its own) can need a filter: most listeners have none,
+  // and then no filter is asked. Of the others, only filters on the chain are asked per route (a filter not on the
+  // chain has no per-route config there either): this runs for every route.
+  const reached: RouteIR[] = [];
+  for (const v of l.virtualHosts) for (const r of v.routes) if (r.cors || hasKeys(r.policy)) reached.push(r);
+  if (!reached.length) return NO_FILTERS;
+  const onChain = HTTP_FILTERS.map((f) => f.forListener(reached, ir)).filter((f) => f.chain.length);
+  if (!onChain.length) return NO_FILTERS;
   return {
     chain: onChain.flatMap((f) => f.chain),
     perRoute: (r) => {

@@ -3,7 +3,7 @@
 // (`requirement_map`, `<ns>/<policy>`: its only provider, or requires_any of them); each such route names its
 // policy's requirement (PerRouteConfig.requirement_name). The filter has no `rules`: a route without a
 // requirement is not checked (Envoy's filter.cc: no verifier, allowed). Shapes: jwt_authn/v3/config.proto.
-import type { JwtIR, JwtProviderIR, ListenerIR, RouteIR } from '../../ir/types.ts';
+import type { JwtIR, JwtProviderIR, RouteIR } from '../../ir/types.ts';
 import type { Json } from './envoy.ts';
 
 const NAME = 'envoy.filters.http.jwt_authn';
@@ -11,10 +11,9 @@ const JWT_AUTHN = 'type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v
 const PER_ROUTE = 'type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v3.PerRouteConfig';
 
 export const jwtAuthnFilter = {
-  forListener(l: ListenerIR) {
+  forListener(routes: readonly RouteIR[]) {
     const reqs = new Map<string, JwtIR>();
-    for (const v of l.virtualHosts)
-      for (const r of v.routes) if (r.policy.jwt) reqs.set(r.policy.jwt.requirement, r.policy.jwt);
+    for (const r of routes) if (r.policy.jwt) reqs.set(r.policy.jwt.requirement, r.policy.jwt);
     if (!reqs.size) return { chain: [], perRoute: () => ({}) };
     const providers: Json = {};
     const requirementMap: Json = {};

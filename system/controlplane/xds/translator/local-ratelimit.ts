@@ -2,7 +2,7 @@
 // listener where some route is rate limited, and on that route a LocalRateLimit with its token bucket, enabled
 // (counted) for percentEnabled and enforced (429) for percentEnforced of the requests, 100 % unless set (as
 // kgateway's LocalRateLimitPolicy maps them onto filter_enabled and filter_enforced).
-import type { ListenerIR, RouteIR } from '../../ir/types.ts';
+import type { RouteIR } from '../../ir/types.ts';
 import { fractionalPercent, type Json } from './envoy.ts';
 
 const NAME = 'envoy.filters.http.local_ratelimit';
@@ -11,8 +11,8 @@ const STAT_PREFIX = 'http_local_rate_limiter';
 const percent = (p: number | undefined) => fractionalPercent((p ?? 100) * 10_000);
 
 export const localRateLimitFilter = {
-  forListener(l: ListenerIR) {
-    const used = l.virtualHosts.some((v) => v.routes.some((r) => r.policy.rateLimit?.local));
+  forListener(routes: readonly RouteIR[]) {
+    const used = routes.some((r) => r.policy.rateLimit?.local);
     return {
       chain: used ? [{ name: NAME, typed_config: { '@type': LOCAL_RATE_LIMIT, stat_prefix: STAT_PREFIX } }] : [],
       perRoute(r: RouteIR): Json {

@@ -4,19 +4,17 @@
 // failOpen), turned off (FilterConfig.disabled) on the routes that use another or none; and on each route that uses
 // one, RouteAction.rate_limits: one entry per descriptor, its actions in order (remote_address, request_headers,
 // generic_key), as Envoy Gateway's global rate limit writes them (internal/xds/translator/ratelimit.go).
-import type { ListenerIR, RateLimitEntryIR, RateLimitExtIR, RouteIR } from '../../ir/types.ts';
+import type { RateLimitEntryIR, RateLimitExtIR, RouteIR } from '../../ir/types.ts';
 import type { Json } from './envoy.ts';
 
 const RATE_LIMIT = 'type.googleapis.com/envoy.extensions.filters.http.ratelimit.v3.RateLimit';
 const FILTER_CONFIG = 'type.googleapis.com/envoy.config.route.v3.FilterConfig';
 
-function used(l: ListenerIR): Map<string, RateLimitExtIR> {
+function used(routes: readonly RouteIR[]): Map<string, RateLimitExtIR> {
   const out = new Map<string, RateLimitExtIR>();
-  for (const v of l.virtualHosts) {
-    for (const r of v.routes) {
-      const g = r.policy.rateLimit?.global;
-      if (g) out.set(g.ext.filterName, g.ext);
-    }
+  for (const r of routes) {
+    const g = r.policy.rateLimit?.global;
+    if (g) out.set(g.ext.filterName, g.ext);
   }
   return new Map([...out].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
 }
@@ -40,8 +38,8 @@ function filter(e: RateLimitExtIR): Json {
 }
 
 export const rateLimitFilter = {
-  forListener(l: ListenerIR) {
-    const exts = used(l);
+  forListener(routes: readonly RouteIR[]) {
+    const exts = used(routes);
     return {
       chain: [...exts.values()].map(filter),
       perRoute(r: RouteIR): Json {

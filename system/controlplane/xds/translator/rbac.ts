@@ -1,7 +1,7 @@
 // TrafficPolicy `rbac` → envoy.filters.http.rbac: the filter (no rules of its own: Envoy then allows every request)
 // on a listener where some route has an RBAC policy, and on that route RBACPerRoute{rbac: {rules}} whose engine
 // replaces the filter's (rbac_filter.cc: the most specific per-route config wins). Shapes: envoy/config/rbac/v3.
-import type { HeaderMatchIR, ListenerIR, RbacIR, RouteIR } from '../../ir/types.ts';
+import type { HeaderMatchIR, RbacIR, RouteIR } from '../../ir/types.ts';
 import type { Json } from './envoy.ts';
 
 const NAME = 'envoy.filters.http.rbac';
@@ -9,8 +9,8 @@ const RBAC = 'type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBAC';
 const RBAC_PER_ROUTE = 'type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBACPerRoute';
 
 export const rbacFilter = {
-  forListener(l: ListenerIR) {
-    const used = l.virtualHosts.some((v) => v.routes.some((r) => r.policy.rbac));
+  forListener(routes: readonly RouteIR[]) {
+    const used = routes.some((r) => r.policy.rbac);
     return {
       chain: used ? [{ name: NAME, typed_config: { '@type': RBAC } }] : [],
       perRoute(r: RouteIR): Json {

@@ -6,7 +6,6 @@ import { TYPE_URL } from '../../../shared/envoy/protos.ts';
 import { escapeRe2 } from '../../../shared/regex.ts';
 import { BLACKHOLE_CLUSTER } from '../../ir/routes.ts';
 import type {
-  ClusterIR,
   HeaderOpsIR,
   ListenerIR,
   MatchIR,
@@ -15,8 +14,7 @@ import type {
   VirtualHostIR,
   WeightedClusterIR,
 } from '../../ir/types.ts';
-import { routeHashPolicy } from './cluster-settings.ts';
-import { fractionalPercent, type Json } from './envoy.ts';
+import { fractionalPercent, hasKeys, type Json } from './envoy.ts';
 import { routeRateLimits } from './ratelimit.ts';
 
 /** The filter_metadata key under which each route names the policy that supplied each setting. */
@@ -41,30 +39,51 @@ function routeMatch(m: MatchIR): Json {
   // A GRPCRoute's service match: `/<service>/` as a plain prefix (grpc-routes.ts), as Envoy Gateway writes it.
   else if (m.grpc) out.prefix = m.path.value;
   else {
-    const p = m.path.value.replace(/\/+$/, '');
+    const p = withoutTrailingSlashes(m.path.value);
     if (p === '') out.prefix = '/';
     else out.path_separated_prefix = p;
   }
-  const headers: Json[] = [];
-  if (m.method) headers.push({ name: ':method', string_match: { exact: m.method } });
-  for (const h of m.headers) headers.push({ name: h.name.toLowerCase(), string_match: stringMatch(h) });
-  if (headers.length) out.headers = headers;
+  if (m.method || m.headers.length) {
+    const headers: Json[] = [];
+    if (m.method) headers.push({ name: ':method', string_match: { exact: m.method } });
+    for (const h of m.headers) headers.push({ name: h.name.toLowerCase(), string_match: stringMatch(h) });
+    out.headers = headers;
+  }
   if (m.queryParams.length)
     out.query_parameters = m.queryParams.map((q) => ({ name: q.name, string_match: stringMatch(q) }));
   return out;
 }
 
-function headersToAdd(ops: (HeaderOpsIR | undefined)[]): { add: Json[]; remove: string[] } {
+/** The path without the slashes it ends with (most have none: no regular expression run for those). */
+function withoutTrailingSlashes(path: string): string {
+  let end = path.length;
+  while (end > 0 && path.charCodeAt(end - 1) === 47) end--;
+  return end === path.length ? path : path.slice(0, end);
+}
+
+const HEADER_FIELDS = {
+  request: ['request_headers_to_add', 'request_headers_to_remove'],
+  response: ['response_headers_to_add', 'response_headers_to_remove'],
+} as const;
+
+/**
+ * Sets `out`'s <direction>_headers_to_add/_remove from the header operations given, in order (none: unchanged).
+ * Called for every route and weighted cluster, most of which have none: nothing is allocated for those.
+ */
+function setHeaderOps(out: Json, direction: 'request' | 'response', a?: HeaderOpsIR, b?: HeaderOpsIR): void {
+  if (!a && !b) return;
   const add: Json[] = [];
   const remove: string[] = [];
-  for (const o of ops) {
+  for (const o of [a, b]) {
     if (!o) continue;
     for (const h of o.set)
       add.push({ header: { key: h.name, value: h.value }, append_action: 'OVERWRITE_IF_EXISTS_OR_ADD' });
     for (const h of o.add) add.push({ header: { key: h.name, value: h.value } });
     remove.push(...o.remove);
   }
-  return { add, remove };
+  const [addField, removeField] = HEADER_FIELDS[direction];
+  if (add.length) out[addField] = add;
+  if (remove.length) out[removeField] = remove;
 }
 
 /** Gateway API "ReplacePrefixMatch" of `prefix` by `replacement`, in Envoy's terms. */
@@ -80,7 +99,7 @@ function fullPathReplacement(value: string): Json {
   return { regex_rewrite: { pattern: { regex: '^/.*$' }, substitution: value } };
 }
 
-function routeAction(r: RouteIR, clusterOf?: (name: string) => ClusterIR | undefined): Json {
+function routeAction(r: RouteIR, hashPolicies: ReadonlyMap<string, Json[]>): Json {
   if (r.action.type !== 'forward') throw new Error('not a forward action');
   const a: Json = {};
   const backends = r.action.backends;
@@ -95,8 +114,10 @@ function routeAction(r: RouteIR, clusterOf?: (name: string) => ClusterIR | undef
   if (backends.some((b) => b.cluster === BLACKHOLE_CLUSTER) && !r.grpc)
     a.cluster_not_found_response_code = 'INTERNAL_SERVER_ERROR';
   // A consistent-hash backend (BackendConfigPolicy ringHash/maglev hashPolicies) needs the route's hash_policy.
-  const hashPolicy = backends.map((b) => routeHashPolicy(clusterOf?.(b.cluster))).find((h) => h);
-  if (hashPolicy) a.hash_policy = hashPolicy;
+  if (hashPolicies.size) {
+    const hashPolicy = backends.find((b) => hashPolicies.has(b.cluster));
+    if (hashPolicy) a.hash_policy = hashPolicies.get(hashPolicy.cluster);
+  }
 
   const pathRewrite = r.rewrite?.path;
   if (pathRewrite?.type === 'ReplaceFullPath') Object.assign(a, fullPathReplacement(pathRewrite.value));
@@ -142,17 +163,9 @@ function routeAction(r: RouteIR, clusterOf?: (name: string) => ClusterIR | undef
 }
 
 function weightedCluster(b: WeightedClusterIR): Json {
-  return withHeaderOps({ name: b.cluster, weight: b.weight }, [b.requestHeaders], [b.responseHeaders]);
-}
-
-/** `out` with the request_/response_headers_to_add/_remove the header operations give (none: unchanged). */
-function withHeaderOps(out: Json, request: (HeaderOpsIR | undefined)[], response: (HeaderOpsIR | undefined)[]): Json {
-  const req = headersToAdd(request);
-  const res = headersToAdd(response);
-  if (req.add.length) out.request_headers_to_add = req.add;
-  if (req.remove.length) out.request_headers_to_remove = req.remove;
-  if (res.add.length) out.response_headers_to_add = res.add;
-  if (res.remove.length) out.response_headers_to_remove = res.remove;
+  const out: Json = { name: b.cluster, weight: b.weight };
+  setHeaderOps(out, 'request', b.requestHeaders);
+  setHeaderOps(out, 'response', b.responseHeaders);
   return out;
 }
 
@@ -171,22 +184,19 @@ function redirectAction(r: RouteIR): Json {
   return out;
 }
 
-function translateRoute(r: RouteIR, perFilter: Json, clusterOf?: (name: string) => ClusterIR | undefined): Json {
+function translateRoute(r: RouteIR, perFilter: Json, hashPolicies: ReadonlyMap<string, Json[]>): Json {
   const out: Json = { name: r.name, match: routeMatch(r.matchIR) };
-  if (r.action.type === 'forward') out.route = routeAction(r, clusterOf);
+  if (r.action.type === 'forward') out.route = routeAction(r, hashPolicies);
   else if (r.action.type === 'redirect') out.redirect = redirectAction(r);
   else out.direct_response = { status: r.action.status };
 
-  const prov = Object.entries(r.provenance);
-  if (prov.length) out.metadata = { filter_metadata: { [PROVENANCE_KEY]: Object.fromEntries(prov) } };
-  if (Object.keys(perFilter).length) out.typed_per_filter_config = sortKeys(perFilter);
+  if (hasKeys(r.provenance)) out.metadata = { filter_metadata: { [PROVENANCE_KEY]: { ...r.provenance } } };
+  if (hasKeys(perFilter)) out.typed_per_filter_config = sortKeys(perFilter);
 
   const p = r.policy;
-  return withHeaderOps(
-    out,
-    [r.requestHeaders, p.headerModifiers?.request],
-    [r.responseHeaders, p.headerModifiers?.response],
-  );
+  setHeaderOps(out, 'request', r.requestHeaders, p.headerModifiers?.request);
+  setHeaderOps(out, 'response', r.responseHeaders, p.headerModifiers?.response);
+  return out;
 }
 
 function sortKeys(o: Json): Json {
@@ -194,25 +204,24 @@ function sortKeys(o: Json): Json {
 }
 
 /**
-/**
  * The route configurations of one listener: one of the same name; on an HTTPS port one per TLS chain (its Gateway
  * listener's virtual hosts, and one answering 421 for the hosts other listeners serve: TlsChainIR.misdirected).
- * `perFilter` gives each route's policy filter configs, `clusterOf` the Gateway's clusters (a consistent-hash one puts
- * its hash_policy on the routes to it).
+ * `perFilter` gives each route's policy filter configs, `hashPolicies` the hash_policy of the Gateway's consistent-hash
+ * clusters (a route sending to one carries it).
  */
 export function translateRouteConfigs(
   l: ListenerIR,
   perFilter: (r: RouteIR) => Json,
-  clusterOf?: (name: string) => ClusterIR | undefined,
+  hashPolicies: ReadonlyMap<string, Json[]>,
 ): Json[] {
-  if (!l.tls) return [routeConfig(l.name, l.virtualHosts, perFilter, clusterOf)];
+  if (!l.tls) return [routeConfig(l.name, l.virtualHosts, perFilter, hashPolicies)];
   return l.tls.map((c) => {
     const own = new Set(c.virtualHosts ?? []);
     const out = routeConfig(
       c.routeConfig ?? l.name,
       l.virtualHosts.filter((v) => own.has(v.name)),
       perFilter,
-      clusterOf,
+      hashPolicies,
     );
     if (c.misdirected?.length) {
       out.virtual_hosts = [
@@ -232,7 +241,7 @@ function routeConfig(
   name: string,
   vhosts: VirtualHostIR[],
   perFilter: (r: RouteIR) => Json,
-  clusterOf?: (name: string) => ClusterIR | undefined,
+  hashPolicies: ReadonlyMap<string, Json[]>,
 ): Json {
   // A Host header with ":<port>" (a port-forward, a load balancer port) still picks its virtual host, and the backend
   // sees the Host as the client sent it (Gateway API conformance HTTPRouteHostnameIntersection, ListenerPortMatching;
@@ -242,7 +251,7 @@ function routeConfig(
   if (vhosts.length) {
     out.virtual_hosts = vhosts.map((v) => {
       const vh: Json = { name: v.name, domains: v.domains };
-      if (v.routes.length) vh.routes = v.routes.map((r) => translateRoute(r, perFilter(r), clusterOf));
+      if (v.routes.length) vh.routes = v.routes.map((r) => translateRoute(r, perFilter(r), hashPolicies));
       return vh;
     });
   }
