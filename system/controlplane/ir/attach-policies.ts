@@ -168,10 +168,18 @@ function mergedSettings(f: PolicyField, chain: Candidate[]): { settings?: unknow
   return { settings: r.settings };
 }
 
+/** The merge where no policy reaches: one shared, frozen result (nothing writes to a merge's result). */
+const NOTHING_MERGED: MergeResult = Object.freeze({
+  settings: Object.freeze({}),
+  provenance: Object.freeze({}),
+  outcomes: new Map(),
+  fields: Object.freeze([]) as unknown as FieldDecision[],
+});
+
 /** Merges the policies that reach one route entry, field by field (interfaces page "Policies", and mergeType). */
 export function mergePolicies(candidates: Candidate[]): MergeResult {
   // Most route entries have no policy at all, and this runs for every one.
-  if (!candidates.length) return { settings: {}, provenance: {}, outcomes: new Map(), fields: [] };
+  if (!candidates.length) return NOTHING_MERGED;
   // The same policy can attach at several levels (e.g. by targetRef and by selector): its most specific counts.
   const seen = new Set<string>();
   const sorted = [...candidates].sort(byPrecedence).filter((c) => !seen.has(c.policy.key) && seen.add(c.policy.key));
@@ -270,7 +278,8 @@ export class GatewayPolicies<P extends AttachablePolicy> {
   private readonly gatewayReach: readonly P[];
   private readonly routeReach: (route: { namespace: string; name: string; kind?: string }) => readonly P[];
   private readonly atListenerCache = new Map<string, Candidate<P>[]>();
-  private readonly atRuleCache = new Map<string, Candidate<P>[]>();
+  /** Per route (the object mergeAt is given: the IR builder gives one per route) and rule name. */
+  private readonly atRuleCache = new Map<object, Map<string, Candidate<P>[]>>();
 
   /**
    * `gatewayReach`: the policies that may attach to the Gateway (or its listeners); `routeReach`: those that may
@@ -302,6 +311,7 @@ export class GatewayPolicies<P extends AttachablePolicy> {
     const atRule = this.atRule(route, rule);
     const candidates = atListener.length ? (atRule.length ? [...atListener, ...atRule] : atListener) : atRule;
     const merged = mergePolicies(candidates);
+    if (merged.outcomes.size === 0) return { merged, candidates };
     for (const [key, out] of merged.outcomes) {
       const t = this.tally(candidates.find((c) => c.policy.key === key)!.policy);
       for (const f of out.won) t.won.add(f);
@@ -333,12 +343,16 @@ export class GatewayPolicies<P extends AttachablePolicy> {
     route: NonNullable<AttachPoint['route']> & { kind?: string },
     rule: string | undefined,
   ): Candidate<P>[] {
-    const k = `${route.kind ?? 'HTTPRoute'}/${route.namespace}/${route.name}|${rule ?? ''}`;
-    let c = this.atRuleCache.get(k);
+    let byRule = this.atRuleCache.get(route);
+    if (!byRule) {
+      byRule = new Map();
+      this.atRuleCache.set(route, byRule);
+    }
+    let c = byRule.get(rule ?? '');
     if (!c) {
       const { kind: _kind, ...at } = route;
       c = candidatesAt({ route: at, ...(rule !== undefined ? { rule } : {}) }, this.routeReach(route));
-      this.atRuleCache.set(k, c);
+      byRule.set(rule ?? '', c);
     }
     return c;
   }

@@ -4,8 +4,8 @@
 // is not there.
 import { describe, expect, it } from 'vitest';
 import type { GatewayExtension, Service } from '../model.ts';
+import type { RouteWorld } from './backend-refs.ts';
 import { buildExtensionInfo } from './extensions.ts';
-import type { RouteWorld } from './routes.ts';
 
 const svc: Service = {
   apiVersion: 'v1',

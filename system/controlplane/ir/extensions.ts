@@ -3,8 +3,8 @@
 // ext_authz http_service) or a gRPC one (grpc_service.envoy_grpc: its cluster speaks HTTP/2, as Envoy's gRPC client
 // needs, whatever the Service port's appProtocol says).
 import { type ExtensionGrpcService, type ExtensionServiceRef, type GatewayExtension, VENDOR_GROUP } from '../model.ts';
+import { type RouteWorld, resolveServiceRef } from './backend-refs.ts';
 import { toProtoDuration } from './duration.ts';
-import { type RouteWorld, resolveServiceRef } from './routes.ts';
 import type { ClusterIR, ExtAuthIR, ExtProcIR, ObjRef, Outcome, RateLimitExtIR } from './types.ts';
 
 export interface ExtensionInfo {

@@ -19,14 +19,8 @@
 // at admission; EG answers both with Accepted=False UnsupportedValue).
 import { re2Error } from '../../shared/regex.ts';
 import { GATEWAY_GROUP, type GRPCRoute, type GRPCRouteMatch } from '../model.ts';
-import {
-  backendFilterProblems,
-  forwardAction,
-  type RouteInfo,
-  RouteRules,
-  type RouteWorld,
-  ruleFilters,
-} from './routes.ts';
+import { forwardAction, type RouteWorld } from './backend-refs.ts';
+import { backendFilterProblems, type RouteInfo, RouteRules, ruleFilters } from './routes.ts';
 import type { MatchIR, ObjRef, ValidationMode } from './types.ts';
 
 /** GRPCRouteFilter.type's enum (v1.6.1). */

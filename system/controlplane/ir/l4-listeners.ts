@@ -6,9 +6,9 @@
 // weighted clusters; Envoy Gateway merges a UDPRoute's backends into one cluster the same way); an unresolved
 // backend's share is then not refused, unlike TCP's. TLS listeners (TLSRoutes, by SNI): tls-listeners.ts.
 import type { Placement } from './attach-routes.ts';
+import { BLACKHOLE_CLUSTER } from './backend-refs.ts';
 import type { L4RouteInfo } from './l4-routes.ts';
 import type { ListenerState } from './listeners.ts';
-import { BLACKHOLE_CLUSTER } from './routes.ts';
 import { buildTlsListeners } from './tls-listeners.ts';
 import { type ClusterIR, compareStrings, type L4ListenerIR } from './types.ts';
 

@@ -1,12 +1,13 @@
 // One TCPRoute, UDPRoute or TLSRoute (v1, Gateway API v1.6.1: apis/v1/{tcproute,udproute,tlsroute}_types.go),
 // resolved on its own (a TLSRoute's hostnames are the SNI names it serves, intersected with listeners' hostnames at
 // attachment): its single rule's weighted backendRefs against Services and ReferenceGrants (the one resolver HTTPRoutes use,
-// routes.ts). "If unspecified or invalid, the underlying implementation MUST actively reject connection attempts to
+// backend-refs.ts). "If unspecified or invalid, the underlying implementation MUST actively reject connection attempts to
 // this backend ... respect weight": an unresolved backend's share goes to `blackhole-cluster`, which is never
 // defined, so the proxy closes those connections (Envoy's tcp_proxy with an unknown cluster does the same).
 import { GATEWAY_GROUP, type L4Route } from '../model.ts';
 import type { AttachableRoute } from './attach-routes.ts';
-import { BLACKHOLE_CLUSTER, normalizeParentRef, type RouteWorld, resolveServiceRef } from './routes.ts';
+import { BLACKHOLE_CLUSTER, type RouteWorld, resolveServiceRef } from './backend-refs.ts';
+import { normalizeParentRef } from './routes.ts';
 import { type ClusterIR, compareStrings, type ObjRef, type Outcome, type WeightedClusterIR } from './types.ts';
 
 export type L4Kind = 'TCPRoute' | 'UDPRoute' | 'TLSRoute';

@@ -9,6 +9,7 @@ import {
   type TrafficPolicy,
   type TrafficPolicySpec,
 } from '../model.ts';
+import type { RouteWorld } from './backend-refs.ts';
 import { toProtoDuration } from './duration.ts';
 import type { ExtensionInfo } from './extensions.ts';
 import {
@@ -26,7 +27,6 @@ import type { MergeType } from './policy-merge.ts';
 import { rateLimitMergeSettings, rateLimitSettings } from './policy-ratelimit.ts';
 import { rbacSettings } from './policy-rbac.ts';
 import { transformationSettings } from './policy-transformation.ts';
-import type { RouteWorld } from './routes.ts';
 import type { Finding, Outcome, PolicySettings, ValidationMode } from './types.ts';
 
 export interface PolicyInfo extends PolicyIdentity {

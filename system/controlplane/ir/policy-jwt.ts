@@ -5,8 +5,8 @@
 import { parseJwks } from '../../shared/jwks.ts';
 import { VENDOR_GROUP } from '../model.ts';
 import type { JwtSpec } from '../model-policy-fields.ts';
+import { type RouteWorld, resolveServiceRef } from './backend-refs.ts';
 import type { FieldReader } from './field-reader.ts';
-import { type RouteWorld, resolveServiceRef } from './routes.ts';
 import type { JwtIR, JwtProviderIR } from './types.ts';
 
 /** How long the proxy waits for a remote JWKS (Envoy's http_uri.timeout is required; Envoy Gateway uses 10s). */

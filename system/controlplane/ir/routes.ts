@@ -12,13 +12,10 @@ import {
   type HTTPRouteMatch,
   type HTTPRouteRule,
   type ParentRef,
-  type ReferenceGrant,
-  type Service,
 } from '../model.ts';
-import { backendProtocol } from './backend-protocol.ts';
+import { forwardAction, type RouteWorld, resolveServiceRef } from './backend-refs.ts';
 import { toProtoDuration } from './duration.ts';
 import { corsSettings, headerOps } from './http-settings.ts';
-import { missingGrantMessage, referenceAllowed } from './refgrant.ts';
 import {
   type ActionIR,
   type ClusterIR,
@@ -31,10 +28,7 @@ import {
   type Outcome,
   type RouteEntryIR,
   type ValidationMode,
-  type WeightedClusterIR,
 } from './types.ts';
-
-export const BLACKHOLE_CLUSTER = 'blackhole-cluster';
 
 export interface NormalizedParentRef {
   group: string;
@@ -62,16 +56,6 @@ export interface RouteInfo {
   resolvedRefs: Outcome;
   clusters: ClusterIR[];
   findings: Finding[];
-}
-
-/** Reads the route depends on; each is a tracked dependency in the pipeline. */
-export interface RouteWorld {
-  service(namespace: string, name: string): Service | undefined;
-  referenceGrants(namespace: string): ReferenceGrant[];
-}
-
-export function clusterName(namespace: string, service: string, port: number): string {
-  return `kube_${namespace}_${service}_${port}`;
 }
 
 export function normalizeParentRef(routeNs: string, p: ParentRef): NormalizedParentRef {
@@ -102,61 +86,6 @@ export function routeGatewayKeys(
     else if (n.kind === 'ListenerSet') keys.add(`ListenerSet/${n.namespace}/${n.name}`);
   }
   return [...keys];
-}
-
-interface BackendResolution {
-  cluster?: ClusterIR;
-  error?: { reason: 'BackendNotFound' | 'RefNotPermitted' | 'InvalidKind'; message: string };
-}
-
-export function resolveServiceRef(
-  world: RouteWorld,
-  from: { group: string; kind: string; namespace: string },
-  ref: BackendObjectRef,
-  field: string,
-): BackendResolution {
-  const group = ref.group ?? '';
-  const kind = ref.kind ?? 'Service';
-  if (group !== '' || kind !== 'Service') {
-    return {
-      error: {
-        reason: 'InvalidKind',
-        message: `${field}: ${group || 'core'}/${kind} is not a supported backend kind (use a core Service)`,
-      },
-    };
-  }
-  const ns = ref.namespace ?? from.namespace;
-  // A reference into the route's own namespace needs no grant: the grants are not read (nor depended on) for it.
-  if (ns !== from.namespace) {
-    const to = { group: '', kind: 'Service', namespace: ns, name: ref.name };
-    if (!referenceAllowed(world.referenceGrants(ns), from, to)) {
-      return { error: { reason: 'RefNotPermitted', message: `${field}: ${missingGrantMessage(from, to)}` } };
-    }
-  }
-  const svc = world.service(ns, ref.name);
-  if (!svc) return { error: { reason: 'BackendNotFound', message: `${field}: Service ${ns}/${ref.name} not found` } };
-  if (ref.port === undefined) {
-    return { error: { reason: 'BackendNotFound', message: `${field}.port: required for a Service backend` } };
-  }
-  const port = (svc.spec?.ports ?? []).find((p) => p.port === ref.port);
-  if (!port) {
-    const have = (svc.spec?.ports ?? []).map((p) => p.port).join(', ') || 'none';
-    return {
-      error: {
-        reason: 'BackendNotFound',
-        message: `${field}: Service ${ns}/${ref.name} has no port ${ref.port} (ports: ${have})`,
-      },
-    };
-  }
-  const cluster: ClusterIR = {
-    name: clusterName(ns, ref.name, ref.port),
-    namespace: ns,
-    service: ref.name,
-    port: ref.port,
-  };
-  const protocol = backendProtocol(port.appProtocol);
-  if (protocol) cluster.protocol = protocol;
-  return { cluster };
 }
 
 function normalizeMatch(m: HTTPRouteMatch): MatchIR {
@@ -543,60 +472,4 @@ function mirrorFraction(m: NonNullable<HTTPRouteFilter['requestMirror']>): { per
   }
   if (m.percent !== undefined && m.percent < 100) return { perMillion: m.percent * 10_000 };
   return {};
-}
-
-/**
- * The rule's weighted backends; with none resolved, a direct answer of `invalidStatus` (HTTPRoute: 500, as the spec
- * asks; GRPCRoute: 503, which gRPC clients read as UNAVAILABLE).
- */
-export function forwardAction(
-  world: RouteWorld,
-  from: { group: string; kind: string; namespace: string },
-  rule: { backendRefs?: HTTPRouteRule['backendRefs'] },
-  rf: string,
-  refErrors: { reason: string; message: string }[],
-  clusters: Map<string, ClusterIR>,
-  invalidStatus = 500,
-): ActionIR {
-  const refs = rule.backendRefs ?? [];
-  if (!refs.length) return { type: 'direct', status: invalidStatus, reason: `${rf}: no backendRefs` };
-  const backends: WeightedClusterIR[] = [];
-  refs.forEach((b, bi) => {
-    const weight = b.weight ?? 1;
-    const res = resolveServiceRef(world, from, b, `${rf}.backendRefs[${bi}]`);
-    if (res.error) refErrors.push(res.error);
-    if (weight === 0) return;
-    if (res.cluster) {
-      clusters.set(res.cluster.name, res.cluster);
-      const own = backendHeaderOps(b.filters);
-      // Two refs to one Service share a weighted cluster entry, unless either has filters of its own.
-      const same = own ? undefined : backends.find((x) => x.cluster === res.cluster!.name && !hasOwnHeaders(x));
-      if (same) same.weight += weight;
-      else backends.push({ cluster: res.cluster.name, weight, ...own });
-    } else {
-      const bh = backends.find((x) => x.cluster === BLACKHOLE_CLUSTER);
-      if (bh) bh.weight += weight;
-      else backends.push({ cluster: BLACKHOLE_CLUSTER, weight });
-    }
-  });
-  const live = backends.filter((b) => b.cluster !== BLACKHOLE_CLUSTER);
-  if (!live.length) {
-    const why = backends.length ? 'no backendRef resolved' : 'every backendRef has weight 0';
-    return { type: 'direct', status: invalidStatus, reason: `${rf}: ${why}` };
-  }
-  return { type: 'forward', backends };
-}
-
-/** A backendRef's header filters, or undefined when it has none. */
-function backendHeaderOps(filters: HTTPRouteFilter[] | undefined): Partial<WeightedClusterIR> | undefined {
-  const request = filters?.find((f) => f.type === 'RequestHeaderModifier');
-  const response = filters?.find((f) => f.type === 'ResponseHeaderModifier');
-  const requestHeaders = headerOps(request?.requestHeaderModifier);
-  const responseHeaders = headerOps(response?.responseHeaderModifier);
-  if (!requestHeaders && !responseHeaders) return undefined;
-  return { ...(requestHeaders ? { requestHeaders } : {}), ...(responseHeaders ? { responseHeaders } : {}) };
-}
-
-function hasOwnHeaders(w: WeightedClusterIR): boolean {
-  return w.requestHeaders !== undefined || w.responseHeaders !== undefined;
 }

@@ -181,11 +181,10 @@ function inPrecedenceOrder(list: PlacedEntry[]): PlacedEntry[] {
 
 /** The entry with the settings of the policies that reach it merged, and where each came from. */
 function withPolicies({ e, r, listener }: PlacedEntry, policies: GatewayPolicies<PolicyInfo>, findings: Findings) {
-  const route = { kind: r.ref.kind, namespace: r.ref.namespace, name: r.ref.name, labels: r.labels };
-  const { merged, candidates } = policies.mergeAt(listener, route, e.ruleName || undefined);
+  const { merged, candidates } = policies.mergeAt(listener, attachPointOf(r), e.ruleName || undefined);
   for (const c of candidates) findings.add(c.policy.findings);
   // Where several policies set a field, the decision itself (winner, the others and the rule): translate prints it.
-  const contested = merged.fields.filter((f) => f.over.length || f.mergeRefused);
+  const contested = merged.fields.length ? merged.fields.filter((f) => f.over.length || f.mergeRefused) : merged.fields;
   const out: RouteIR = {
     ...e,
     policy: merged.settings,
@@ -193,6 +192,19 @@ function withPolicies({ e, r, listener }: PlacedEntry, policies: GatewayPolicies
     ...(contested.length ? { precedence: contested } : {}),
   };
   return out;
+}
+
+type RouteAttachPoint = { kind: string; namespace: string; name: string; labels: Record<string, string> };
+const attachPoints = new WeakMap<RouteInfo, RouteAttachPoint>();
+
+/** The route as policy attachment sees it, one object per RouteInfo (GatewayPolicies caches its candidates by it). */
+function attachPointOf(r: RouteInfo): RouteAttachPoint {
+  let at = attachPoints.get(r);
+  if (!at) {
+    at = { kind: r.ref.kind, namespace: r.ref.namespace, name: r.ref.name, labels: r.labels };
+    attachPoints.set(r, at);
+  }
+  return at;
 }
 
 /** Adds the backend and mirror clusters a route entry sends to (without building lists: this runs per entry). */

@@ -8,7 +8,7 @@
 // matches: Envoy closes the connection (listener stat no_filter_chain_match). Shapes: envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.proto and
 // envoy/extensions/filters/udp/udp_proxy/v3/{udp_proxy,route}.proto (the protos in @grpc/grpc-js-xds).
 import { TYPE_URL } from '../../../shared/envoy/protos.ts';
-import { BLACKHOLE_CLUSTER } from '../../ir/routes.ts';
+import { BLACKHOLE_CLUSTER } from '../../ir/backend-refs.ts';
 import type { L4ListenerIR, WeightedClusterIR } from '../../ir/types.ts';
 import type { Json } from './envoy.ts';
 import { TLS_INSPECTOR, tlsFilterChain } from './tls.ts';

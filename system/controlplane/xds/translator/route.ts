@@ -4,7 +4,7 @@
 // of a consistent-hash backend (cluster-settings.ts).
 import { TYPE_URL } from '../../../shared/envoy/protos.ts';
 import { escapeRe2 } from '../../../shared/regex.ts';
-import { BLACKHOLE_CLUSTER } from '../../ir/routes.ts';
+import { BLACKHOLE_CLUSTER } from '../../ir/backend-refs.ts';
 import type {
   HeaderOpsIR,
   ListenerIR,
