@@ -9,7 +9,8 @@
 //     work: V8's memory reducer gives freed heap back 8-16 s after a burst, system/controlplane/memory-reducer.ts) and
 //     the peak during the run.
 // Writes reports/bench/controlplane.json and controlplane.md. The machine is shared: the load average is recorded
-// beside the figures. BENCH_MEM=1 prints the memory of the control plane process at each step.
+// beside the figures. BENCH_MEM=1 prints the memory of the control plane process at each step. `--vs <checkout>`:
+// this full translation against another checkout's, side by side (controlplane/versus.ts).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -117,13 +118,18 @@ function route(r: number, edit: number): any {
   };
 }
 
-/** Full translation, resources → IR → xDS JSON, on a fresh pipeline each time (its own process: no memory left over). */
+/**
+ * Full translation, resources → IR → xDS JSON, on a fresh pipeline each time (its own process: no memory left over).
+ * `--translate [checkout] [count]`: that checkout's control plane (--vs: another's), `count` translations (4); the
+ * first, with the modules' first run in it, is left out.
+ */
 async function translateChild(): Promise<void> {
-  const { Pipeline } = await import('../system/controlplane/pipeline.ts');
-  const { Runtime } = await import('../system/controlplane/krt/collection.ts');
+  const [checkout = root, count = '4'] = process.argv.slice(process.argv.indexOf('--translate') + 1);
+  const { Pipeline } = await import(join(checkout, 'system', 'controlplane', 'pipeline.ts'));
+  const { Runtime } = await import(join(checkout, 'system', 'controlplane', 'krt', 'collection.ts'));
   const objs = objects();
   const translation: number[] = [];
-  for (let i = 0; i < 4; i++) {
+  for (let i = 0; i < Number(count); i++) {
     const rt = new Runtime({ autoFlush: false, start: false });
     const p = new Pipeline({ mode: 'strict', runtime: rt });
     for (const o of objs) p.inputFor(o.kind)!.upsert(o);
@@ -528,4 +534,7 @@ function controlplaneMarkdown(result: {
 
 if (process.argv.includes('--child')) await child();
 else if (process.argv.includes('--translate')) await translateChild();
-else await parent();
+else if (process.argv[2] === '--vs') {
+  const { translationVersus } = await import('./controlplane/versus.ts');
+  await translationVersus(process.argv[3] ?? '', { routes: ROUTES, rules: RULES, gateways: GATEWAYS });
+} else await parent();

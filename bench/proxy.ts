@@ -33,7 +33,8 @@
 // Its parts also run by hand, for profiling one path: `--bootstrap <app port>` prints the proxy's bootstrap with the
 // bench's route table, `--bare <app port>` starts the bare proxy, `--bare-protocols <app port> <cert> <key>` the bare
 // HTTPS/h2/h2c proxies, and `--load <port> <path> <rate> <warm-up s> <s>
-// [latencies file]` runs the open-loop generator and prints its result as JSON. Each mode loads only its own modules.
+// [latencies file]` runs the open-loop generator and prints its result as JSON. `--vs <checkout>` measures this
+// proxy against another checkout's, side by side (proxy/versus.ts). Each mode loads only its own modules.
 
 const mode = process.argv[2];
 if (mode === '--bare-protocols') {
@@ -54,10 +55,15 @@ if (mode === '--bare-protocols') {
 } else {
   const { cleanUpOnExit, killChildren } = await import('./shared/processes.ts');
   const { progress } = await import('./shared/reports.ts');
-  const { runProxyBench } = await import('./proxy/run.ts');
   cleanUpOnExit();
   try {
-    await runProxyBench();
+    if (mode === '--vs') {
+      const { proxyVersus } = await import('./proxy/versus.ts');
+      await proxyVersus(process.argv[3] ?? '');
+    } else {
+      const { runProxyBench } = await import('./proxy/run.ts');
+      await runProxyBench();
+    }
     process.exit(0);
   } catch (err) {
     progress('proxy')(`failed: ${(err as Error).stack ?? err}`);

@@ -40,20 +40,28 @@ export function httpGet(url: string): Promise<string> {
   );
 }
 
-/** Starts the proxy process on `bootstrap` and waits for the admin address it writes (--admin-address-path). */
+/**
+ * Starts the proxy process on `bootstrap` and waits for the admin address it writes (--admin-address-path); `root`:
+ * the checkout whose proxy it is (bench:proxy --vs: another one's, side by side with this one's).
+ */
 export async function startProxyProcess(
   bootstrap: J,
   dir: string,
   name: string,
+  root = repoRoot,
 ): Promise<{ child: ChildProcess; admin: string }> {
   const file = join(dir, `${name}.json`);
   const addrFile = join(dir, `${name}.admin`);
   writeFileSync(file, JSON.stringify(bootstrap));
   const child = track(
-    spawn(process.execPath, [systemMain, 'proxy', '-c', file, '--admin-address-path', addrFile, '-l', 'warning'], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      cwd: repoRoot,
-    }),
+    spawn(
+      process.execPath,
+      [join(root, 'system', 'main.ts'), 'proxy', '-c', file, '--admin-address-path', addrFile, '-l', 'warning'],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        cwd: root,
+      },
+    ),
   );
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
