@@ -4,9 +4,9 @@
 // order inside a pair alternating, each process translating BENCH_VS_TRANSLATIONS times (12) and counting the median
 // of all but its first two (module loading, the JIT warming up) → per checkout the median of those medians, and this
 // one's time over the other's. Writes reports/bench/controlplane-vs.json and controlplane-vs.md.
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { versusCheckout } from '../shared/checkout.ts';
 import { repoRoot } from '../shared/paths.ts';
 import { progress, reportJson, writeReports } from '../shared/reports.ts';
 import { median, round1, round2 } from '../shared/stats.ts';
@@ -14,14 +14,6 @@ import { median, round1, round2 } from '../shared/stats.ts';
 const step = progress('controlplane');
 const PAIRS = Number(process.env.BENCH_VS_PAIRS ?? 8);
 const TRANSLATIONS = Number(process.env.BENCH_VS_TRANSLATIONS ?? 12);
-
-function commitOf(root: string): string {
-  try {
-    return execFileSync('git', ['-C', root, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-  } catch {
-    return '?';
-  }
-}
 
 /** One translation process on `checkout`'s control plane: its translations' ms (the first left out by the child). */
 function translations(checkout: string): Promise<number[]> {
@@ -46,14 +38,7 @@ export async function translationVersus(
   otherRoot: string,
   scale: { routes: number; rules: number; gateways: number },
 ): Promise<void> {
-  const other = resolve(otherRoot);
-  if (!existsSync(join(other, 'system', 'controlplane', 'pipeline.ts')) || !existsSync(join(other, 'node_modules'))) {
-    throw new Error(
-      `--vs ${otherRoot}: not a checkout with its dependencies (want system/controlplane/pipeline.ts and ` +
-        'node_modules/); make one with `git worktree add <dir> <commit> && (cd <dir> && npm ci)`',
-    );
-  }
-  const names = { self: `this (${commitOf(repoRoot)})`, other: `other (${commitOf(other)})` };
+  const { other, names } = versusCheckout(otherRoot, join('system', 'controlplane', 'pipeline.ts'));
   step(
     `${names.self} vs ${names.other}: full translation of ${scale.routes} HTTPRoutes × ${scale.rules} rules over ` +
       `${scale.gateways} Gateways, ${PAIRS} pairs of processes × ${TRANSLATIONS} translations`,

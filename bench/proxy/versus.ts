@@ -1,14 +1,7 @@
-// `npm run bench:proxy -- --vs <checkout>`: this checkout's proxy against another's (a commit before a change, in a
-// worktree with its own `npm ci`), side by side in one run on one machine: the sample application, then both
-// proxies on the bench's route table (route-table.ts: the same bootstrap for both), then closed-loop rounds loading
-// both at once (side-by-side.ts, concurrent: whatever else the machine does weighs on both alike; an A/A run of one
-// proxy twice reads 1.00-1.06) → per proxy req/s, p50/p99 and CPU µs per request, and this one's throughput over the
-// other's. Writes reports/bench/proxy-vs.json and proxy-vs.md.
-
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { versusCheckout } from '../shared/checkout.ts';
 import { repoRoot, systemMain } from '../shared/paths.ts';
 import { startNode } from '../shared/processes.ts';
 import { progress, reportJson, writeReports } from '../shared/reports.ts';
@@ -20,24 +13,8 @@ import { medianRatio, sideBySide } from './side-by-side.ts';
 
 const step = progress('proxy');
 
-/** The checkout's commit, for the report (`?` outside git). */
-function commitOf(root: string): string {
-  try {
-    return execFileSync('git', ['-C', root, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-  } catch {
-    return '?';
-  }
-}
-
 export async function proxyVersus(otherRoot: string): Promise<void> {
-  const other = resolve(otherRoot);
-  if (!existsSync(join(other, 'system', 'main.ts')) || !existsSync(join(other, 'node_modules'))) {
-    throw new Error(
-      `--vs ${otherRoot}: not a checkout with its dependencies (want system/main.ts and node_modules/); make one with ` +
-        '`git worktree add <dir> <commit> && (cd <dir> && npm ci)`',
-    );
-  }
-  const names = { self: `this (${commitOf(repoRoot)})`, other: `other (${commitOf(other)})` };
+  const { other, names } = versusCheckout(otherRoot, join('system', 'main.ts'));
   const dir = mkdtempSync(join(tmpdir(), 'gwlab-bench-vs-'));
   try {
     const app = await startNode(
