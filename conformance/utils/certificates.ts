@@ -2,8 +2,9 @@
 // (Gateway API v1.6.1): RSA 2048, valid a year, subject CN=default O=Acme Co, SANs from the hosts (IP, DNS name or
 // URI), self-signed or signed by a CA that the suite stores in a ConfigMap (ca.crt and key.crt) and TLS Secrets
 // (kubernetes.io/tls) with tls.crt and tls.key. node-forge builds them (the project's X.509 library).
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { generateKeyPairSync } from 'node:crypto';
 import forge from 'node-forge';
+import { certificateSerial } from '../../lab/embedded/apiserver/pki.ts';
 import type { KObj, Kube } from '../../lab/toolkit/kube.ts';
 
 export interface Ca {
@@ -23,8 +24,6 @@ function rsaKey(): { pub: forge.pki.rsa.PublicKey; priv: forge.pki.rsa.PrivateKe
   return { priv, pub: forge.pki.rsa.setPublicKey(priv.n, priv.e), pem };
 }
 
-const serial = () => `00${randomBytes(16).toString('hex')}`;
-
 function sanOf(h: string): Record<string, unknown> {
   if (/^\d+\.\d+\.\d+\.\d+$/.test(h) || (h.includes(':') && !h.includes('/'))) return { type: 7, ip: h };
   if (/^[A-Za-z0-9*]([A-Za-z0-9.*-]*)$/.test(h) && h.length <= 253) return { type: 2, value: h };
@@ -36,7 +35,7 @@ export function rsaCert(hosts: string[], usage: 'server' | 'client', ca?: Ca): {
   const { pub, priv, pem } = rsaKey();
   const c = forge.pki.createCertificate();
   c.publicKey = pub;
-  c.serialNumber = serial();
+  c.serialNumber = certificateSerial();
   c.validity.notBefore = new Date();
   c.validity.notAfter = new Date(Date.now() + 365 * 24 * 3600_000);
   const subject = [

@@ -90,7 +90,7 @@ function certificate(c: CertSpec): string {
     asn1.create(asn1.Class.CONTEXT_SPECIFIC, 0, true, [
       asn1.create(U, asn1.Type.INTEGER, false, asn1.integerToDer(2).getBytes()),
     ]),
-    asn1.create(U, asn1.Type.INTEGER, false, forge.util.hexToBytes(serial())),
+    asn1.create(U, asn1.Type.INTEGER, false, forge.util.hexToBytes(certificateSerial())),
     sigAlg,
     c.issuer ?? subject,
     seq([utcTime(new Date(now - 60_000)), utcTime(new Date(now + c.years * 365 * 24 * 3600_000))]),
@@ -125,10 +125,15 @@ function subjectOf(certPem: string): forge.asn1.Asn1 {
   return tbs[tbs[0].tagClass === asn1.Class.CONTEXT_SPECIFIC ? 5 : 4];
 }
 
-function serial(): string {
-  // Positive, 16 bytes.
+/**
+ * A random positive 128-bit certificate serial number in hex, in its minimal DER form: the first byte 0x01-0x7f, so
+ * neither a leading zero nor a sign byte. (Clearing only the sign bit left a zero first byte once in 128 draws, a
+ * non-minimal INTEGER when the next byte is below 0x80: OpenSSL refuses that certificate, "asn1 encoding
+ * routines::illegal padding", and so does Go's x509, kubectl's.) The conformance tests' certificates use it too.
+ */
+export function certificateSerial(): string {
   const b = randomBytes(16);
-  b[0] &= 0x7f;
+  b[0] = 1 + (b[0]! % 0x7f);
   return b.toString('hex');
 }
 
