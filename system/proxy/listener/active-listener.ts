@@ -19,11 +19,11 @@ import type { SniTcpProxy } from '../network/tls-inspector.ts';
 import type { UdpProxy } from '../network/udp-proxy.ts';
 import type { Counter, Gauge, Histogram, StatsStore } from '../stats.ts';
 import { strerror } from '../strerror.ts';
-import { chainOf, clientCertError, isNoClientCertError } from './client-cert.ts';
+import { chainOf, clientCertError, isNoClientCertError } from '../tls/client-cert.ts';
+import { SslStats } from '../tls/ssl-stats.ts';
+import { pickTlsChain, tlsError } from '../tls/tls-config.ts';
 import { type CodecOwner, HttpCodecServers, type HttpProtocol } from './http-codec.ts';
 import type { ListenerSpec } from './listener-config.ts';
-import { SslStats } from './ssl-stats.ts';
-import { pickTlsChain, tlsError } from './tls-config.ts';
 
 /** What serves a listener's traffic: the HTTP connection manager, a tcp_proxy or a udp_proxy. */
 export type NetworkRuntime = HcmRuntime | TcpProxy | SniTcpProxy | UdpProxy;

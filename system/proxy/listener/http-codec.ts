@@ -17,9 +17,9 @@ import tls from 'node:tls';
 import type { DownstreamUpgrade } from '../filters/filter-api.ts';
 import { type HcmConfig, headerOverflow, MAX_HEADERS_KB_LIMIT } from '../http/hcm-config.ts';
 import type { Counter } from '../stats.ts';
-import { type ClientCertCheck, chainOf, checkClientCert, requestClientCert } from './client-cert.ts';
-import type { TlsChain } from './tls-config.ts';
-import { pickTlsChain } from './tls-config.ts';
+import { type ClientCertCheck, chainOf, checkClientCert, requestClientCert } from '../tls/client-cert.ts';
+import type { TlsChain } from '../tls/tls-config.ts';
+import { pickTlsChain } from '../tls/tls-config.ts';
 
 export type HttpProtocol = 'http1' | 'http2';
 

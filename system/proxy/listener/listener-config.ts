@@ -10,7 +10,7 @@ import { ConfigError, durationMs } from '../config/errors.ts';
 import { compileTcpProxy, type TcpProxyConfig } from '../network/tcp-proxy.ts';
 import { compileSniChains, isSniTcpListener, type SniChain } from '../network/tls-inspector.ts';
 import { compileUdpProxy, type UdpProxyConfig } from '../network/udp-proxy.ts';
-import { checkTlsChainMatch, compileTlsChain, DOWNSTREAM_TLS_CONTEXT, type TlsChain } from './tls-config.ts';
+import { checkTlsChainMatch, compileTlsChain, DOWNSTREAM_TLS_CONTEXT, type TlsChain } from '../tls/tls-config.ts';
 
 type J = Record<string, any>;
 

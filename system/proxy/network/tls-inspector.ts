@@ -15,10 +15,10 @@
 import type net from 'node:net';
 import tls from 'node:tls';
 import { ConfigError } from '../config/errors.ts';
-import { SslStats } from '../listener/ssl-stats.ts';
-import { compileTlsChain, pickTlsChain, type TlsChain, tlsError } from '../listener/tls-config.ts';
 import type { Logger } from '../log.ts';
 import type { Counter, Histogram } from '../stats.ts';
+import { SslStats } from '../tls/ssl-stats.ts';
+import { compileTlsChain, pickTlsChain, type TlsChain, tlsError } from '../tls/tls-config.ts';
 import { parseClientHello } from './client-hello.ts';
 import { compileTcpProxy, TcpProxy, type TcpProxyConfig, type TcpProxyDeps } from './tcp-proxy.ts';
 
@@ -77,7 +77,7 @@ export function compileSniChains(l: J, listener: string): SniChain[] {
       throw new ConfigError(`${where}: transport_socket ${ts.name ?? ''} is not supported`);
     const terminate = ts && typeName(ts.typed_config) === TLS_CONTEXT_TYPE;
     const tls = terminate ? compileTlsChain(c, listener, i) : undefined;
-    // Client certificates are verified on HTTPS chains only (listener/client-cert.ts), not refused silently here.
+    // Client certificates are verified on HTTPS chains only (tls/client-cert.ts), not refused silently here.
     if (tls?.clientCert)
       throw new ConfigError(`${where}: client certificate validation before tcp_proxy is not supported`);
     return {

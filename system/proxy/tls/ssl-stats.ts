@@ -7,14 +7,14 @@ import type { Counter, StatsStore } from '../stats.ts';
  * A TLS listener's `<listener prefix>ssl.*` stats, as Envoy's TLS context counts them (source/common/tls/
  * context_impl.cc, docs configuration/listeners/stats "TLS statistics"): handshake, connection_error (a handshake
  * that failed, e.g. no filter chain for the SNI), no_certificate (a handshake without a client certificate),
- * fail_verify_no_cert and fail_verify_error (client certificate validation, listener/client-cert.ts), and per
+ * fail_verify_no_cert and fail_verify_error (client certificate validation, tls/client-cert.ts), and per
  * handshake ssl.versions.<TLS version> and ssl.ciphers.<cipher>.
  */
 export class SslStats {
   readonly handshake: Counter;
   readonly connection_error: Counter;
   readonly no_certificate: Counter;
-  /** Client certificates (listener/client-cert.ts): required and missing; not chaining to the trusted CAs. */
+  /** Client certificates (tls/client-cert.ts): required and missing; not chaining to the trusted CAs. */
   readonly fail_verify_no_cert: Counter;
   readonly fail_verify_error: Counter;
   private readonly prefix: string;
