@@ -12,9 +12,9 @@ import { join } from 'node:path';
 import { progress } from '../shared/reports.ts';
 import { median, round2 } from '../shared/stats.ts';
 import { proxyBootstrap } from './route-table.ts';
-import { httpGet, listenerPort, type Servers, startProxyProcess } from './servers.ts';
+import { httpGet, type Servers, startProxyProcess } from './servers.ts';
 import { CONNECTIONS, DURATION, type J } from './settings.ts';
-import { sideBySide } from './side-by-side.ts';
+import { proxiesSideBySide } from './side-by-side.ts';
 
 const step = progress('proxy');
 export const ACCESS_LOG_ROUNDS = Number(process.env.BENCH_ACCESS_LOG_ROUNDS ?? 3);
@@ -80,15 +80,7 @@ export async function accessLogPhase(servers: Servers, dir: string): Promise<Acc
   // Both fresh (the soak phase stopped the first proxy process), so that they differ only by the access log.
   const plain = await startProxyProcess(proxyBootstrap(servers.appPort), dir, 'access-log-plain');
   const logging = await startProxyProcess(loggingBootstrap(servers.appPort, file), dir, 'access-log');
-  const s = await sideBySide(
-    { plain: await listenerPort(plain.admin), logged: await listenerPort(logging.admin) },
-    {
-      rounds: ACCESS_LOG_ROUNDS,
-      seconds: DURATION,
-      pids: { plain: plain.child.pid!, logged: logging.child.pid! },
-      concurrent: true,
-    },
-  );
+  const s = await proxiesSideBySide({ plain, logged: logging }, { rounds: ACCESS_LOG_ROUNDS, seconds: DURATION });
   const rounds: AccessLogResult['rounds'] = s.perRound.map((r) => ({
     plainRps: r.plain.rps,
     loggedRps: r.logged.rps,

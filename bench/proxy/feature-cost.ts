@@ -8,9 +8,9 @@
 // the rounds, and each proxy's CPU µs per request.
 import { progress } from '../shared/reports.ts';
 import { proxyBootstrap } from './route-table.ts';
-import { listenerPort, type Servers, startProxyProcess } from './servers.ts';
+import { type Servers, startProxyProcess } from './servers.ts';
 import { CONNECTIONS, DURATION, type J } from './settings.ts';
-import { medianRatio, type SideBySide, sideBySide } from './side-by-side.ts';
+import { medianRatio, proxiesSideBySide, type SideBySide } from './side-by-side.ts';
 
 const step = progress('proxy');
 const ROUNDS = Number(process.env.BENCH_FEATURE_ROUNDS ?? 4);
@@ -79,15 +79,7 @@ export async function featureCostPhase(servers: Servers, dir: string): Promise<F
   const without = await startProxyProcess(withoutBootstrap(servers.appPort), dir, 'feature-without');
   const withFeatures = await startProxyProcess(w.bootstrap, dir, 'feature-with');
   try {
-    const s = await sideBySide(
-      { without: await listenerPort(without.admin), with: await listenerPort(withFeatures.admin) },
-      {
-        rounds: ROUNDS,
-        seconds: DURATION,
-        pids: { without: without.child.pid!, with: withFeatures.child.pid! },
-        concurrent: true,
-      },
-    );
+    const s = await proxiesSideBySide({ without, with: withFeatures }, { rounds: ROUNDS, seconds: DURATION });
     const out = { ...s, rounds: ROUNDS, ratio: medianRatio(s, 'with', 'without'), featuredRoutes: w.featured };
     step(
       `  with/without ${out.ratio} (${s.median.with.rps} against ${s.median.without.rps} req/s); CPU µs/request ${s.median.without.cpuUs} → ${s.median.with.cpuUs}`,

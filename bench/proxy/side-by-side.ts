@@ -8,9 +8,11 @@
 // variant at once (CONNECTIONS connections each) instead of one after the other: they share the machine in the same
 // window, so what it does meanwhile weighs on all of them alike and their throughput ratio is their cost ratio (an A/A
 // run of one configuration twice reads 1.00-1.06 here, interleaved rounds ±20%).
+import type { ChildProcess } from 'node:child_process';
 import { progress } from '../shared/reports.ts';
 import { median, round2 } from '../shared/stats.ts';
 import { autocannonRun, type Throughput } from './closed-loop.ts';
+import { listenerPort } from './servers.ts';
 import { PROXY_PATH } from './settings.ts';
 import { windowSampler } from './window.ts';
 
@@ -84,4 +86,21 @@ export async function sideBySide<K extends string>(
   const med = {} as Record<K, RoundThroughput>;
   for (const k of names) med[k] = pooled(perRound.map((r) => r[k]));
   return { perRound, median: med };
+}
+
+/**
+ * Proxy processes (servers.ts startProxyProcess) side by side, loaded at once: each one's listener port (from its
+ * admin) and its process for CPU per request.
+ */
+export async function proxiesSideBySide<K extends string>(
+  proxies: Record<K, { child: ChildProcess; admin: string }>,
+  o: { rounds: number; seconds: number },
+): Promise<SideBySide<K>> {
+  const ports = {} as Record<K, number>;
+  const pids = {} as Record<K, number>;
+  for (const k of Object.keys(proxies) as K[]) {
+    ports[k] = await listenerPort(proxies[k].admin);
+    pids[k] = proxies[k].child.pid!;
+  }
+  return sideBySide(ports, { ...o, pids, concurrent: true });
 }

@@ -7,9 +7,9 @@ import { startNode } from '../shared/processes.ts';
 import { progress, reportJson, writeReports } from '../shared/reports.ts';
 import { round2 } from '../shared/stats.ts';
 import { proxyBootstrap } from './route-table.ts';
-import { listenerPort, startProxyProcess } from './servers.ts';
+import { startProxyProcess } from './servers.ts';
 import { DURATION, FIXED_ROUNDS } from './settings.ts';
-import { medianRatio, sideBySide } from './side-by-side.ts';
+import { medianRatio, proxiesSideBySide } from './side-by-side.ts';
 
 const step = progress('proxy');
 
@@ -26,15 +26,7 @@ export async function proxyVersus(otherRoot: string): Promise<void> {
     const self = await startProxyProcess(bootstrap, dir, 'self');
     const them = await startProxyProcess(bootstrap, dir, 'other', other);
     step(`${names.self} vs ${names.other}: ${FIXED_ROUNDS} rounds of ${DURATION} s, both loaded at once`);
-    const s = await sideBySide(
-      { self: await listenerPort(self.admin), other: await listenerPort(them.admin) },
-      {
-        rounds: FIXED_ROUNDS,
-        seconds: DURATION,
-        pids: { self: self.child.pid!, other: them.child.pid! },
-        concurrent: true,
-      },
-    );
+    const s = await proxiesSideBySide({ self, other: them }, { rounds: FIXED_ROUNDS, seconds: DURATION });
     const ratio = medianRatio(s, 'self', 'other');
     const cpuRatio =
       s.median.self.cpuUs && s.median.other.cpuUs ? round2(s.median.self.cpuUs / s.median.other.cpuUs) : undefined;
