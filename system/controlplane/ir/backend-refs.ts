@@ -84,6 +84,8 @@ function serviceCluster(svc: Service, port: { port: number; appProtocol?: string
     cluster = { name: clusterName(ns, name, port.port), namespace: ns, service: name, port: port.port };
     const protocol = backendProtocol(port.appProtocol);
     if (protocol) cluster.protocol = protocol;
+    // Shared by every route to that port: frozen, so a writer fails loudly instead of changing them all.
+    Object.freeze(cluster);
     byPort.set(port.port, cluster);
   }
   return cluster;
