@@ -6,7 +6,7 @@ import { buildListenerPolicyInfo, type ListenerPolicyInfo, listenerPolicyTargetK
 import type { PolicyAncestorReport } from './ir/policy-reports.ts';
 import type { ValidationMode } from './ir/types.ts';
 import type { Collection, Ctx, Index, InputCollection, Runtime } from './krt/collection.ts';
-import { derive } from './krt/collection.ts';
+import { derive, fetchDerived } from './krt/collection.ts';
 import { keyOf, type ListenerPolicy } from './model.ts';
 import { type GatewayReportOf, policyStatus, type Rejection, type StatusUpdate } from './status/build.ts';
 
@@ -19,10 +19,7 @@ export function deriveListenerPolicyInfos(
   const infos = derive(rt, 'ListenerPolicyInfos', policies, (_ctx, lp) => buildListenerPolicyInfo(lp, mode));
   const byGateway = policies.index('gateway', listenerPolicyTargetKeys);
   const lookup = (ctx: Ctx) => (ns: string, gw: string) =>
-    ctx
-      .fetchIndex(byGateway, `Gateway/${ns}/${gw}`)
-      .map((lp) => ctx.fetch(infos, keyOf(lp)))
-      .filter((lp): lp is ListenerPolicyInfo => !!lp);
+    fetchDerived(ctx, byGateway, `Gateway/${ns}/${gw}`, infos, keyOf);
   return { infos, lookup };
 }
 

@@ -24,7 +24,7 @@ import type { ListenerPolicyInfo } from './ir/listener-policy.ts';
 import { buildPolicyInfo, type PolicyInfo, policyTargetKeys } from './ir/policies.ts';
 import { buildRouteInfo, type RouteInfo, routeGatewayKeys } from './ir/routes.ts';
 import type { ClusterIR, EndpointAddress, ValidationMode } from './ir/types.ts';
-import { type Collection, type Ctx, derive, InputCollection, Runtime } from './krt/collection.ts';
+import { type Collection, type Ctx, derive, fetchDerived, InputCollection, Runtime } from './krt/collection.ts';
 import { krtView } from './krt-view.ts';
 import { WATCHED, type WatchedKindName } from './kube/watched.ts';
 import { deriveListenerPolicyInfos, deriveListenerPolicyStatuses } from './listener-policy-stages.ts';
@@ -293,10 +293,7 @@ function deriveGateways(
 ) {
   const rt = p.rt;
   const policyInfos = (ctx: Ctx, indexKey: string) =>
-    ctx
-      .fetchIndex(r.policiesByTarget, indexKey)
-      .map((tp) => ctx.fetch(r.policies, keyOf(tp)))
-      .filter((tp): tp is PolicyInfo => !!tp);
+    fetchDerived(ctx, r.policiesByTarget, indexKey, r.policies, keyOf);
   const gateways = derive(
     rt,
     'Gateways',
@@ -307,17 +304,15 @@ function deriveGateways(
       const world: GatewayWorld = {
         gatewayClass: (name) => ctx.fetch(p.gatewayClasses, name),
         gatewayParameters: (ns, name) => ctx.fetch(p.gatewayParameters, `${ns}/${name}`),
-        routes: (gwKey) =>
-          [
-            ...ctx.fetchIndex(r.routesByGateway, gwKey).map((route) => ctx.fetch(r.routes, keyOf(route))),
-            ...ctx.fetchIndex(r.grpcByGateway, gwKey).map((route) => ctx.fetch(r.grpcRoutes, keyOf(route))),
-          ].filter((route): route is RouteInfo => !!route),
-        l4Routes: (key) =>
-          [
-            ...ctx.fetchIndex(r.tcpByGateway, key).map((x) => ctx.fetch(r.tcpRoutes, keyOf(x))),
-            ...ctx.fetchIndex(r.udpByGateway, key).map((x) => ctx.fetch(r.udpRoutes, keyOf(x))),
-            ...ctx.fetchIndex(r.tlsByGateway, key).map((x) => ctx.fetch(r.tlsRoutes, keyOf(x))),
-          ].filter((x): x is L4RouteInfo => !!x),
+        routes: (gwKey) => [
+          ...fetchDerived(ctx, r.routesByGateway, gwKey, r.routes, keyOf),
+          ...fetchDerived(ctx, r.grpcByGateway, gwKey, r.grpcRoutes, keyOf),
+        ],
+        l4Routes: (key) => [
+          ...fetchDerived(ctx, r.tcpByGateway, key, r.tcpRoutes, keyOf),
+          ...fetchDerived(ctx, r.udpByGateway, key, r.udpRoutes, keyOf),
+          ...fetchDerived(ctx, r.tlsByGateway, key, r.tlsRoutes, keyOf),
+        ],
         listenerSets: (gwKey) => ctx.fetchIndex(r.listenerSetsByGateway, gwKey),
         namespace: (name) => ctx.fetch(p.namespaces, name),
         referenceGrants: (ns) => ctx.fetchIndex(r.grantsByNs, ns),

@@ -3,7 +3,7 @@
 // info its stage derived. Reads go through the Gateway's Ctx, so a policy that starts or stops targeting the Service,
 // or whose info changes, recomputes that Gateway.
 import { serviceTargetKeys, type TargetingPolicy } from './ir/service-targets.ts';
-import type { Collection, Ctx, InputCollection } from './krt/collection.ts';
+import { type Collection, type Ctx, fetchDerived, type InputCollection } from './krt/collection.ts';
 import { keyOf } from './model.ts';
 
 /** The lookup, per Gateway Ctx: (namespace, service) → the infos of the policies targeting it, in index order. */
@@ -12,9 +12,5 @@ export function servicePolicyLookup<P extends TargetingPolicy, I>(
   infos: Collection<I>,
 ): (ctx: Ctx) => (namespace: string, service: string) => I[] {
   const byService = policies.index('service', serviceTargetKeys);
-  return (ctx) => (namespace, service) =>
-    ctx
-      .fetchIndex(byService, `${namespace}/${service}`)
-      .map((p) => ctx.fetch(infos, keyOf(p)))
-      .filter((info): info is I => !!info);
+  return (ctx) => (namespace, service) => fetchDerived(ctx, byService, `${namespace}/${service}`, infos, keyOf);
 }

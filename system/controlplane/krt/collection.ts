@@ -543,6 +543,25 @@ export class DerivedCollection<P, O> extends BaseCollection<O> {
   }
 }
 
+/**
+ * What `derived` holds for the inputs `index` finds under `indexKey`, in index order (an input it made nothing of is
+ * left out): a dependency on both. `keyOf`: the inputs' key, which a derived collection's items keep by default.
+ */
+export function fetchDerived<T, O>(
+  ctx: Ctx,
+  index: Index<T>,
+  indexKey: string,
+  derived: Collection<O>,
+  keyOf: (input: T) => string,
+): O[] {
+  const out: O[] = [];
+  for (const input of ctx.fetchIndex(index, indexKey)) {
+    const o = ctx.fetch(derived, keyOf(input));
+    if (o !== undefined) out.push(o);
+  }
+  return out;
+}
+
 export function derive<P, O>(
   runtime: Runtime,
   name: string,
