@@ -93,14 +93,20 @@ function statusOf(p: Path): Promise<number> {
   );
 }
 
-/** Starts the three paths' servers (proxy files in `dir`) and checks that each answers the measured request 200. */
-export async function startServers(dir: string): Promise<Servers> {
+/** The sample application on a free loopback port, without its access log: the upstream of every path. */
+export async function startSampleApp(): Promise<{ child: ChildProcess; port: number }> {
   const app = await startNode(
     [systemMain, 'sampleapp', '--port', '0', '--host', '127.0.0.1', '--no-access-log'],
     /"port":(\d+)/,
     'sample app',
   );
-  const appPort = Number(app.match[1]);
+  return { child: app.child, port: Number(app.match[1]) };
+}
+
+/** Starts the three paths' servers (proxy files in `dir`) and checks that each answers the measured request 200. */
+export async function startServers(dir: string): Promise<Servers> {
+  const app = await startSampleApp();
+  const appPort = app.port;
   const bare = await startNode([BENCH_ENTRY, '--bare', String(appPort)], /bare listening (\d+)/, 'bare proxy');
   const proxy = await startProxyProcess(proxyBootstrap(appPort), dir, 'static');
   const paths: Path[] = [

@@ -1,13 +1,18 @@
+// `npm run bench:proxy -- --vs <checkout>`: this checkout's proxy against another's (a commit before a change, in a
+// worktree with its own `npm ci`), side by side in one run on one machine: the sample application, then both
+// proxies on the bench's route table (route-table.ts: the same bootstrap for both), then closed-loop rounds loading
+// both at once (side-by-side.ts, concurrent: whatever else the machine does weighs on both alike; an A/A run of one
+// proxy twice reads 1.00-1.06) → per proxy req/s, p50/p99 and CPU µs per request, and this one's throughput over the
+// other's. Writes reports/bench/proxy-vs.json and proxy-vs.md.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { versusCheckout } from '../shared/checkout.ts';
-import { repoRoot, systemMain } from '../shared/paths.ts';
-import { startNode } from '../shared/processes.ts';
+import { repoRoot } from '../shared/paths.ts';
 import { progress, reportJson, writeReports } from '../shared/reports.ts';
 import { round2 } from '../shared/stats.ts';
 import { proxyBootstrap } from './route-table.ts';
-import { startProxyProcess } from './servers.ts';
+import { startProxyProcess, startSampleApp } from './servers.ts';
 import { DURATION, FIXED_ROUNDS } from './settings.ts';
 import { medianRatio, proxiesSideBySide } from './side-by-side.ts';
 
@@ -17,12 +22,7 @@ export async function proxyVersus(otherRoot: string): Promise<void> {
   const { other, names } = versusCheckout(otherRoot, join('system', 'main.ts'));
   const dir = mkdtempSync(join(tmpdir(), 'gwlab-bench-vs-'));
   try {
-    const app = await startNode(
-      [systemMain, 'sampleapp', '--port', '0', '--host', '127.0.0.1', '--no-access-log'],
-      /"port":(\d+)/,
-      'sample app',
-    );
-    const bootstrap = proxyBootstrap(Number(app.match[1]));
+    const bootstrap = proxyBootstrap((await startSampleApp()).port);
     const self = await startProxyProcess(bootstrap, dir, 'self');
     const them = await startProxyProcess(bootstrap, dir, 'other', other);
     step(`${names.self} vs ${names.other}: ${FIXED_ROUNDS} rounds of ${DURATION} s, both loaded at once`);
